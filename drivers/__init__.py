@@ -1,0 +1,1 @@
+"""shoe2mqtt drivers package."""

@@ -1,0 +1,106 @@
+"""Suite-wide fixtures: every test must leave no task, thread, process or socket behind.
+
+Borrowed idea (not code) from pymodbus's autouse leak check: a test that leaks is a bug
+even when its assertions pass, because a daemon that leaks does not run for months.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+import time
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import psutil
+import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine, Generator
+
+_T = TypeVar("_T")
+_LEAKED_TASKS: list[str] = []
+
+
+class _LeakAwareTask(asyncio.Task[_T]):
+    """A task that notices when asyncio.Runner has to cancel it at loop shutdown.
+
+    A task still pending when the test's event loop shuts down was leaked by the test or a
+    fixture: structured concurrency means every task is awaited or cancelled by its owner.
+    """
+
+    def cancel(self, msg: Any | None = None) -> bool:
+        if sys._getframe(1).f_code.co_name == "_cancel_all_tasks":  # caller: leak or not
+            _LEAKED_TASKS.append(repr(self))
+        return super().cancel(msg)
+
+
+def _task_factory(
+    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, _T], /, **kwargs: Any
+) -> asyncio.Task[_T]:
+    return _LeakAwareTask(coro, loop=loop, **kwargs)
+
+
+def new_leak_aware_loop() -> asyncio.AbstractEventLoop:
+    loop = asyncio.new_event_loop()
+    # typeshed's protocol omits the context= keyword that 3.11 passes to a task factory
+    loop.set_task_factory(_task_factory)  # type: ignore[arg-type]
+    return loop
+
+
+def pytest_asyncio_loop_factories(
+    config: pytest.Config,  # noqa: ARG001 - the hook's signature
+    item: pytest.Item,  # noqa: ARG001 - the hook's signature
+) -> dict[str, Callable[[], asyncio.AbstractEventLoop]]:
+    """pytest-asyncio's hook: every test loop records the tasks it had to cancel."""
+    return {"loop": new_leak_aware_loop}
+
+
+def _inet_sockets() -> set[tuple[Any, ...]]:
+    return {
+        (c.family, c.type, c.laddr, c.status) for c in psutil.Process().net_connections(kind="inet")
+    }
+
+
+def _settle(check: Any, timeout: float = 2.0) -> Any:
+    """Give short-lived threads and exiting children a moment before calling them leaks."""
+    deadline = time.monotonic() + timeout
+    leftover = check()
+    while leftover and time.monotonic() < deadline:
+        time.sleep(0.02)
+        leftover = check()
+    return leftover
+
+
+@pytest.fixture(autouse=True)
+def no_leaks() -> Generator[None]:
+    """Fail the test that leaves tasks, threads, child processes or sockets behind."""
+    threads_before = set(threading.enumerate())
+    sockets_before = _inet_sockets()
+    me = psutil.Process()
+    children_before = {p.pid for p in me.children(recursive=True)}
+    _LEAKED_TASKS.clear()
+    yield
+    problems: list[str] = []
+    threads = _settle(
+        lambda: [t for t in threading.enumerate() if t not in threads_before and t.is_alive()]
+    )
+    if threads:
+        problems.append(f"threads left running: {threads}")
+    children = _settle(
+        lambda: [
+            p
+            for p in me.children(recursive=True)
+            if p.pid not in children_before and p.status() != psutil.STATUS_ZOMBIE
+        ]
+    )
+    if children:
+        problems.append(f"child processes left running: {[p.cmdline() for p in children]}")
+    sockets = _settle(lambda: _inet_sockets() - sockets_before)
+    if sockets:
+        problems.append(f"sockets left open: {sorted(map(str, sockets))}")
+    if _LEAKED_TASKS:
+        problems.append(f"tasks left pending at loop shutdown: {_LEAKED_TASKS}")
+        _LEAKED_TASKS.clear()
+    if problems:
+        pytest.fail("resource leak: " + "; ".join(problems))
