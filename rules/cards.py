@@ -1,0 +1,127 @@
+"""Cards, decks and shoes.
+
+Card text is rank then suit: `AS`, `10H` (or `TH`), `QH`. Ten-value cards are 10, J, Q, K; a
+Spanish deck is a standard deck without its four 10s (game-procedures.md, "Words").
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from dataclasses import dataclass
+
+from rules.errors import CardParseError
+
+
+class Suit(enum.Enum):
+    SPADES = "S"
+    HEARTS = "H"
+    DIAMONDS = "D"
+    CLUBS = "C"
+
+    @property
+    def colour(self) -> Colour:
+        return Colour.RED if self in (Suit.HEARTS, Suit.DIAMONDS) else Colour.BLACK
+
+
+class Colour(enum.Enum):
+    RED = "red"
+    BLACK = "black"
+
+
+class Rank(enum.Enum):
+    """Ranks by their card text; `points` is the blackjack value with an ace counted as 1."""
+
+    ACE = "A"
+    TWO = "2"
+    THREE = "3"
+    FOUR = "4"
+    FIVE = "5"
+    SIX = "6"
+    SEVEN = "7"
+    EIGHT = "8"
+    NINE = "9"
+    TEN = "10"
+    JACK = "J"
+    QUEEN = "Q"
+    KING = "K"
+
+    @property
+    def points(self) -> int:
+        return _POINTS[self]
+
+    @property
+    def is_ten_value(self) -> bool:
+        return _POINTS[self] == 10
+
+
+_POINTS = {rank: min(index + 1, 10) for index, rank in enumerate(Rank)}
+_RANK_ALIASES = {"T": Rank.TEN}
+
+
+@dataclass(frozen=True, slots=True, order=False)
+class Card:
+    rank: Rank
+    suit: Suit
+
+    @classmethod
+    def parse(cls, text: str) -> Card:
+        """Parse `QH`, `10S`, `TS` (case-insensitive, surrounding blanks ignored)."""
+        cleaned = text.strip().upper()
+        if len(cleaned) < 2:
+            raise CardParseError(
+                text, "a card is a rank (A, 2-10, T, J, Q, K) and a suit (S, H, D, C)"
+            )
+        rank_text, suit_text = cleaned[:-1], cleaned[-1]
+        try:
+            suit = Suit(suit_text)
+        except ValueError:
+            raise CardParseError(text, f"unknown suit {suit_text!r}: use S, H, D or C") from None
+        rank = _RANK_ALIASES.get(rank_text)
+        if rank is None:
+            try:
+                rank = Rank(rank_text)
+            except ValueError:
+                raise CardParseError(
+                    text, f"unknown rank {rank_text!r}: use A, 2-10 (or T), J, Q or K"
+                ) from None
+        return cls(rank, suit)
+
+    @property
+    def points(self) -> int:
+        return self.rank.points
+
+    @property
+    def colour(self) -> Colour:
+        return self.suit.colour
+
+    def __str__(self) -> str:
+        return f"{self.rank.value}{self.suit.value}"
+
+
+QUEEN_OF_HEARTS = Card(Rank.QUEEN, Suit.HEARTS)
+
+
+class DeckKind(enum.Enum):
+    STANDARD = "standard"
+    SPANISH = "spanish"
+
+    @property
+    def ranks(self) -> tuple[Rank, ...]:
+        if self is DeckKind.SPANISH:
+            return tuple(rank for rank in Rank if rank is not Rank.TEN)
+        return tuple(Rank)
+
+    @property
+    def size(self) -> int:
+        return len(self.ranks) * len(Suit)
+
+
+def deck(kind: DeckKind) -> list[Card]:
+    """One deck in a fixed order (suits S, H, D, C; ranks A..K)."""
+    return [Card(rank, suit) for suit in Suit for rank in kind.ranks]
+
+
+def shoe_composition(decks: int, kind: DeckKind) -> Counter[Card]:
+    """How many of each card a freshly shuffled shoe of `decks` decks holds."""
+    return Counter(dict.fromkeys(deck(kind), decks))
