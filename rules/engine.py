@@ -210,7 +210,7 @@ class TableEngine:
                 seat,
                 rule.kind.value,
                 "window_closed",
-                f"may be made, changed or withdrawn only {when} (13:69F-36.5(f); {rule.citation})",
+                f"may be made, changed or withdrawn only {when} ({rule.citation})",
             )
 
     def _check_dependents(

@@ -1,0 +1,93 @@
+"""Round logs: read one, run it through the rules core, say what happened.
+
+A round log is JSON Lines (docs/events.md): a first `table` line with the configuration,
+then one table event per line. It is the record the daemon journals and what an auditor
+replays with `shoe2mqtt replay`: the same engine, the same outputs, every time.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from rules.config import TableConfig
+from rules.engine import TableEngine
+from rules.errors import ConfigError, EventError, MalformedEvent
+from rules.events import event_from_mapping
+from rules.outputs import Notice, Settlement
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+LOG_FORMAT = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayError(Exception):
+    """A line of the log that cannot be read: which line, which field, and why."""
+
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.field}: {self.message}"
+
+
+def read_table_line(number: int, text: str) -> TableConfig:
+    record = _json_object(number, text)
+    if record.get("type") != "table":
+        raise ReplayError(number, "type", "the first line of a round log is the 'table' line")
+    version = record.get("format", LOG_FORMAT)
+    if version != LOG_FORMAT:
+        raise ReplayError(
+            number, "format", f"this shoe2mqtt reads format {LOG_FORMAT}, not {version!r}"
+        )
+    settings = {k: v for k, v in record.items() if k not in ("type", "format")}
+    try:
+        return TableConfig.from_mapping(settings)
+    except ConfigError as exc:
+        raise ReplayError(number, exc.field, exc.message.removeprefix(f"{exc.field}: ")) from None
+
+
+def replay(lines: Iterable[str], *, everything: bool = False) -> Iterator[dict[str, Any]]:
+    """Yield, in order, every settlement and notice (or, with `everything`, every output).
+
+    An event the engine rejects is reported as a `rejected` record and the replay goes on,
+    exactly as the daemon goes on at the table; a line that cannot be read stops the
+    replay with `ReplayError`.
+    """
+    engine: TableEngine | None = None
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            continue
+        if engine is None:
+            engine = TableEngine(read_table_line(number, text))
+            continue
+        try:
+            event = event_from_mapping(_json_object(number, text))
+        except MalformedEvent as exc:
+            raise ReplayError(
+                number, exc.field, exc.message.removeprefix(f"{exc.field}: ")
+            ) from None
+        try:
+            outputs = engine.apply(event)
+        except EventError as exc:
+            yield {"type": "rejected", "line": number, "code": exc.code, "message": exc.message}
+            continue
+        for output in outputs:
+            if everything or isinstance(output, Settlement | Notice):
+                yield output.to_mapping()
+    if engine is None:
+        raise ReplayError(1, "type", "the log is empty: it needs a 'table' line first")
+
+
+def _json_object(number: int, text: str) -> dict[str, Any]:
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReplayError(number, "json", f"not JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(record, dict):
+        raise ReplayError(number, "json", "each line is one JSON object")
+    return record
