@@ -446,6 +446,10 @@ class TableEngine:
     def _check_action(self, action: Action, seat: Seat, hand: Hand) -> None:
         name = action.value
         two_cards = len(hand.cards) == 2
+        if hand.doubled:
+            # A doubled hand receives exactly one more card and no further decision
+            # (36.5: doubling matches every attack wager once; a second double would not).
+            raise ActionRejected(name, "doubled", "a doubled hand takes exactly one more card")
         if action is Action.STAND and len(hand.cards) < 2:
             raise ActionRejected(name, "needs_a_card", "a split hand takes its second card first")
         if action is Action.DOUBLE:
