@@ -70,6 +70,9 @@ def settle_deferred_pairs(
     """
     seats = sorted(round_.deferred_queens, reverse=True)
     round_.deferred_queens.clear()
+    if not seats:
+        # Nothing deferred (and at double or triple attack no 20 point paytable to read).
+        return []
     if not dealer_blackjack:
         return [
             _settle(
