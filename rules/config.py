@@ -74,6 +74,7 @@ class TableConfig:
     max_hands_per_seat: int
     split_aces_one_card: bool
     double_after_split: bool
+    mid_shoe_entry: bool  # False: 13:69F-36.5(j), sit out a round and wait for a reshuffle
     offers_twenty_point_bonus: bool = field(default=False)
 
     @property
@@ -107,6 +108,7 @@ class TableConfig:
             "max_hands_per_seat": self.max_hands_per_seat,
             "split_aces_one_card": self.split_aces_one_card,
             "double_after_split": self.double_after_split,
+            "mid_shoe_entry": self.mid_shoe_entry,
         }
         if self.game is not Game.TRIPLE_ATTACK:
             builtin = _builtin_paytables(self.game)
@@ -147,6 +149,7 @@ _KNOWN_KEYS = {
     "max_hands_per_seat",
     "split_aces_one_card",
     "double_after_split",
+    "mid_shoe_entry",
     "twenty_point_bonus",
 }
 
@@ -199,6 +202,7 @@ class _Parser:
             max_hands_per_seat=self._int("max_hands_per_seat", 4, 1, 4),
             split_aces_one_card=self._bool("split_aces_one_card", True),
             double_after_split=self._bool("double_after_split", True),
+            mid_shoe_entry=self._bool("mid_shoe_entry", True),
             offers_twenty_point_bonus=offers_twenty,
         )
 

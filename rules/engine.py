@@ -56,6 +56,9 @@ class TableEngine:
         self.burns_due = 0
         self.round: Round | None = None
         self.next_round_id = next_round_id
+        # 13:69F-36.5(j): seats that sat out a round of this shoe, barred until a reshuffle
+        # when the table does not allow mid-shoe entry.
+        self.barred_seats: set[int] = set()
 
     # ------------------------------------------------------------------ entry point
     def apply(self, event: TableEvent) -> list[Output]:
@@ -84,6 +87,7 @@ class TableEngine:
         self.shoe += 1
         self.remaining = shoe_composition(self.config.decks, self.config.deck_kind)
         self.burns_due = self.config.burn_cards
+        self.barred_seats.clear()
         return [ShoeShuffled(self.shoe)]
 
     def _check_card_exists(self, card: Card) -> None:
@@ -103,6 +107,14 @@ class TableEngine:
         rule = self._offered_rule(seat, kind)
         round_ = self.round if self.round_open else None
         self._check_window(rule, round_, seat)
+        if kind is self.rules.main_wager and seat in self.barred_seats:
+            raise WagerRejected(
+                seat,
+                kind.value,
+                "sat_out",
+                "this seat sat out a round of this shoe and may wager again after the "
+                "reshuffle (13:69F-36.5(j))",
+            )
         holder = round_.seats.get(seat) if round_ else None
         wagers = holder.wagers if holder else {}
         limits = self.config.limits[kind]
@@ -462,22 +474,24 @@ class TableEngine:
                     name, "no_double_after_split", "this table does not double after a split"
                 )
         if action is Action.SPLIT:
-            if not two_cards or hand.cards[0].points != hand.cards[1].points:
-                raise ActionRejected(
-                    name, "not_a_pair", "only two cards of the same value may be split"
-                )
-            if len(seat.hands) >= self.config.max_hands_per_seat:
-                raise ActionRejected(
-                    name,
-                    "too_many_hands",
-                    f"at most {self.config.max_hands_per_seat} hands per seat",
-                )
-            if hand.split_aces and self.config.split_aces_one_card:
-                raise ActionRejected(name, "resplit_aces", "split aces are not split again")
+            self._check_split(seat, hand)
         if action is Action.SURRENDER and (not two_cards or hand.from_split or hand.acted):
             raise ActionRejected(
                 name, "too_late", "surrender is the first decision on the first two cards only"
             )
+
+    def _check_split(self, seat: Seat, hand: Hand) -> None:
+        name = Action.SPLIT.value
+        if len(hand.cards) != 2 or hand.cards[0].points != hand.cards[1].points:
+            raise ActionRejected(
+                name, "not_a_pair", "only two cards of the same value may be split"
+            )
+        if len(seat.hands) >= self.config.max_hands_per_seat:
+            raise ActionRejected(
+                name, "too_many_hands", f"at most {self.config.max_hands_per_seat} hands per seat"
+            )
+        if hand.split_aces and self.config.split_aces_one_card:
+            raise ActionRejected(name, "resplit_aces", "split aces are not split again")
 
     def _split(self, seat: Seat, hand: Hand) -> None:
         aces = hand.cards[0].points == 1
@@ -564,6 +578,9 @@ class TableEngine:
             out.extend(triple_attack.settle_round_end(round_))
         round_.stage = RoundStage.OVER
         round_.turn = None
+        if not self.config.mid_shoe_entry:
+            sat_out = set(range(1, self.config.seats + 1)) - set(round_.dealt_in)
+            self.barred_seats |= sat_out
         out.append(RoundEnded(round_.round_id))
         return out
 
