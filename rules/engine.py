@@ -341,6 +341,9 @@ class TableEngine:
                     citation="13:69F-2.24(e)1.i",
                 )
             )
+            if double_attack.bonus_up(round_):
+                # 26.6(d): settled before any other wager is paid or collected.
+                out.extend(double_attack.settle_on_two_cards(round_))
             for seat, hand in round_.hands_in_order():
                 out.append(
                     self._end_hand(
@@ -350,8 +353,6 @@ class TableEngine:
                         HandEnd.BLACKJACK if hand.natural else HandEnd.DEALER_BLACKJACK,
                     )
                 )
-            if double_attack.bonus_up(round_):
-                out.extend(double_attack.settle_on_two_cards(round_))
             out.extend(self._finish_round(round_))
             return out
         if peek and round_.deferred_queens:
