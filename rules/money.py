@@ -9,8 +9,8 @@ from fractions import Fraction
 
 Cents = int
 
-_AMOUNT = re.compile(r"^\d+(\.\d{1,2})?$")
-_ODDS = re.compile(r"^\s*(\d+)\s*(?:to|:)\s*(\d+)\s*$", re.IGNORECASE)
+_AMOUNT = re.compile(r"^\d+(\.\d{1,2})?$", re.ASCII)
+_ODDS = re.compile(r"^\s*(\d+)\s*(?:to|:)\s*(\d+)\s*$", re.IGNORECASE | re.ASCII)
 
 
 class AmountError(ValueError):

@@ -155,3 +155,16 @@ def test_share_proportionally_edge_cases() -> None:
     assert share_proportionally(2_500_000, [123]) == [2_500_000]
     with pytest.raises(ValueError, match="positive stakes"):
         share_proportionally(100, [0, 0])
+
+
+# Written as escapes: the look-alike digits are the point of the test.
+@pytest.mark.parametrize("text", ["\u0662\u0665", "\uff12\uff15.\uff10\uff10", "25.\u0660\u0660"])
+def test_amounts_are_ascii_digits_only(text: str) -> None:
+    """A display keyboard's Arabic-Indic or full-width digits are refused, not read as $25."""
+    with pytest.raises(AmountError):
+        parse_amount(text)
+
+
+def test_odds_are_ascii_digits_only() -> None:
+    with pytest.raises(ValueError, match="not odds"):
+        Odds.parse("\u0662\u0665 to 1")
