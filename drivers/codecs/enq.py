@@ -1,0 +1,480 @@
+"""The ENQ/ETX/BCC "interrupt frame" family of baccarat-era smart shoes.
+
+Known only from two public client implementations, never from a vendor: every constant below
+is "as publicly described". They all live in the one table at the top so that a capture from
+a real device can correct them without touching the logic.
+
+    shoe -> host   ENQ SEQ CODE DATA... ETX BCC BCC     BCC: XOR of SEQ..ETX, 2 uppercase hex
+                   ACK                                  the last command was accepted
+                   NAK CODE                             the last command was refused
+    host -> shoe   STX 'O' 'P' TYPE TYPE ARG ARG ETX BCC BCC
+
+Decoding strategy (docs/protocol.md, "ENQ/ETX/BCC family", says what it guarantees): frames
+are parsed by structure, using each event code's fixed data length, because a data byte may
+legitimately equal ETX (target byte 0x03 is player card 3). Whenever a candidate frame fails,
+the decoder backs off by one byte and hunts again, so a stray start byte in line noise costs
+nothing but itself.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import operator
+import re
+from abc import abstractmethod
+from typing import TYPE_CHECKING, ClassVar, Final, TypeAlias, assert_never
+
+from drivers.codecs.base import Decoder, Drop, SequenceTracker, SequenceVerdict
+from drivers.errors import EncodeError
+from drivers.events import (
+    CardDrawn,
+    CardOrigin,
+    CardUnreadable,
+    CommandAccepted,
+    CommandRejected,
+    CommunicationStarted,
+    CutCardReached,
+    FaultCleared,
+    FaultKind,
+    FaultSet,
+    LockChanged,
+    Rank,
+    Standby,
+    Suit,
+    VendorCommand,
+    VendorMessage,
+)
+
+if TYPE_CHECKING:
+    from drivers.events import Event
+
+# ================================================================ the protocol, as a table
+STX: Final = 0x02
+ETX: Final = 0x03
+ENQ: Final = 0x05
+ACK: Final = 0x06
+NAK: Final = 0x15
+# A host hunts for any of these; a shoe (reading host commands) only for STX.
+SHOE_START_BYTES: Final = frozenset({STX, ENQ, ACK, NAK})
+HOST_START_BYTES: Final = frozenset({STX})
+
+BUFFER_CAP: Final = 128  # bytes after a start byte with no ETX: it was not a frame
+BCC_DIGITS: Final = b"0123456789ABCDEF"  # uppercase only, as described
+SEQ_MODULUS: Final = 256
+
+
+class EventCode(enum.IntEnum):
+    """First DATA byte of a shoe -> host frame."""
+
+    START = ord("S")  # start of communication
+    STANDBY = ord("P")
+    CARD = ord("D")  # card drawn in a game
+    CARD_OUTSIDE_GAME = ord("d")  # drawn in lock, error or setting mode
+    CARD_RETRANSMITTED = ord("R")
+    CUT_CARD = ord("C")
+    GAME_RESULT = ord("G")  # baccarat only: passed on as a VendorMessage
+    ERROR_SET = ord("E")
+    ERROR_CLEARED = ord("e")
+    LOCK = ord("L")
+    PRESET_CHANGED = ord("M")  # 2 ASCII address + 4 ASCII value: passed on as a VendorMessage
+
+
+# DATA bytes after the event code. A code missing here is unknown: its frame is found by
+# scanning for ETX (within BUFFER_CAP), checked, counted as an unknown message and dropped.
+EVENT_DATA_LENGTHS: Final[dict[int, int]] = {
+    EventCode.START: 0,
+    EventCode.STANDBY: 0,
+    EventCode.CARD: 2,
+    EventCode.CARD_OUTSIDE_GAME: 2,
+    EventCode.CARD_RETRANSMITTED: 2,
+    EventCode.CUT_CARD: 0,
+    EventCode.GAME_RESULT: 1,
+    EventCode.ERROR_SET: 1,
+    EventCode.ERROR_CLEARED: 1,
+    EventCode.LOCK: 1,
+    EventCode.PRESET_CHANGED: 6,
+}
+CARD_ORIGINS: Final[dict[int, CardOrigin]] = {
+    EventCode.CARD: "dealt",
+    EventCode.CARD_OUTSIDE_GAME: "outside_game",
+    EventCode.CARD_RETRANSMITTED: "retransmission",
+}
+VENDOR_MESSAGE_CODES: Final = frozenset({EventCode.GAME_RESULT, EventCode.PRESET_CHANGED})
+
+# Target byte (second DATA byte of a card): bits 6-4 target, bits 3-0 card index.
+TARGET_SHIFT: Final = 4
+TARGET_MASK: Final = 0x07
+BURN_TARGETS: Final = frozenset({2})  # baccarat targets: 0 player, 1 banker, 2 burn, ...
+ENCODED_TARGET_DEALT: Final = 0  # what our device-side encoder sends for a dealt card
+ENCODED_TARGET_BURNED: Final = 2
+
+# Card byte (third DATA byte): bits 6-4 suit, bits 3-0 rank.
+SUIT_SHIFT: Final = 4
+SUIT_CODES: Final[dict[Suit, int]] = {"D": 1, "C": 2, "S": 3, "H": 4}
+RANK_CODES: Final[dict[Rank, int]] = {
+    "A": 1, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7,
+    "8": 8, "9": 9, "10": 10, "J": 11, "Q": 12, "K": 13,
+}  # fmt: skip
+# Not described in public: a card byte outside the table decodes as CardUnreadable, and this
+# is what our emulator sends to simulate one.
+UNREADABLE_CARD_BYTE: Final = 0x00
+
+# Error byte of E / e: bit 6 set while in error mode, bits 5-0 the error code.
+ERROR_MODE_BIT: Final = 0x40
+ERROR_CODE_MASK: Final = 0x3F
+# Which error codes mean which fault; none is publicly known, so every code is "other".
+FAULT_KINDS_BY_ERROR_CODE: Final[dict[int, FaultKind]] = {}
+
+LOCK_BIT: Final = 0x01  # of the L data byte
+
+# Host -> shoe commands.
+COMMAND_PREFIX: Final = b"OP"
+COMMAND_LENGTH: Final = 10  # STX O P TYPE TYPE ARG ARG ETX BCC BCC
+COMMAND_ETX_OFFSET: Final = 7
+# The vendor's text and its own example disagree; the example (02 4F 50 4C 4B 30 32 03 ->
+# 1B) only works with STX inside the BCC, so we follow the example.
+COMMAND_BCC_INCLUDES_STX: Final = True
+LOCK: Final = "LK"
+LOCK_ON: Final = "02"
+LOCK_OFF: Final = "01"
+CLEAR_ERROR: Final = "EC"
+CONFIRM_GAME_PROCESS: Final = "GP"
+# ================================================================ end of the table
+
+CARD_BY_BYTE: Final[dict[int, tuple[Rank, Suit]]] = {
+    (suit_code << SUIT_SHIFT) | rank_code: (rank, suit)
+    for suit, suit_code in SUIT_CODES.items()
+    for rank, rank_code in RANK_CODES.items()
+}
+_ERROR_CODES_BY_FAULT_KIND: Final = {kind: code for code, kind in FAULT_KINDS_BY_ERROR_CODE.items()}
+_SHOE_START: Final = re.compile(b"[" + re.escape(bytes(sorted(SHOE_START_BYTES))) + b"]")
+_HOST_START: Final = re.compile(b"[" + re.escape(bytes(sorted(HOST_START_BYTES))) + b"]")
+_NEED_MORE: Final = 0  # a parser's "consumed" result when the frame is not complete yet
+_BACK_OFF: Final = 1  # a parser's "consumed" result for a rejected candidate
+
+EnqEventMessage: TypeAlias = (
+    CommunicationStarted
+    | Standby
+    | CardDrawn
+    | CardUnreadable
+    | CutCardReached
+    | FaultSet
+    | FaultCleared
+    | LockChanged
+    | VendorMessage
+)
+
+
+def bcc(data: bytes) -> int:
+    """The block check character: XOR of every byte given."""
+    return functools.reduce(operator.xor, data, 0)
+
+
+def _bcc_text(value: int) -> bytes:
+    return b"%02X" % value
+
+
+def _parse_bcc_text(text: bytes) -> int | None:
+    if len(text) != 2 or text[0] not in BCC_DIGITS or text[1] not in BCC_DIGITS:
+        return None
+    return int(text, 16)
+
+
+# ---------------------------------------------------------------- encoders
+
+
+def encode_event_frame(message: EnqEventMessage, *, seq: int | None = None) -> bytes:
+    """One shoe -> host event frame, as a device (or our emulator) sends it.
+
+    Card messages carry their own `seq`; pass `seq` only for the others (or the same value).
+    """
+    if isinstance(message, CardDrawn | CardUnreadable):
+        if seq is not None and seq != message.seq:
+            raise EncodeError("seq differs from the card's own seq", field="seq", value=seq)
+        seq = message.seq
+    elif seq is None:
+        raise EncodeError("this message needs a frame sequence number", field="seq", value=seq)
+    if not 0 <= seq < SEQ_MODULUS:
+        raise EncodeError("sequence number out of range 0..255", field="seq", value=seq)
+    code, data = _event_data(message)
+    body = bytes([seq, code]) + data + bytes([ETX])
+    return bytes([ENQ]) + body + _bcc_text(bcc(body))
+
+
+def encode_ack() -> bytes:
+    return bytes([ACK])
+
+
+def encode_nak(code: int) -> bytes:
+    # A code equal to a start byte would read as a bare NAK followed by a new frame.
+    if not 0 <= code <= 0xFF or code in SHOE_START_BYTES:
+        raise EncodeError(
+            "NAK code must be a byte other than a start byte", field="code", value=code
+        )
+    return bytes([NAK, code])
+
+
+def encode_command(name: str, argument: str) -> bytes:
+    """One host -> shoe command frame, e.g. `encode_command(LOCK, LOCK_ON)`."""
+    if len(name) != 2 or not (name.isascii() and name.isalpha() and name.isupper()):
+        raise EncodeError(
+            "command name must be 2 uppercase ASCII letters", field="name", value=name
+        )
+    if len(argument) != 2 or not (argument.isascii() and argument.isdigit()):
+        raise EncodeError(
+            "command argument must be 2 ASCII digits", field="argument", value=argument
+        )
+    frame = bytes([STX]) + COMMAND_PREFIX + name.encode() + argument.encode() + bytes([ETX])
+    return frame + _bcc_text(_command_bcc(frame))
+
+
+def _command_bcc(frame_through_etx: bytes) -> int:
+    return bcc(frame_through_etx if COMMAND_BCC_INCLUDES_STX else frame_through_etx[1:])
+
+
+def _event_data(message: EnqEventMessage) -> tuple[int, bytes]:
+    match message:
+        case CardDrawn(rank=rank, suit=suit, burned=burned, origin=origin):
+            if rank not in RANK_CODES or suit not in SUIT_CODES:
+                raise EncodeError("not a card", field="card", value=(rank, suit))
+            code = next(c for c, o in CARD_ORIGINS.items() if o == origin)
+            card = (SUIT_CODES[suit] << SUIT_SHIFT) | RANK_CODES[rank]
+            return code, bytes([_target_byte(burned=burned), card])
+        case CardUnreadable(burned=burned):
+            return EventCode.CARD, bytes([_target_byte(burned=burned), UNREADABLE_CARD_BYTE])
+        case FaultSet() | FaultCleared():
+            return _error_data(message)
+        case LockChanged(locked=locked):
+            return EventCode.LOCK, bytes([LOCK_BIT if locked else 0])
+        case VendorMessage():
+            return _vendor_message_data(message)
+        case CommunicationStarted() | Standby() | CutCardReached():
+            return _EMPTY_EVENT_CODES[type(message)], b""
+        case _:
+            assert_never(message)
+
+
+_EMPTY_EVENT_CODES: Final[dict[type[EnqEventMessage], EventCode]] = {
+    CommunicationStarted: EventCode.START,
+    Standby: EventCode.STANDBY,
+    CutCardReached: EventCode.CUT_CARD,
+}
+
+
+def _vendor_message_data(message: VendorMessage) -> tuple[int, bytes]:
+    code = ord(message.code) if len(message.code) == 1 else -1
+    if code not in VENDOR_MESSAGE_CODES:
+        raise EncodeError("not a vendor message code", field="code", value=message.code)
+    if len(message.data) != EVENT_DATA_LENGTHS[code]:
+        raise EncodeError("wrong data length for this code", field="data", value=message.data)
+    return code, message.data
+
+
+def _target_byte(*, burned: bool) -> int:
+    return (ENCODED_TARGET_BURNED if burned else ENCODED_TARGET_DEALT) << TARGET_SHIFT
+
+
+def _error_data(message: FaultSet | FaultCleared) -> tuple[int, bytes]:
+    error = _error_code(message.kind, message.code)
+    if isinstance(message, FaultSet):
+        return EventCode.ERROR_SET, bytes([ERROR_MODE_BIT | error])
+    return EventCode.ERROR_CLEARED, bytes([error])
+
+
+def _error_code(kind: FaultKind, code: int) -> int:
+    if kind == "other":
+        if not 0 <= code <= ERROR_CODE_MASK or code in FAULT_KINDS_BY_ERROR_CODE:
+            raise EncodeError("not an unmapped error code 0..63", field="code", value=code)
+        return code
+    if kind not in _ERROR_CODES_BY_FAULT_KIND:
+        raise EncodeError("no error code is known for this fault kind", field="kind", value=kind)
+    return _ERROR_CODES_BY_FAULT_KIND[kind]
+
+
+# ---------------------------------------------------------------- decoders
+
+
+class _EnqDecoder(Decoder):
+    codec_name: ClassVar[str] = "enq"
+    _start: ClassVar[re.Pattern[bytes]]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._buffer = bytearray()
+
+    def feed(self, data: bytes) -> list[Event]:
+        events: list[Event] = []
+        buffer = self._buffer
+        buffer += data
+        pos = 0
+        while pos < len(buffer):
+            start = self._start.search(buffer, pos)
+            if start is None:
+                self._skip_garbage(bytes(buffer[pos:]))
+                pos = len(buffer)
+                break
+            if start.start() > pos:
+                self._skip_garbage(bytes(buffer[pos : start.start()]))
+            pos = start.start()
+            consumed = self._parse_at(buffer, pos, events)
+            if consumed == _NEED_MORE:
+                break
+            pos += consumed
+        del buffer[:pos]
+        return events
+
+    @abstractmethod
+    def _parse_at(self, buffer: bytearray, pos: int, events: list[Event]) -> int:
+        """Bytes used by the frame at `pos` (a start byte), _BACK_OFF, or _NEED_MORE."""
+
+    def _reject(self, reason: Drop, frame: bytes, detail: str) -> int:
+        self._drop(reason, frame, detail)
+        return _BACK_OFF
+
+    def _parse_command(self, buffer: bytearray, pos: int) -> tuple[int, VendorCommand | None]:
+        """(_NEED_MORE, None), (_BACK_OFF, None) after a rejection, or (length, command)."""
+        frame = bytes(buffer[pos : pos + COMMAND_LENGTH])
+        prefix_end = 1 + len(COMMAND_PREFIX)
+        # Reject as soon as the bytes present contradict the layout, not when all ten arrive.
+        if not COMMAND_PREFIX.startswith(frame[1:prefix_end]) or (
+            len(frame) > COMMAND_ETX_OFFSET and frame[COMMAND_ETX_OFFSET] != ETX
+        ):
+            return self._reject(Drop.MALFORMED, frame, "not a command frame layout"), None
+        if len(frame) < COMMAND_LENGTH:
+            return _NEED_MORE, None
+        check = _parse_bcc_text(frame[-2:])
+        if check is None:
+            return self._reject(Drop.MALFORMED, frame, "BCC is not 2 uppercase hex digits"), None
+        if check != _command_bcc(frame[:-2]):
+            return self._reject(Drop.BAD_CHECKSUM, frame, "BCC mismatch"), None
+        name = frame[prefix_end : prefix_end + 2].decode("latin-1")
+        argument = frame[prefix_end + 2 : COMMAND_ETX_OFFSET].decode("latin-1")
+        return COMMAND_LENGTH, VendorCommand(name=name, argument=argument)
+
+
+class EventFrameDecoder(_EnqDecoder):
+    """Decodes what the shoe sends (events, ACK, NAK); the host runs this one."""
+
+    _start: ClassVar[re.Pattern[bytes]] = _SHOE_START
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._sequence = SequenceTracker(SEQ_MODULUS)
+
+    def _parse_at(self, buffer: bytearray, pos: int, events: list[Event]) -> int:
+        start = buffer[pos]
+        if start == ENQ:
+            return self._parse_event_frame(buffer, pos, events)
+        if start == ACK:
+            events.append(CommandAccepted())
+            self._counters.frames_ok += 1
+            return 1
+        if start == NAK:
+            if len(buffer) < pos + 2:
+                return _NEED_MORE
+            if buffer[pos + 1] in SHOE_START_BYTES:
+                # More likely a stray NAK byte before a real frame than a code that would
+                # make the NAK unreadable; never let it swallow the frame's start byte.
+                return self._reject(Drop.MALFORMED, bytes(buffer[pos : pos + 2]), "bare NAK")
+            events.append(CommandRejected(code=buffer[pos + 1]))
+            self._counters.frames_ok += 1
+            return 2
+        # STX: a host command on the shoe's line (an echo): checked, then skipped.
+        consumed, command = self._parse_command(buffer, pos)
+        if command is not None:
+            frame = bytes(buffer[pos : pos + consumed])
+            self._drop(Drop.UNKNOWN_MESSAGE, frame, "host command on the shoe's line")
+        return consumed
+
+    def _parse_event_frame(self, buffer: bytearray, pos: int, events: list[Event]) -> int:
+        length = self._event_frame_length(buffer, pos)
+        if length in {_NEED_MORE, _BACK_OFF}:  # no real frame is that short
+            return length
+        frame = bytes(buffer[pos : pos + length])
+        check = _parse_bcc_text(frame[-2:])
+        if check is None:
+            return self._reject(Drop.MALFORMED, frame, "BCC is not 2 uppercase hex digits")
+        if check != bcc(frame[1:-2]):
+            return self._reject(Drop.BAD_CHECKSUM, frame, "BCC mismatch")
+        seq, code = frame[1], frame[2]
+        if code not in EVENT_DATA_LENGTHS:
+            # Its length was a guess (the first ETX), so this may be noise that happened to
+            # check out, lying over a real frame: back off rather than skip it whole.
+            return self._reject(Drop.UNKNOWN_MESSAGE, frame, f"event code 0x{code:02X}")
+        if self._sequence.observe(seq) is SequenceVerdict.DUPLICATE:
+            self._duplicate(frame, seq)
+        else:
+            events.append(_event(code, seq, frame[3:-3]))
+            self._counters.frames_ok += 1
+        return length
+
+    def _event_frame_length(self, buffer: bytearray, pos: int) -> int:
+        """Length of the candidate frame at `pos` once all of it is here, else _NEED_MORE.
+
+        Only the layout is checked here (ETX where the event code puts it); after rejecting
+        a candidate whose layout is wrong this returns _BACK_OFF.
+        """
+        if len(buffer) < pos + 3:
+            return _NEED_MORE
+        code = buffer[pos + 2]
+        data_length = EVENT_DATA_LENGTHS.get(code)
+        if data_length is not None:
+            etx_at = pos + 3 + data_length
+            if len(buffer) <= etx_at:
+                return _NEED_MORE
+            if buffer[etx_at] != ETX:
+                frame = bytes(buffer[pos : etx_at + 1])
+                return self._reject(Drop.MALFORMED, frame, f"no ETX after {chr(code)!r} data")
+        else:
+            etx_at = buffer.find(ETX, pos + 3, pos + BUFFER_CAP)
+            if etx_at < 0:
+                if len(buffer) - pos < BUFFER_CAP:
+                    return _NEED_MORE
+                frame = bytes(buffer[pos : pos + BUFFER_CAP])
+                return self._reject(Drop.MALFORMED, frame, f"no ETX in {BUFFER_CAP} bytes")
+        end = etx_at + 3  # ETX and two BCC digits
+        return end - pos if len(buffer) >= end else _NEED_MORE
+
+
+class CommandFrameDecoder(_EnqDecoder):
+    """Decodes what the host sends (commands); a shoe, or our emulator, runs this one."""
+
+    _start: ClassVar[re.Pattern[bytes]] = _HOST_START
+
+    def _parse_at(self, buffer: bytearray, pos: int, events: list[Event]) -> int:
+        consumed, command = self._parse_command(buffer, pos)
+        if command is not None:
+            events.append(command)
+            self._counters.frames_ok += 1
+        return consumed
+
+
+def _event(code: int, seq: int, data: bytes) -> Event:  # noqa: PLR0911 - one return per event code reads best
+    """The event for a checked frame of a known code; `data` has that code's length."""
+    match code:
+        case EventCode.CARD | EventCode.CARD_OUTSIDE_GAME | EventCode.CARD_RETRANSMITTED:
+            target, card = data
+            burned = (target >> TARGET_SHIFT) & TARGET_MASK in BURN_TARGETS
+            rank_suit = CARD_BY_BYTE.get(card)
+            if rank_suit is None:
+                return CardUnreadable(seq=seq, burned=burned)
+            rank, suit = rank_suit
+            return CardDrawn(
+                rank=rank, suit=suit, seq=seq, burned=burned, origin=CARD_ORIGINS[code]
+            )
+        case EventCode.ERROR_SET | EventCode.ERROR_CLEARED:
+            error = data[0] & ERROR_CODE_MASK
+            kind = FAULT_KINDS_BY_ERROR_CODE.get(error, "other")
+            fault = FaultSet if code == EventCode.ERROR_SET else FaultCleared
+            return fault(kind=kind, code=error)
+        case EventCode.LOCK:
+            return LockChanged(locked=bool(data[0] & LOCK_BIT))
+        case EventCode.START:
+            return CommunicationStarted()
+        case EventCode.STANDBY:
+            return Standby()
+        case EventCode.CUT_CARD:
+            return CutCardReached()
+        case _:  # GAME_RESULT, PRESET_CHANGED: the only codes left in EVENT_DATA_LENGTHS
+            return VendorMessage(code=chr(code), data=data)

@@ -1,0 +1,131 @@
+"""Shared by the codec tests: hostile ways to deliver bytes, and hypothesis strategies."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from typing import TYPE_CHECKING, TypeVar
+
+from hypothesis import strategies as st
+
+from drivers.events import (
+    CARD_ORIGINS,
+    FAULT_KINDS,
+    RANKS,
+    SUITS,
+    CardDrawn,
+    CardUnreadable,
+    CommunicationStarted,
+    CutCardReached,
+    DeviceIdentity,
+    Event,
+    FaultCleared,
+    FaultSet,
+    Heartbeat,
+    LockChanged,
+    NewShoe,
+    SequenceGap,
+    Standby,
+    VendorMessage,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+
+    from drivers.codecs.base import Decoder
+    from drivers.codecs.enq import EnqEventMessage
+    from drivers.codecs.reference import DeviceMessage
+
+
+_M = TypeVar("_M", bound=Event)
+
+
+def feed_chunks(decoder: Decoder, chunks: Iterable[bytes]) -> list[Event]:
+    events: list[Event] = []
+    for chunk in chunks:
+        events += decoder.feed(chunk)
+    return events
+
+
+def split_at(data: bytes, cuts: Iterable[int]) -> list[bytes]:
+    points = sorted({0, len(data), *(min(max(c, 0), len(data)) for c in cuts)})
+    return [data[a:b] for a, b in itertools.pairwise(points)]
+
+
+def one_byte_at_a_time(data: bytes) -> list[bytes]:
+    return [data[i : i + 1] for i in range(len(data))]
+
+
+def every_split_in_two(data: bytes) -> list[list[bytes]]:
+    return [[data[:i], data[i:]] for i in range(len(data) + 1)]
+
+
+def without_gaps(events: Sequence[Event]) -> list[Event]:
+    return [e for e in events if not isinstance(e, SequenceGap)]
+
+
+def is_subsequence(needle: Sequence[Event], haystack: Sequence[Event]) -> bool:
+    remaining = iter(haystack)
+    return all(any(item == candidate for candidate in remaining) for item in needle)
+
+
+def with_seq(message: _M, seq: int) -> _M:
+    """The message as sent with `seq`: cards carry their frame's seq inside."""
+    if isinstance(message, CardDrawn | CardUnreadable):
+        return dataclasses.replace(message, seq=seq)
+    return message
+
+
+def decode_all(make_decoder: Callable[[], Decoder], data: bytes) -> list[Event]:
+    return make_decoder().feed(data)
+
+
+# ---------------------------------------------------------------- strategies
+
+_printable = st.characters(min_codepoint=0x20, max_codepoint=0x7E)
+_identity_text = st.text(_printable, min_size=1, max_size=32)
+
+cards = st.builds(
+    CardDrawn,
+    rank=st.sampled_from(RANKS),
+    suit=st.sampled_from(SUITS),
+    seq=st.just(0),
+    burned=st.booleans(),
+)
+faults = st.sampled_from(FAULT_KINDS).flatmap(
+    lambda kind: (
+        st.builds(FaultSet, kind=st.just(kind), code=st.integers(0, 255))
+        | st.builds(FaultCleared, kind=st.just(kind), code=st.integers(0, 255))
+    )
+)
+
+reference_device_messages: st.SearchStrategy[DeviceMessage] = st.one_of(
+    cards,
+    cards,  # twice: cards are what matters, let them dominate
+    st.builds(CardUnreadable, seq=st.just(0), burned=st.booleans()),
+    st.builds(DeviceIdentity, _identity_text, _identity_text, _identity_text, _identity_text),
+    st.just(NewShoe()),
+    st.just(CutCardReached()),
+    st.just(Heartbeat()),
+    faults,
+)
+
+enq_event_messages: st.SearchStrategy[EnqEventMessage] = st.one_of(
+    st.builds(
+        CardDrawn,
+        rank=st.sampled_from(RANKS),
+        suit=st.sampled_from(SUITS),
+        seq=st.just(0),
+        burned=st.booleans(),
+        origin=st.sampled_from(CARD_ORIGINS),
+    ),
+    st.builds(CardUnreadable, seq=st.just(0), burned=st.booleans()),
+    st.just(CommunicationStarted()),
+    st.just(Standby()),
+    st.just(CutCardReached()),
+    st.builds(FaultSet, kind=st.just("other"), code=st.integers(0, 63)),
+    st.builds(FaultCleared, kind=st.just("other"), code=st.integers(0, 63)),
+    st.builds(LockChanged, locked=st.booleans()),
+    st.builds(VendorMessage, code=st.just("G"), data=st.binary(min_size=1, max_size=1)),
+    st.builds(VendorMessage, code=st.just("M"), data=st.binary(min_size=6, max_size=6)),
+)

@@ -1,0 +1,54 @@
+"""The pieces every codec shares: sequence tracking, counters, the event vocabulary."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from drivers.codecs.base import SequenceTracker, SequenceVerdict
+from drivers.codecs.enq import EventFrameDecoder
+from drivers.codecs.reference import DeviceFrameDecoder
+from drivers.events import RANKS, SUITS, CardDrawn
+
+if TYPE_CHECKING:
+    from drivers.codecs import Decoder
+
+
+@pytest.mark.parametrize(
+    ("modulus", "seqs", "verdicts"),
+    [
+        (256, [7, 8, 8, 9], ["first", "next", "duplicate", "next"]),
+        (256, [255, 0, 1], ["first", "next", "next"]),
+        (65536, [65535, 0], ["first", "next"]),
+        (256, [7, 9, 8, 8], ["first", "gap", "gap", "duplicate"]),
+    ],
+)
+def test_sequence_tracker_verdicts(modulus: int, seqs: list[int], verdicts: list[str]) -> None:
+    tracker = SequenceTracker(modulus)
+    assert [tracker.observe(s).value for s in seqs] == verdicts
+    assert tracker.last == seqs[-1]
+    assert tracker.expected == (seqs[-1] + 1) % modulus
+
+
+def test_a_new_tracker_expects_nothing() -> None:
+    tracker = SequenceTracker(256)
+    assert (tracker.last, tracker.expected) == (None, None)
+    assert tracker.observe(200) is SequenceVerdict.FIRST
+
+
+@pytest.mark.parametrize("make", [DeviceFrameDecoder, EventFrameDecoder])
+def test_counters_are_a_copy_the_caller_cannot_corrupt(make: type[Decoder]) -> None:
+    decoder = make()
+    decoder.feed(b"\x00\x01\x7e")
+    snapshot = decoder.counters
+    counted = snapshot.garbage_bytes
+    snapshot.garbage_bytes = 999
+    assert decoder.counters.garbage_bytes == counted > 0
+
+
+def test_card_codes_are_the_rules_core_text_codes() -> None:
+    assert CardDrawn(rank="10", suit="S", seq=0).code == "10S"
+    assert CardDrawn(rank="Q", suit="H", seq=0).code == "QH"
+    assert len(RANKS) == 13
+    assert set(SUITS) == {"S", "H", "D", "C"}
