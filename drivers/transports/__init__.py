@@ -1,0 +1,59 @@
+"""Byte streams to a shoe: a serial port, a TCP device server, or a native USB device.
+
+Each transport is built from a frozen settings dataclass that checks itself when built, so a
+wrong setting is reported at start-up with what to change, not at the first connection.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypeAlias, assert_never
+
+from drivers.transports.base import Transport
+from drivers.transports.errors import (
+    LinkLost,
+    NotConnected,
+    OpenFailed,
+    SettingsError,
+    TransportError,
+)
+from drivers.transports.serial_line import SerialSettings, SerialTransport
+from drivers.transports.tcp import TcpSettings, TcpTransport
+from drivers.transports.usb_device import UsbSettings
+from drivers.transports.usb_transport import UsbTransport
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+TransportSettings: TypeAlias = SerialSettings | TcpSettings | UsbSettings
+TransportFactory: TypeAlias = "Callable[[], Transport]"
+
+
+def transport_factory(settings: TransportSettings) -> Callable[[], Transport]:
+    """What a driver calls for a fresh transport before every connection attempt."""
+    match settings:
+        case SerialSettings():
+            return lambda: SerialTransport(settings)
+        case TcpSettings():
+            return lambda: TcpTransport(settings)
+        case UsbSettings():
+            return lambda: UsbTransport(settings)
+        case _:
+            assert_never(settings)
+
+
+__all__ = [
+    "LinkLost",
+    "NotConnected",
+    "OpenFailed",
+    "SerialSettings",
+    "SerialTransport",
+    "SettingsError",
+    "TcpSettings",
+    "TcpTransport",
+    "Transport",
+    "TransportError",
+    "TransportFactory",
+    "TransportSettings",
+    "UsbSettings",
+    "UsbTransport",
+]
