@@ -1,0 +1,228 @@
+"""One shoe, one driver: a transport and a codec, reconnected forever.
+
+`ShoeDriver.run(emit)` is the whole interface. It hands every decoded shoe event, and every
+change of the link's state, to `emit`, in order, and it only returns by being cancelled: a
+device that goes away is reported and retried with capped, jittered exponential backoff.
+
+How the daemon should read the link events:
+
+    Connecting     an attempt is starting (attempt 1 is the first since start-up or a loss)
+    LinkFault      that attempt failed; `reason` says what to check; retried in `retry_in` s
+    Connected      the first link since start-up is up
+    Disconnected   an open link was lost: the round in progress may miss cards from now on
+    Reconnected    the link is back after a loss: flag the round that spans it for review
+
+A codec that numbers its frames also reports `SequenceGap` when frames went missing, which
+can happen without any loss of the link (line noise), and after a reconnection (cards dealt
+while the link was down): the decoder outlives the link on purpose so that it can see that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, NoReturn, TypeAlias
+
+from drivers.backoff import Backoff, BackoffPolicy
+from drivers.events import Event, SequenceGap
+from drivers.transports.errors import LinkLost, NotConnected, SettingsError, TransportError
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from drivers.codecs.base import Decoder, DecoderCounters
+    from drivers.transports.base import Transport
+
+
+# ---------------------------------------------------------------- link events
+
+
+@dataclass(frozen=True, slots=True)
+class Connecting:
+    endpoint: str
+    attempt: int  # 1, 2, ... counted from start-up or from the last loss of the link
+
+
+@dataclass(frozen=True, slots=True)
+class LinkFault:
+    """A connection attempt failed; the driver tries again after `retry_in` seconds."""
+
+    endpoint: str
+    reason: str  # says what to check: "no such serial port /dev/ttyUSB9: check ..."
+    errno: int | None
+    attempt: int
+    retry_in: float
+
+
+@dataclass(frozen=True, slots=True)
+class Connected:
+    """The first link since the driver started is up."""
+
+    endpoint: str
+
+
+@dataclass(frozen=True, slots=True)
+class Disconnected:
+    """An open link was lost; cards dealt from now until `Reconnected` are not seen."""
+
+    endpoint: str
+    reason: str
+    errno: int | None
+    retry_in: float
+
+
+@dataclass(frozen=True, slots=True)
+class Reconnected:
+    """The link is back after a `Disconnected`: the round that spans the outage needs review."""
+
+    endpoint: str
+    outage: float  # seconds from the loss of the link until it was back
+    attempts: int  # connection attempts it took
+
+
+LinkEvent: TypeAlias = Connecting | LinkFault | Connected | Disconnected | Reconnected
+DriverEvent: TypeAlias = Event | LinkEvent
+Emit: TypeAlias = "Callable[[DriverEvent], Awaitable[None]]"
+
+
+# ---------------------------------------------------------------- the driver
+
+
+class ShoeDriver:
+    """Reads one shoe: opens a fresh transport per attempt and feeds its bytes to one codec.
+
+    `emit` is awaited for every event, so a slow consumer slows reading down instead of
+    events piling up in memory; the bytes wait in the kernel's buffer meanwhile.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        decoder: Decoder,
+        transport_factory: Callable[[], Transport],
+        *,
+        backoff: BackoffPolicy | None = None,
+        rng: random.Random | None = None,
+        idle_timeout: float | None = None,
+    ) -> None:
+        """`idle_timeout`: seconds without a byte after which the link counts as lost.
+
+        Leave it None unless the shoe sends heartbeats; a shoe that is idle between shoes
+        would otherwise be reconnected for nothing.
+        """
+        if idle_timeout is not None and not (
+            isinstance(idle_timeout, int | float) and idle_timeout > 0
+        ):
+            raise SettingsError(
+                "must be a number of seconds above 0, or left out",
+                field="idle_timeout",
+                value=idle_timeout,
+            )
+        self.name = name
+        self._decoder = decoder
+        self._transport_factory = transport_factory
+        self._backoff_policy = backoff if backoff is not None else BackoffPolicy()
+        # Jitter needs no cryptographic quality; tests inject a seeded generator.
+        self._rng = rng if rng is not None else random.Random()  # noqa: S311
+        self._idle_timeout = idle_timeout
+        self._log = logging.getLogger(f"drivers.{name}")
+        self._link: Transport | None = None
+        self._running = False
+
+    @property
+    def counters(self) -> DecoderCounters:
+        """The codec's running totals: frames, bad checksums, duplicates, gaps."""
+        return self._decoder.counters
+
+    @property
+    def connected(self) -> bool:
+        return self._link is not None
+
+    async def send(self, data: bytes) -> None:
+        """Write a frame the codec encoded to the device; raises `TransportError` if no link."""
+        link = self._link
+        if link is None:
+            raise NotConnected(f"driver {self.name} has no open link", endpoint=self.name)
+        if self._log.isEnabledFor(logging.DEBUG):
+            self._log.debug("tx %s: %s", link.endpoint, data.hex(" "))
+        await link.write(data)
+
+    async def run(self, emit: Emit) -> NoReturn:
+        """Read the shoe until cancelled; cancelling closes the link and its worker thread."""
+        if self._running:
+            raise RuntimeError(f"driver {self.name} is already running")
+        self._running = True
+        backoff = Backoff(self._backoff_policy, self._rng)
+        lost_at: float | None = None  # when the link was lost, until it is back
+        attempt = 0
+        try:
+            while True:
+                attempt += 1
+                transport = self._transport_factory()
+                endpoint = transport.endpoint
+                try:
+                    await emit(Connecting(endpoint, attempt))
+                    try:
+                        await transport.open()
+                    except TransportError as failure:
+                        opened = False
+                        error = failure
+                    else:
+                        opened = True
+                        if lost_at is None:
+                            self._log.info("connected to %s", endpoint)
+                            await emit(Connected(endpoint))
+                        else:
+                            outage = time.monotonic() - lost_at
+                            self._log.warning("reconnected to %s after %.1f s", endpoint, outage)
+                            await emit(Reconnected(endpoint, outage=outage, attempts=attempt))
+                        lost_at = None
+                        attempt = 0
+                        self._link = transport
+                        error = await self._pump(transport, emit, backoff)
+                finally:
+                    self._link = None
+                    await transport.close()
+                delay = backoff.next_delay()
+                if opened:
+                    lost_at = time.monotonic()
+                    self._log.warning("%s; retrying in %.2f s", error, delay)
+                    await emit(Disconnected(endpoint, str(error), error.errno, retry_in=delay))
+                else:
+                    self._log.warning("%s; retrying in %.2f s", error, delay)
+                    await emit(LinkFault(endpoint, str(error), error.errno, attempt, delay))
+                await asyncio.sleep(delay)
+        finally:
+            self._running = False
+
+    async def _pump(self, transport: Transport, emit: Emit, backoff: Backoff) -> TransportError:
+        """Feed the codec until the link fails; return why it failed."""
+        proven = False
+        while True:
+            try:
+                async with asyncio.timeout(self._idle_timeout):
+                    data = await transport.read()
+            except TimeoutError:
+                message = f"no data from {transport.endpoint} for {self._idle_timeout} s"
+                return LinkLost(message, endpoint=transport.endpoint)
+            except TransportError as failure:
+                return failure
+            if not proven:
+                # Only a link that delivered data resets the backoff: a device server that
+                # accepts and at once drops us must not be hammered at the initial delay.
+                proven = True
+                backoff.reset()
+            if self._log.isEnabledFor(logging.DEBUG):
+                self._log.debug("rx %s: %s", transport.endpoint, data.hex(" "))
+            for event in self._decoder.feed(data):
+                if isinstance(event, SequenceGap):
+                    self._log.warning(
+                        "sequence gap on %s: expected %d, got %d",
+                        transport.endpoint,
+                        event.expected,
+                        event.got,
+                    )
+                await emit(event)

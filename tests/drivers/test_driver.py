@@ -1,0 +1,341 @@
+"""The driver over real links: cards arrive, unplugs are reported, reconnection is automatic.
+
+Backoff in these tests is milliseconds long and its jitter comes from a seeded generator,
+so every run waits the same short times.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import logging
+import random
+import threading
+from typing import TYPE_CHECKING, TypeVar
+
+import pytest
+
+from drivers.backoff import Backoff, BackoffPolicy
+from drivers.codecs.enq import EventFrameDecoder, encode_event_frame
+from drivers.codecs.reference import DeviceFrameDecoder, encode_device_frame
+from drivers.driver import (
+    Connected,
+    Connecting,
+    Disconnected,
+    DriverEvent,
+    LinkFault,
+    Reconnected,
+    ShoeDriver,
+)
+from drivers.events import CardDrawn, CommunicationStarted, Heartbeat, SequenceGap
+from drivers.transports import (
+    NotConnected,
+    SerialSettings,
+    SettingsError,
+    TcpSettings,
+    UsbSettings,
+    UsbTransport,
+    transport_factory,
+)
+from tests.drivers.test_transports import Pty, SocatPair, tcp_server
+from tests.drivers.usb_backend import FakeShoeBackend
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable
+    from pathlib import Path
+
+    from drivers.codecs.base import Decoder
+    from drivers.transports import Transport
+
+E = TypeVar("E")
+FAST = BackoffPolicy(initial=0.01, maximum=0.05, multiplier=2, jitter=0.5)
+
+
+def seeded(seed: int) -> random.Random:
+    return random.Random(seed)  # noqa: S311 - backoff jitter, not cryptography
+
+
+def card(code: str, seq: int) -> CardDrawn:
+    rank, suit = code[:-1], code[-1]
+    return CardDrawn(rank=rank, suit=suit, seq=seq)  # type: ignore[arg-type]  # test codes are valid
+
+
+def reference(code: str, seq: int) -> bytes:
+    return encode_device_frame(card(code, seq))
+
+
+class Recorder:
+    """The daemon's side: everything the driver emits, in order, awaited one at a time."""
+
+    def __init__(self) -> None:
+        self.events: list[DriverEvent] = []
+        self._queue: asyncio.Queue[DriverEvent] = asyncio.Queue()
+
+    async def emit(self, event: DriverEvent) -> None:
+        self.events.append(event)
+        await self._queue.put(event)
+
+    async def next(self, kind: type[E]) -> E:
+        """The next event of `kind`, skipping others (they stay in `events`)."""
+        async with asyncio.timeout(5):
+            while True:
+                event = await self._queue.get()
+                if isinstance(event, kind):
+                    return event
+
+
+@contextlib.asynccontextmanager
+async def running(driver: ShoeDriver) -> AsyncIterator[Recorder]:
+    recorder = Recorder()
+    task = asyncio.create_task(driver.run(recorder.emit), name=f"driver {driver.name}")
+    try:
+        yield recorder
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+def driver_for(
+    factory: Callable[[], Transport], decoder: Decoder | None = None, **options: float
+) -> ShoeDriver:
+    return ShoeDriver(
+        "reference",
+        decoder or DeviceFrameDecoder(),
+        factory,
+        backoff=FAST,
+        rng=seeded(7),
+        **options,
+    )
+
+
+# ---------------------------------------------------------------- backoff
+
+
+def test_backoff_grows_to_its_cap_and_jitter_only_shortens() -> None:
+    policy = BackoffPolicy(initial=1, maximum=8, multiplier=2, jitter=0.25)
+    backoff = Backoff(policy, seeded(1))
+    delays = [backoff.next_delay() for _ in range(8)]
+    for delay, base in zip(delays, [1, 2, 4, 8, 8, 8, 8, 8], strict=True):
+        assert base * 0.75 <= delay <= base
+
+
+def test_backoff_is_deterministic_for_a_seed_and_resets() -> None:
+    policy = BackoffPolicy(initial=0.5, maximum=30, jitter=0.2)
+    first = Backoff(policy, seeded(42))
+    second = Backoff(policy, seeded(42))
+    assert [first.next_delay() for _ in range(20)] == [second.next_delay() for _ in range(20)]
+    first.reset()
+    assert 0.4 <= first.next_delay() <= 0.5
+
+
+def test_backoff_without_jitter_is_exact_and_never_overflows() -> None:
+    backoff = Backoff(BackoffPolicy(initial=0.5, maximum=30, jitter=0), seeded(0))
+    assert [backoff.next_delay() for _ in range(8)] == [0.5, 1, 2, 4, 8, 16, 30, 30]
+    for _ in range(5000):
+        assert backoff.next_delay() == 30
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [
+        ({"initial": 0}, "backoff.initial"),
+        ({"initial": 5, "maximum": 1}, "backoff.maximum"),
+        ({"multiplier": 0.5}, "backoff.multiplier"),
+        ({"jitter": 1}, "backoff.jitter"),
+        ({"initial": float("nan")}, "backoff.initial"),
+    ],
+)
+def test_backoff_policy_says_what_to_fix(arguments: dict[str, float], field: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        BackoffPolicy(**arguments)
+    assert caught.value.field == field
+
+
+# ---------------------------------------------------------------- serial
+
+
+async def test_cards_arrive_over_a_pty_in_order() -> None:
+    with Pty() as pty:
+        driver = driver_for(transport_factory(SerialSettings(pty.path)))
+        async with running(driver) as shoe:
+            await shoe.next(Connected)
+            stream = reference("AS", 1) + reference("10H", 2) + reference("KD", 3)
+            for offset in range(0, len(stream), 5):  # split across reads, as a line does
+                pty.write(stream[offset : offset + 5])
+            cards = [await shoe.next(CardDrawn) for _ in range(3)]
+        assert [c.code for c in cards] == ["AS", "10H", "KD"]
+        assert shoe.events[:2] == [Connecting(pty.path, 1), Connected(pty.path)]
+
+
+async def test_enq_frames_over_a_pty() -> None:
+    with Pty() as pty:
+        settings = SerialSettings(pty.path, baudrate=4800)
+        driver = driver_for(transport_factory(settings), EventFrameDecoder())
+        async with running(driver) as shoe:
+            await shoe.next(Connected)
+            pty.write(encode_event_frame(CommunicationStarted(), seq=0))
+            pty.write(encode_event_frame(card("QC", 1)))
+            assert await shoe.next(CommunicationStarted) == CommunicationStarted()
+            assert (await shoe.next(CardDrawn)).code == "QC"
+
+
+async def test_raw_bytes_are_logged_in_hex_at_debug(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="drivers.reference")
+    frame = reference("2C", 1)
+    with Pty() as pty:
+        async with running(driver_for(transport_factory(SerialSettings(pty.path)))) as shoe:
+            await shoe.next(Connected)
+            pty.write(frame)
+            await shoe.next(CardDrawn)
+    assert f"rx {pty.path}: {frame.hex(' ')}" in caplog.messages
+
+
+async def test_unplug_and_replug_over_socat(tmp_path: Path) -> None:
+    """Kill socat mid-frame: reported, retried with backoff, reconnected by itself."""
+    socat = SocatPair(tmp_path)
+    await socat.start()
+    try:
+        driver = driver_for(transport_factory(SerialSettings(str(socat.host_path))))
+        async with running(driver) as shoe:
+            await shoe.next(Connected)
+            socat.write(reference("AS", 1))
+            assert (await shoe.next(CardDrawn)).code == "AS"
+            socat.write(reference("9D", 2)[:4])  # the cable goes mid-frame
+            await socat.stop()
+
+            lost = await shoe.next(Disconnected)
+            assert lost.errno in {errno.EIO, None}  # the kernel's word for a hang-up varies
+            assert lost.retry_in > 0
+            fault = await shoe.next(LinkFault)  # the port is gone while unplugged
+            assert fault.errno == errno.ENOENT
+            assert "check `shoe2mqtt ports`" in fault.reason
+            await shoe.next(LinkFault)  # it keeps trying
+
+            await socat.start()
+            back = await shoe.next(Reconnected)
+            assert back.attempts >= 2
+            socat.write(reference("5H", 3))
+            # The card lost with the cable shows as a gap, then the next card arrives.
+            assert await shoe.next(SequenceGap) == SequenceGap(expected=2, got=3)
+            assert (await shoe.next(CardDrawn)).code == "5H"
+            assert driver.connected
+    finally:
+        await socat.stop()
+    faults = [e for e in shoe.events if isinstance(e, LinkFault)]
+    assert all(b.retry_in <= FAST.maximum for b in faults)
+
+
+async def test_a_missing_port_is_retried_forever_not_raised() -> None:
+    driver = driver_for(transport_factory(SerialSettings("/dev/ttyUSB9-not-here")))
+    async with running(driver) as shoe:
+        faults = [await shoe.next(LinkFault) for _ in range(3)]
+    assert [f.attempt for f in faults] == [1, 2, 3]
+    assert faults[0].reason == "no such serial port /dev/ttyUSB9-not-here: check `shoe2mqtt ports`"
+    assert not driver.connected
+
+
+# ---------------------------------------------------------------- TCP
+
+
+async def test_tcp_server_closing_is_followed_by_a_reconnection() -> None:
+    connections = 0
+
+    async def device(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        writer.write(reference("AH", connections))
+        await writer.drain()
+        if connections == 1:
+            writer.close()  # the device server drops us after the first card
+
+    async with tcp_server(device) as port:
+        driver = driver_for(transport_factory(TcpSettings("127.0.0.1", port)))
+        async with running(driver) as shoe:
+            assert (await shoe.next(CardDrawn)).seq == 1
+            lost = await shoe.next(Disconnected)
+            assert lost.reason == f"lost connection to 127.0.0.1:{port}: closed by the other end"
+            await shoe.next(Reconnected)
+            assert (await shoe.next(CardDrawn)).seq == 2
+
+
+async def test_send_writes_to_the_device_and_needs_a_link() -> None:
+    received: asyncio.Queue[bytes] = asyncio.Queue()
+
+    async def device(reader: asyncio.StreamReader, _: asyncio.StreamWriter) -> None:
+        received.put_nowait(await reader.readexactly(4))
+
+    async with tcp_server(device) as port:
+        driver = driver_for(transport_factory(TcpSettings("127.0.0.1", port)))
+        with pytest.raises(NotConnected):
+            await driver.send(b"ping")
+        async with running(driver) as shoe:
+            await shoe.next(Connected)
+            await driver.send(b"ping")
+            assert await received.get() == b"ping"
+
+
+async def test_a_silent_link_is_dropped_after_the_idle_timeout() -> None:
+    async with tcp_server(lambda _r, _w: None) as port:
+        settings = TcpSettings("127.0.0.1", port)
+        async with running(driver_for(transport_factory(settings), idle_timeout=0.05)) as shoe:
+            lost = await shoe.next(Disconnected)
+            assert lost.reason == f"no data from 127.0.0.1:{port} for 0.05 s"
+
+
+# ---------------------------------------------------------------- USB
+
+
+async def test_usb_device_going_away_and_coming_back() -> None:
+    backend = FakeShoeBackend()
+    settings = UsbSettings(0x1209, 0x5E0E, read_timeout_ms=20)
+    driver = driver_for(lambda: UsbTransport(settings, backend=backend))
+    async with running(driver) as shoe:
+        await shoe.next(Connected)
+        backend.send(reference("JS", 1))
+        assert (await shoe.next(CardDrawn)).code == "JS"
+        backend.unplug()
+        lost = await shoe.next(Disconnected)
+        assert lost.errno == errno.ENODEV
+        assert (await shoe.next(LinkFault)).errno == errno.ENODEV
+        backend.plug_in()
+        await shoe.next(Reconnected)
+        backend.send(reference("QS", 2))
+        assert (await shoe.next(CardDrawn)).code == "QS"
+
+
+async def test_cancelling_the_driver_stops_the_usb_worker_thread() -> None:
+    backend = FakeShoeBackend()
+    settings = UsbSettings(0x1209, 0x5E0E, read_timeout_ms=20)
+    driver = driver_for(lambda: UsbTransport(settings, backend=backend))
+    async with running(driver) as shoe:
+        await shoe.next(Connected)
+        readers = [t for t in threading.enumerate() if t.name.startswith("shoe2mqtt usb")]
+        assert len(readers) == 1
+    assert not readers[0].is_alive()  # joined by the time the run task finished
+    assert not driver.connected
+
+
+# ---------------------------------------------------------------- the interface
+
+
+async def test_heartbeats_and_other_events_pass_through() -> None:
+    with Pty() as pty:
+        async with running(driver_for(transport_factory(SerialSettings(pty.path)))) as shoe:
+            await shoe.next(Connected)
+            pty.write(encode_device_frame(Heartbeat(), seq=9))
+            assert await shoe.next(Heartbeat) == Heartbeat()
+
+
+async def test_a_driver_runs_once_at_a_time() -> None:
+    driver = driver_for(transport_factory(SerialSettings("/dev/ttyUSB9-not-here")))
+    async with running(driver) as shoe:
+        await shoe.next(LinkFault)
+        with pytest.raises(RuntimeError, match="already running"):
+            await driver.run(shoe.emit)
+
+
+def test_idle_timeout_must_be_positive() -> None:
+    with pytest.raises(SettingsError, match="idle_timeout"):
+        driver_for(transport_factory(SerialSettings("/dev/ttyS0")), idle_timeout=0)
