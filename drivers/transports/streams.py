@@ -70,12 +70,11 @@ class StreamTransport(Transport):
             return
         # A link that failed is already closing itself; closing it twice would run the
         # stream's teardown twice, which pyserial-asyncio-fast does not survive.
-        if writer.transport.is_closing():
-            pass
-        elif self._abort_on_close:
-            writer.transport.abort()
-        else:
-            writer.close()
+        if not writer.transport.is_closing():
+            if self._abort_on_close:
+                writer.transport.abort()
+            else:
+                writer.close()
         # The error that ended the link comes back out of wait_closed; it was reported already.
         with contextlib.suppress(OSError):  # TimeoutError is an OSError too
             async with asyncio.timeout(CLOSE_TIMEOUT):
