@@ -178,6 +178,15 @@ class TableEngine:
             raise WagerRejected(
                 seat, kind.value, "no_such_wager", "there is no such wager to withdraw"
             )
+        if round_.stage is not RoundStage.BETTING:
+            # 13:69F-36.5(f), (h): the subchapter lets the second and third attack wagers be
+            # made after the first card, never withdrawn; no game's text lets any wager go.
+            raise WagerRejected(
+                seat,
+                kind.value,
+                "window_closed",
+                f"no wager may be withdrawn after the first card of the round ({rule.citation})",
+            )
         self._check_window(rule, round_, seat)
         self._check_dependents(seat, kind, holder.wagers, None)
         del holder.wagers[kind]
@@ -533,12 +542,15 @@ class TableEngine:
             out.extend(self._finish_round(round_))
         return out
 
-    def _dealer_needs_card(self, round_: Round) -> bool:
+    def _dealer_rule_draws(self, round_: Round) -> bool:
+        """Whether the table's dealer rule (stand on 17, or hit soft 17) says draw."""
         value = round_.dealer_value
-        draws = value.total < 17 or (
+        return value.total < 17 or (
             value.total == 17 and value.soft and self.config.dealer_hits_soft_17
         )
-        if not draws:
+
+    def _dealer_needs_card(self, round_: Round) -> bool:
+        if not self._dealer_rule_draws(round_):
             return False
         if any(self._hand_needs_dealer(hand) for _, hand in round_.hands_in_order()):
             return True
@@ -572,6 +584,8 @@ class TableEngine:
             reason = "blackjack"
         elif value.total > 21:
             reason = "bust"
+        elif self._dealer_rule_draws(round_):
+            reason = "not_needed"  # no hand needed the dealer's total: the dealer stops short
         else:
             reason = "stand"
         out: list[Output] = [HandCompleted(round_.round_id, None, None, value.total, reason)]

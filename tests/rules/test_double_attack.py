@@ -481,7 +481,7 @@ def test_dealer_does_not_draw_when_no_bonus_is_up_and_every_player_busted() -> N
         HandCompleted,
         RoundEnded,
     ]
-    assert out[3] == HandCompleted(1, None, None, 16, "stand")
+    assert out[3] == HandCompleted(1, None, None, 16, "not_needed")
     with pytest.raises(CardRejected) as caught:
         engine.apply(cards("7D")[0])
     assert caught.value.reason == "no_round"

@@ -165,3 +165,20 @@ def test_36_5_j_mid_shoe_entry_is_allowed_by_default() -> None:
     play(engine, "KS 9H 7D 8C")
     feed(engine, [action("stand", 1)])
     assert feed(engine, [wager(2, "first_attack", "25")])
+
+
+@pytest.mark.parametrize("kind", ["second_attack", "third_attack"])
+def test_36_5_f_an_attack_wager_made_after_the_first_card_is_never_withdrawn(kind: str) -> None:
+    """The subchapter lets the second and third attack be made after the first card; no more."""
+    engine = make_engine("triple_attack")
+    feed(engine, [wager(1, "first_attack", "25")])
+    play(engine, "9S")
+    feed(engine, [wager(1, "second_attack", "25")] if kind == "second_attack" else [])
+    play(engine, "6C")
+    if kind == "third_attack":
+        feed(engine, [wager(1, "third_attack", "25")])
+    before = engine.public_view()
+    with pytest.raises(WagerRejected) as refused:
+        engine.apply(withdraw(1, kind))
+    assert refused.value.reason == "window_closed"
+    assert engine.public_view() == before

@@ -232,7 +232,7 @@ def test_36_5_b_dealer_does_not_draw_when_only_six_card_hands_and_21s_remain() -
     deal(engine, {1: "2C 3C", 2: "7D 4D"}, upcard="9S", hole="7S")
     play(engine, "2D 3D 4D 2H")  # seat 1: six cards, 16
     out = play(engine, "KH")  # seat 2: 21; the dealer's 16 cannot change either result
-    assert out[-4] == HandCompleted(1, None, None, 16, "stand")
+    assert out[-4] == HandCompleted(1, None, None, 16, "not_needed")
     assert [(s.seat, s.result, s.outcome) for s in settlements(out)] == [
         (2, Result.WIN, "player_21"),
         (1, Result.WIN, "six_card_hand"),
