@@ -1,0 +1,368 @@
+"""One table's brain in the daemon: shoe events and requests in, MQTT messages out.
+
+Sans-I/O like the rules core it wraps: no sockets, no clock of its own (the envelope is
+given one), so it is tested by feeding it events. The daemon's tasks move bytes; this
+decides what they mean:
+
+- a card from the shoe becomes a `DealCard` for the engine; an unreadable card holds every
+  later card back until the dealer console enters it (`request/card`), so no card is ever
+  given to the wrong hand;
+- a sequence gap or a reader reconnect inside a round flags the round for review: its
+  settlements still go out, exactly as decided, marked `"review": true`, and a notice says why;
+- every engine output becomes a message on its topic, and the retained round snapshot is
+  refreshed, so a display connecting mid-round sees the table at once;
+- every request gets a response carrying the caller's transaction id, an error code and a
+  message when it is refused; a refused request changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from daemon.topics import COMMANDS
+from drivers import events as shoe
+from drivers.driver import Connected, Connecting, Disconnected, LinkFault, Reconnected
+from rules.cards import Card
+from rules.engine import TableEngine
+from rules.errors import CardParseError, EventError, MalformedEvent
+from rules.events import DealCard, Shuffle, event_from_mapping
+from rules.outputs import Notice, Settlement
+
+if TYPE_CHECKING:
+    from daemon.envelope import Envelopes, Outbound
+    from daemon.topics import Topics
+    from rules.config import TableConfig
+    from rules.events import TableEvent
+    from rules.outputs import Output
+
+log = structlog.get_logger("daemon.table")
+
+# Request command → the rules event type it becomes (the rest are handled here).
+_ENGINE_COMMANDS = {"wager": "wager", "withdraw": "withdraw", "action": "action", "void": "void"}
+
+
+@dataclass(slots=True)
+class ReaderState:
+    """What the pit needs to know about the shoe reader (retained on `<table>/state`)."""
+
+    link: str = "starting"  # starting, connecting, connected, disconnected, fault
+    endpoint: str | None = None
+    reason: str | None = None
+    faults: dict[str, int] = field(default_factory=dict)  # active device faults by kind
+    last_seen: str | None = None
+    identity: dict[str, str] | None = None
+
+    def to_mapping(self) -> dict[str, Any]:
+        return {
+            "link": self.link,
+            "endpoint": self.endpoint,
+            "reason": self.reason,
+            "faults": [{"kind": k, "code": c} for k, c in sorted(self.faults.items())],
+            "last_seen": self.last_seen,
+            "identity": self.identity,
+        }
+
+
+class RequestError(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class TableService:
+    def __init__(self, config: TableConfig, topics: Topics, envelopes: Envelopes) -> None:
+        self.config = config
+        self.table_id = config.table_id
+        self.topics = topics
+        self.envelopes = envelopes
+        self.engine = TableEngine(config)
+        self.reader = ReaderState()
+        self.awaiting_entry = 0  # unreadable cards the dealer console must enter, oldest first
+        self.held: list[DealCard] = []  # readable cards that came after an unreadable one
+        self.review: list[str] = []  # why the current round needs review; empty when it does not
+        self.round_settlements: list[dict[str, Any]] = []
+        self.round_notices: list[dict[str, Any]] = []
+
+    # ------------------------------------------------------------------ shoe
+    def on_shoe_event(self, event: shoe.Event, *, seen_at: str) -> list[Outbound]:  # noqa: PLR0911 - a dispatch, one return per kind of event
+        self.reader.last_seen = seen_at
+        match event:
+            case shoe.CardDrawn(burned=burned, origin=origin) if origin != "retransmission":
+                return self._card_from_shoe(DealCard(Card.parse(event.code), burned=burned))
+            case shoe.CardUnreadable(burned=burned):
+                return self._unreadable(burned=burned)
+            case shoe.NewShoe():
+                return self._apply(Shuffle(), source="shoe")
+            case shoe.SequenceGap(expected=expected, got=got):
+                return self._flag(
+                    "sequence_gap",
+                    f"frames lost between the reader and us (expected {expected}, got {got})",
+                )
+            case shoe.FaultSet(kind=kind, code=code):
+                self.reader.faults[kind] = code
+                return [
+                    *self._notice("reader_fault", f"reader fault set: {kind} (code {code})"),
+                    self._state(),
+                ]
+            case shoe.FaultCleared(kind=kind):
+                self.reader.faults.pop(kind, None)
+                return [self._state()]
+            case shoe.DeviceIdentity():
+                self.reader.identity = {
+                    "vendor": event.vendor,
+                    "model": event.model,
+                    "serial_number": event.serial_number,
+                    "firmware": event.firmware,
+                }
+                return [self._state()]
+            case shoe.CutCardReached():
+                return self._notice(
+                    "cut_card", "the cut card is out: this is the last round of the shoe"
+                )
+            case _:
+                return []
+
+    def on_link_event(self, event: object) -> list[Outbound]:
+        match event:
+            case Connecting(endpoint=endpoint):
+                self.reader.link, self.reader.endpoint, self.reader.reason = (
+                    "connecting",
+                    endpoint,
+                    None,
+                )
+            case Connected(endpoint=endpoint):
+                self.reader.link, self.reader.endpoint, self.reader.reason = (
+                    "connected",
+                    endpoint,
+                    None,
+                )
+            case Disconnected(reason=reason):
+                self.reader.link, self.reader.reason = "disconnected", reason
+                return [*self._notice("reader_disconnected", reason), self._state()]
+            case LinkFault(reason=reason):
+                self.reader.link, self.reader.reason = "fault", reason
+                return [self._state()]
+            case Reconnected(outage=outage):
+                self.reader.link = "connected"
+                out = [self._state()]
+                if self.engine.round_open:
+                    out += self._flag(
+                        "reader_reconnected",
+                        f"the reader was away for {outage:.1f} s during the round",
+                    )
+                return out
+        return [self._state()]
+
+    def _card_from_shoe(self, event: DealCard) -> list[Outbound]:
+        if self.awaiting_entry:
+            self.held.append(event)
+            return []
+        return self._apply(event, source="shoe")
+
+    def _unreadable(self, *, burned: bool) -> list[Outbound]:
+        if burned:
+            return self._notice("card_unreadable", "a burned card was unreadable; nothing to enter")
+        self.awaiting_entry += 1
+        return self._notice(
+            "card_unreadable",
+            "a card left the shoe unread: enter it at the dealer console (request/card); "
+            "the cards after it wait until then",
+        )
+
+    # ------------------------------------------------------------------ requests
+    def on_request(self, command: str, payload: bytes) -> list[Outbound]:
+        transaction: object = None
+        try:
+            request = _parse_request(payload)
+            transaction = request.pop("transaction", None)
+            data, out = self._request(command, request)
+        except RequestError as exc:
+            log.info(
+                "request refused",
+                table=self.table_id,
+                round=self._round_id(),
+                command=command,
+                code=exc.code,
+                reason=exc.message,
+            )
+            return [self._response(command, transaction, error=exc)]
+        return [*out, self._response(command, transaction, data=data)]
+
+    def _request(
+        self, command: str, request: dict[str, Any]
+    ) -> tuple[dict[str, Any], list[Outbound]]:
+        if command == "status":
+            _no_fields(request)
+            return {"reader": self.reader.to_mapping(), "round": self._snapshot_body()}, []
+        if command == "shuffle":
+            _no_fields(request)
+            return {}, self._apply_or_refuse(Shuffle())
+        if command == "card":
+            return {}, self._manual_card(request)
+        if command in _ENGINE_COMMANDS:
+            try:
+                event = event_from_mapping({"type": _ENGINE_COMMANDS[command], **request})
+            except MalformedEvent as exc:
+                raise RequestError("malformed_request", exc.message) from None
+            return {}, self._apply_or_refuse(event)
+        raise RequestError(
+            "unknown_command",
+            f"unknown command {command!r}; commands: {', '.join(COMMANDS)}",
+        )
+
+    def _manual_card(self, request: dict[str, Any]) -> list[Outbound]:
+        if set(request) != {"card"} or not isinstance(request["card"], str):
+            raise RequestError("malformed_request", 'card: give exactly {"card": "QH"}')
+        if not self.awaiting_entry:
+            raise RequestError("no_unreadable_card", "no unreadable card is waiting to be entered")
+        try:
+            card = Card.parse(request["card"])
+        except CardParseError as exc:
+            raise RequestError("malformed_request", f"card: {exc.message}") from None
+        out = self._apply_or_refuse(DealCard(card))
+        self.awaiting_entry -= 1
+        while self.held and not self.awaiting_entry:
+            out += self._apply(self.held.pop(0), source="shoe")
+        return out
+
+    def _apply_or_refuse(self, event: TableEvent) -> list[Outbound]:
+        try:
+            outputs = self.engine.apply(event)
+        except EventError as exc:
+            raise RequestError(exc.code, exc.message) from None
+        return self._publish(outputs)
+
+    # ------------------------------------------------------------------ engine
+    def _apply(self, event: TableEvent, *, source: str) -> list[Outbound]:
+        """Apply an event the table produced (not a request): a refusal is a notice."""
+        try:
+            outputs = self.engine.apply(event)
+        except EventError as exc:
+            log.warning(
+                "event refused",
+                table=self.table_id,
+                round=self._round_id(),
+                source=source,
+                code=exc.code,
+                reason=exc.message,
+            )
+            return self._notice(exc.code, exc.message)
+        return self._publish(outputs)
+
+    def _publish(self, outputs: list[Output]) -> list[Outbound]:
+        out: list[Outbound] = []
+        for output in outputs:
+            body = output.to_mapping()
+            kind = body["type"]
+            if kind == "round_opened":
+                self.review.clear()
+                self.round_settlements.clear()
+                self.round_notices.clear()
+            if isinstance(output, Settlement):
+                body["review"] = bool(self.review)
+                self.round_settlements.append(body)
+                out.append(self.envelopes.seal(self.topics.settlement(self.table_id), body))
+                log.info(
+                    "settled",
+                    table=self.table_id,
+                    round=output.round_id,
+                    seat=output.seat,
+                    wager=output.wager.value,
+                    outcome=output.outcome,
+                    result=output.result.value,
+                    won=body["won"],
+                )
+            elif isinstance(output, Notice):
+                self.round_notices.append(body)
+                out.append(
+                    self.envelopes.seal(self.topics.notice(self.table_id, output.kind.value), body)
+                )
+            else:
+                out.append(self.envelopes.seal(self.topics.event(self.table_id, kind), body))
+        if outputs:
+            out.append(self.snapshot())
+        return out
+
+    def _flag(self, reason: str, message: str) -> list[Outbound]:
+        if self.engine.round_open:
+            self.review.append(reason)
+        out = self._notice(reason, message)
+        return [*out, self.snapshot()] if self.engine.round_open else out
+
+    def _notice(self, kind: str, message: str) -> list[Outbound]:
+        body = {
+            "type": "notice",
+            "round": self._round_id(),
+            "kind": kind,
+            "seat": None,
+            "message": message,
+            "citation": "",
+        }
+        if self.engine.round_open:
+            self.round_notices.append(body)
+        log.info("notice", table=self.table_id, round=self._round_id(), kind=kind, message=message)
+        return [self.envelopes.seal(self.topics.notice(self.table_id, kind), body)]
+
+    # ------------------------------------------------------------------ retained state
+    def _round_id(self) -> int | None:
+        return self.engine.round.round_id if self.engine.round else None
+
+    def _snapshot_body(self) -> dict[str, Any]:
+        view = self.engine.public_view()
+        view["review"] = list(self.review)
+        view["awaiting_card_entry"] = self.awaiting_entry
+        view["settlements"] = list(self.round_settlements)
+        view["notices"] = list(self.round_notices)
+        return view
+
+    def snapshot(self) -> Outbound:
+        body = {"type": "round_snapshot", **self._snapshot_body()}
+        return self.envelopes.seal(self.topics.round_snapshot(self.table_id), body, retain=True)
+
+    def _state(self) -> Outbound:
+        body = {
+            "type": "table_state",
+            "game": self.config.game.value,
+            "reader": self.reader.to_mapping(),
+        }
+        return self.envelopes.seal(self.topics.table_state(self.table_id), body, retain=True)
+
+    def _response(
+        self,
+        command: str,
+        transaction: object,
+        *,
+        data: dict[str, Any] | None = None,
+        error: RequestError | None = None,
+    ) -> Outbound:
+        body: dict[str, Any] = {"type": "response", "command": command, "transaction": transaction}
+        if error is None:
+            body |= {"status": "ok", "data": data or {}}
+        else:
+            body |= {"status": "error", "error": {"code": error.code, "message": error.message}}
+        return self.envelopes.seal(self.topics.response(self.table_id, command), body)
+
+
+def _parse_request(payload: bytes) -> dict[str, Any]:
+    if not payload.strip():
+        return {}
+    try:
+        request = json.loads(payload)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise RequestError("malformed_request", "the payload is not JSON") from None
+    if not isinstance(request, dict):
+        raise RequestError("malformed_request", "the payload is a JSON object")
+    transaction = request.get("transaction")
+    if transaction is not None and not isinstance(transaction, str | int):
+        raise RequestError("malformed_request", "transaction: a string or an integer")
+    return request
+
+
+def _no_fields(request: dict[str, Any]) -> None:
+    if request:
+        raise RequestError("malformed_request", f"{min(request)}: this command takes no fields")

@@ -1,0 +1,59 @@
+"""The MQTT topic layout, in one place (docs/mqtt.md)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_SEGMENT = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+COMMANDS = ("wager", "withdraw", "action", "card", "void", "shuffle", "status")
+
+
+def valid_segment(text: str) -> bool:
+    """Topic segments are lowercase ASCII: letters, digits, '-' and '_'; never a wildcard."""
+    return bool(_SEGMENT.match(text))
+
+
+@dataclass(frozen=True, slots=True)
+class Topics:
+    base: str = "shoe2mqtt"
+
+    @property
+    def bridge_state(self) -> str:
+        return f"{self.base}/bridge/state"
+
+    def table_state(self, table: str) -> str:
+        return f"{self.base}/{table}/state"
+
+    def round_snapshot(self, table: str) -> str:
+        return f"{self.base}/{table}/round"
+
+    def event(self, table: str, kind: str) -> str:
+        return f"{self.base}/{table}/event/{kind}"
+
+    def settlement(self, table: str) -> str:
+        return f"{self.base}/{table}/settlement"
+
+    def notice(self, table: str, kind: str) -> str:
+        return f"{self.base}/{table}/notice/{kind}"
+
+    def request(self, table: str, command: str) -> str:
+        return f"{self.base}/{table}/request/{command}"
+
+    def response(self, table: str, command: str) -> str:
+        return f"{self.base}/{table}/response/{command}"
+
+    def request_filter(self, table: str) -> str:
+        return f"{self.base}/{table}/request/+"
+
+    def parse_request(self, topic: str) -> tuple[str, str] | None:
+        """(table, command) of a request topic, or None if the topic is not one."""
+        parts = topic.split("/")
+        prefix = self.base.split("/")
+        if len(parts) != len(prefix) + 3 or parts[: len(prefix)] != prefix:
+            return None
+        table, kind, command = parts[len(prefix) :]
+        if kind != "request" or not valid_segment(table) or not valid_segment(command):
+            return None
+        return table, command

@@ -1,0 +1,192 @@
+"""The daemon's per-table logic, fed directly: shoe events and requests in, messages out."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from itertools import count
+from typing import Any
+
+import pytest
+
+from daemon.envelope import Envelopes, Outbound
+from daemon.table_service import TableService
+from daemon.topics import Topics
+from drivers import events as shoe
+from drivers.driver import Connected, Disconnected, Reconnected
+from tests.rules.tables import make_config
+
+SEEN = "2026-11-29T14:00:00.000Z"
+
+
+def make_service(game: str = "blackjack", **overrides: Any) -> TableService:
+    ids = count(1)
+    envelopes = Envelopes(
+        overrides.get(
+            "id", {"blackjack": "bj1", "double_attack": "da1", "triple_attack": "ta1"}[game]
+        ),
+        clock=lambda: datetime(2026, 11, 29, 14, 0, tzinfo=UTC),
+        new_id=lambda: f"id-{next(ids)}",
+    )
+    return TableService(make_config(game, **overrides), Topics("casino"), envelopes)
+
+
+def drawn(service: TableService, text: str, *, seq: int = 0) -> list[Outbound]:
+    out: list[Outbound] = []
+    for code in text.split():
+        out += service.on_shoe_event(shoe.CardDrawn(code[:-1], code[-1], seq), seen_at=SEEN)  # type: ignore[arg-type]
+    return out
+
+
+def request(service: TableService, command: str, **body: Any) -> list[Outbound]:
+    return service.on_request(command, json.dumps(body).encode())
+
+
+def bodies(messages: list[Outbound], suffix: str = "") -> list[dict[str, Any]]:
+    return [json.loads(m.payload) for m in messages if m.topic.endswith(suffix)]
+
+
+def response(messages: list[Outbound]) -> dict[str, Any]:
+    [last] = [b for b in bodies(messages) if b["type"] == "response"]
+    return last
+
+
+def test_every_payload_carries_the_envelope() -> None:
+    service = make_service()
+    out = request(service, "wager", transaction="t1", seat=1, kind="blackjack", amount="25.00")
+    first = json.loads(out[0].payload)
+    assert {k: first[k] for k in ("schema", "id", "table", "seq", "ts")} == {
+        "schema": 1,
+        "id": "id-1",
+        "table": "bj1",
+        "seq": 1,
+        "ts": "2026-11-29T14:00:00.000Z",
+    }
+    assert [json.loads(m.payload)["seq"] for m in out] == list(range(1, len(out) + 1))
+    assert out[0].topic == "casino/bj1/event/round_opened"
+
+
+def test_a_good_request_gets_an_ok_response_with_its_transaction() -> None:
+    service = make_service()
+    out = request(service, "wager", transaction="abc", seat=2, kind="blackjack", amount="25.00")
+    assert response(out) | {"id": None, "seq": None, "ts": None} == {
+        "schema": 1,
+        "id": None,
+        "table": "bj1",
+        "seq": None,
+        "ts": None,
+        "type": "response",
+        "command": "wager",
+        "transaction": "abc",
+        "status": "ok",
+        "data": {},
+    }
+    assert out[-1].topic == "casino/bj1/response/wager"
+
+
+@pytest.mark.parametrize(
+    ("command", "payload", "code"),
+    [
+        ("wager", b"not json", "malformed_request"),
+        ("wager", b"[1]", "malformed_request"),
+        ("wager", b'{"seat": 1, "kind": "blackjack", "amount": 25}', "malformed_request"),
+        ("wager", b'{"seat": 9, "kind": "blackjack", "amount": "25"}', "wager_rejected"),
+        ("action", b'{"seat": 1, "action": "stand"}', "action_rejected"),
+        ("void", b"{}", "round_state"),
+        ("card", b'{"card": "QH"}', "no_unreadable_card"),
+        ("status", b'{"verbose": true}', "malformed_request"),
+        ("teleport", b"{}", "unknown_command"),
+    ],
+)
+def test_a_bad_request_gets_an_error_response_and_changes_nothing(
+    command: str, payload: bytes, code: str
+) -> None:
+    service = make_service()
+    before = service.engine.public_view()
+    out = service.on_request(command, payload)
+    assert len(out) == 1
+    body = json.loads(out[0].payload)
+    assert (body["status"], body["error"]["code"]) == ("error", code)
+    assert body["error"]["message"]
+    assert service.engine.public_view() == before
+
+
+def test_cards_from_the_shoe_settle_the_round_and_refresh_the_snapshot() -> None:
+    service = make_service()
+    request(service, "wager", seat=1, kind="blackjack", amount="25")
+    request(service, "wager", seat=1, kind="twenty_point_bonus", amount="10")
+    out = drawn(service, "KD 7S KH QH")  # seat 1: KD KH (any 20); dealer 7 up, QH down
+    [settled] = bodies(out, "/settlement")
+    assert (settled["outcome"], settled["won"], settled["review"]) == ("any_20", "40.00", False)
+    snapshot = bodies(out, "/round")[-1]
+    assert snapshot["round"]["dealer"]["cards"] == ["7S", None]
+    assert snapshot["settlements"] == [
+        {k: v for k, v in settled.items() if k not in ("schema", "id", "table", "seq", "ts")}
+    ]
+    assert out[-1].retain is True
+
+
+def test_the_hole_card_is_in_no_message_before_its_reveal() -> None:
+    service = make_service()
+    request(service, "wager", seat=1, kind="blackjack", amount="25")
+    out = drawn(service, "9D 7S 8C QH")
+    assert all(b"QH" not in m.payload for m in out)
+    out = request(service, "action", seat=1, action="stand")
+    revealed = bodies(out, "/event/hole_card_revealed")
+    assert [b["card"] for b in revealed] == ["QH"]
+
+
+def test_an_unreadable_card_holds_the_later_cards_until_it_is_entered() -> None:
+    service = make_service()
+    request(service, "wager", seat=1, kind="blackjack", amount="25")
+    request(service, "wager", seat=2, kind="blackjack", amount="25")
+    drawn(service, "9D")
+    out = service.on_shoe_event(shoe.CardUnreadable(seq=2), seen_at=SEEN)
+    assert [b["kind"] for b in bodies(out, "/notice/card_unreadable")] == ["card_unreadable"]
+    assert drawn(service, "7S 8C") == []  # held: they are not seat 2's and the dealer's yet
+    out = request(service, "card", transaction=7, card="5H")
+    assert response(out)["status"] == "ok"
+    dealt = [(b["seat"], b["card"]) for b in bodies(out, "/event/card_dealt")]
+    assert dealt == [(2, "5H"), (None, "7S"), (1, "8C")]
+
+
+def test_a_gap_in_the_round_flags_its_settlements_for_review() -> None:
+    service = make_service()
+    request(service, "wager", seat=1, kind="blackjack", amount="25")
+    request(service, "wager", seat=1, kind="twenty_point_bonus", amount="10")
+    drawn(service, "KD 7S")
+    out = service.on_shoe_event(shoe.SequenceGap(expected=3, got=5), seen_at=SEEN)
+    assert [b["kind"] for b in bodies(out, "/notice/sequence_gap")] == ["sequence_gap"]
+    out = drawn(service, "KH QH")
+    [settled] = bodies(out, "/settlement")
+    assert settled["review"] is True
+    assert bodies(out, "/round")[-1]["review"] == ["sequence_gap"]
+
+
+def test_a_reconnect_mid_round_flags_it_and_between_rounds_does_not() -> None:
+    service = make_service()
+    service.on_link_event(Connected("/dev/pts/9"))
+    out = service.on_link_event(Reconnected("/dev/pts/9", outage=2.0, attempts=3))
+    assert bodies(out, "/notice/reader_reconnected") == []
+    request(service, "wager", seat=1, kind="blackjack", amount="25")
+    drawn(service, "KD")
+    service.on_link_event(Disconnected("/dev/pts/9", "EIO", 5, 0.1))
+    out = service.on_link_event(Reconnected("/dev/pts/9", outage=2.0, attempts=3))
+    assert [b["kind"] for b in bodies(out, "/notice/reader_reconnected")] == ["reader_reconnected"]
+    assert service.review == ["reader_reconnected"]
+    state = bodies(out, "/state")[-1]
+    assert state["reader"]["link"] == "connected"
+
+
+def test_status_reports_the_reader_and_the_round() -> None:
+    service = make_service()
+    service.on_shoe_event(shoe.DeviceIdentity("Acme", "S1", "0042", "1.2.0"), seen_at=SEEN)
+    out = request(service, "status", transaction="s")
+    data = response(out)["data"]
+    assert data["reader"]["identity"] == {
+        "vendor": "Acme",
+        "model": "S1",
+        "serial_number": "0042",
+        "firmware": "1.2.0",
+    }
+    assert data["round"]["round"] is None
