@@ -30,7 +30,22 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print every output (cards, hands, round ends), not only settlements and notices",
     )
+    asyncapi_cmd = commands.add_parser(
+        "asyncapi",
+        help="print the AsyncAPI 3.0 document of every topic and payload",
+        description="Print the AsyncAPI 3.0 document (JSON) of every MQTT topic and payload.",
+    )
+    asyncapi_cmd.add_argument(
+        "--base-topic", default="shoe2mqtt", help="the base topic (default: shoe2mqtt)"
+    )
     return parser
+
+
+def _asyncapi(base_topic: str, out: TextIO) -> int:
+    from daemon.asyncapi import build
+
+    out.write(json.dumps(build(base=base_topic), indent=2) + "\n")
+    return 0
 
 
 def _replay(path: str, *, everything: bool, out: TextIO, err: TextIO) -> int:
@@ -59,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "replay":
         return _replay(args.file, everything=args.everything, out=sys.stdout, err=sys.stderr)
+    if args.command == "asyncapi":
+        return _asyncapi(args.base_topic, sys.stdout)
     return 2  # pragma: no cover - argparse rejects unknown commands first
 
 

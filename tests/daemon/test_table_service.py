@@ -19,14 +19,17 @@ from tests.rules.tables import make_config
 SEEN = "2026-11-29T14:00:00.000Z"
 
 
-def make_service(game: str = "blackjack", **overrides: Any) -> TableService:
+def make_service(
+    game: str = "blackjack", *, readable_ids: bool = True, **overrides: Any
+) -> TableService:
+    """A service with a fixed clock; `readable_ids` numbers event ids id-1, id-2, ..."""
     ids = count(1)
     envelopes = Envelopes(
         overrides.get(
             "id", {"blackjack": "bj1", "double_attack": "da1", "triple_attack": "ta1"}[game]
         ),
         clock=lambda: datetime(2026, 11, 29, 14, 0, tzinfo=UTC),
-        new_id=lambda: f"id-{next(ids)}",
+        new_id=(lambda: f"id-{next(ids)}") if readable_ids else None,
     )
     return TableService(make_config(game, **overrides), Topics("casino"), envelopes)
 

@@ -1,0 +1,82 @@
+"""docs/asyncapi.json describes every topic and payload the daemon sends, and stays current."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import jsonschema
+import pytest
+
+from daemon.asyncapi import build
+from drivers import events as shoe
+from tests.daemon.test_table_service import SEEN, drawn, make_service, request
+
+if TYPE_CHECKING:
+    from daemon.envelope import Outbound
+
+DOC = Path(__file__).parents[2] / "docs" / "asyncapi.json"
+
+
+def test_the_published_document_is_what_the_code_builds() -> None:
+    """Regenerate it with `uv run shoe2mqtt asyncapi > docs/asyncapi.json`."""
+    assert json.loads(DOC.read_text(encoding="utf-8")) == build()
+
+
+def _schema_for(topic: str, document: dict[str, Any]) -> dict[str, Any]:
+    for channel in document["channels"].values():
+        pattern = (
+            re.escape(channel["address"])
+            .replace(r"\{table\}", "[a-z0-9_-]+")
+            .replace(r"\{kind\}", "[a-z0-9_]+")
+            .replace(r"\{command\}", "[a-z0-9_]+")
+        )
+        if re.fullmatch(pattern, topic):
+            [message] = channel["messages"].values()
+            return dict(message["payload"])
+    pytest.fail(f"no channel in docs/asyncapi.json for topic {topic!r}")
+
+
+def _check(messages: list[Outbound]) -> int:
+    document = build(base="casino")
+    for message in messages:
+        jsonschema.validate(json.loads(message.payload), _schema_for(message.topic, document))
+    return len(messages)
+
+
+@pytest.mark.parametrize("game", ["blackjack", "double_attack", "triple_attack"])
+def test_every_message_of_a_round_matches_its_channel_schema(game: str) -> None:
+    service = make_service(game, readable_ids=False)
+    main = {"blackjack": "blackjack", "double_attack": "initial", "triple_attack": "first_attack"}[
+        game
+    ]
+    bonus = {
+        "blackjack": "twenty_point_bonus",
+        "double_attack": "optional_bonus",
+        "triple_attack": None,
+    }[game]
+    out = service.on_link_event(shoe.NewShoe())  # not a link event: a state refresh
+    out += service.on_shoe_event(shoe.DeviceIdentity("Acme", "S1", "7", "1.0"), seen_at=SEEN)
+    out += service.on_shoe_event(shoe.NewShoe(), seen_at=SEEN)
+    out += drawn(service, "2C")  # burn
+    for seat in (1, 4):
+        out += request(service, "wager", transaction=seat, seat=seat, kind=main, amount="20.00")
+        if bonus:
+            out += request(service, "wager", seat=seat, kind=bonus, amount="5.00")
+    out += drawn(service, "QH 9S 6D QH 8C 9H" if game != "double_attack" else "6D QH 9S QH 8C 9H")
+    out += service.on_shoe_event(shoe.SequenceGap(expected=9, got=11), seen_at=SEEN)
+    out += request(service, "action", seat=1, action="stand")
+    out += request(service, "action", seat=4, action="hit")
+    out += drawn(service, "5C")
+    out += request(service, "action", seat=4, action="stand")
+    out += drawn(service, "KD")
+    out += request(service, "status", transaction="s")
+    out += request(service, "teleport")
+    out += service.on_shoe_event(shoe.CardUnreadable(seq=20), seen_at=SEEN)
+    out += service.on_shoe_event(shoe.FaultSet("jam", 3), seen_at=SEEN)
+    out += service.on_shoe_event(shoe.CutCardReached(), seen_at=SEEN)
+    topics = {m.topic.split("/", 2)[2] for m in out}
+    assert {"settlement", "round", "state", "response/wager", "notice/sequence_gap"} <= topics
+    assert _check(out) == len(out)
