@@ -19,6 +19,11 @@ class Suit(enum.Enum):
     DIAMONDS = "D"
     CLUBS = "C"
 
+    # Members are singletons compared by identity, so the identity hash keeps Enum's
+    # contract; it is computed in C, where Enum's hash of the name is a Python call made
+    # for every card counted out of the shoe.
+    __hash__ = object.__hash__
+
     @property
     def colour(self) -> Colour:
         return Colour.RED if self in (Suit.HEARTS, Suit.DIAMONDS) else Colour.BLACK
@@ -46,16 +51,18 @@ class Rank(enum.Enum):
     QUEEN = "Q"
     KING = "K"
 
-    @property
-    def points(self) -> int:
-        return _POINTS[self]
+    __hash__ = object.__hash__  # as Suit's
+    # Set once per member below: a plain attribute, because the engine reads it for every
+    # card of every hand total (a property with a dict lookup cost a third of `apply`).
+    points: int
 
     @property
     def is_ten_value(self) -> bool:
-        return _POINTS[self] == 10
+        return self.points == 10
 
 
-_POINTS = {rank: min(index + 1, 10) for index, rank in enumerate(Rank)}
+for _index, _rank in enumerate(Rank):
+    _rank.points = min(_index + 1, 10)
 _RANK_ALIASES = {"T": Rank.TEN}
 
 
@@ -108,13 +115,18 @@ class DeckKind(enum.Enum):
 
     @property
     def ranks(self) -> tuple[Rank, ...]:
-        if self is DeckKind.SPANISH:
-            return tuple(rank for rank in Rank if rank is not Rank.TEN)
-        return tuple(Rank)
+        return _DECK_RANKS[self]
 
     @property
     def size(self) -> int:
         return len(self.ranks) * len(Suit)
+
+
+# Computed once: the engine checks every card against its deck kind.
+_DECK_RANKS = {
+    DeckKind.STANDARD: tuple(Rank),
+    DeckKind.SPANISH: tuple(rank for rank in Rank if rank is not Rank.TEN),
+}
 
 
 def deck(kind: DeckKind) -> list[Card]:

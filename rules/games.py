@@ -29,6 +29,9 @@ class WagerKind(enum.Enum):
     SECOND_ATTACK = "second_attack"  # 13:69F-36.5
     THIRD_ATTACK = "third_attack"  # 13:69F-36.5
 
+    # Identity hash, computed in C (see cards.Suit): wager kinds key every stakes dict.
+    __hash__ = object.__hash__
+
 
 ATTACK_WAGERS = (WagerKind.FIRST_ATTACK, WagerKind.SECOND_ATTACK, WagerKind.THIRD_ATTACK)
 

@@ -24,9 +24,14 @@ class HandValue:
 
 
 def hand_value(cards: Sequence[Card]) -> HandValue:
-    hard = sum(card.points for card in cards)
+    hard = 0
+    aces = False
+    for card in cards:  # a plain loop: this runs for every card the engine sees
+        points = card.rank.points
+        hard += points
+        aces = aces or points == 1
     # One ace counted as 11 adds 10; two would add 20 and always bust.
-    if hard <= 11 and any(card.points == 1 for card in cards):
+    if hard <= 11 and aces:
         return HandValue(hard + 10, soft=True)
     return HandValue(hard, soft=False)
 
