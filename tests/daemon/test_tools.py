@@ -1,0 +1,166 @@
+"""The engineer's tools: `listen` against the emulated shoe, `emulate` as a real process,
+`ports`, and the messages a wrong option gets."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import json
+import signal
+import subprocess
+import sys
+from typing import TYPE_CHECKING
+
+import pytest
+
+from daemon import tools
+from drivers.emulator import EmulatedShoe, EmulatorSettings
+from tests.drivers.usb_backend import FakeShoeBackend
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="shoe2mqtt")
+    tools.register(parser.add_subparsers(dest="command", required=True))
+    return parser.parse_args(argv)
+
+
+def json_lines(text: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in text.splitlines()]
+
+
+async def listen(argv: list[str], options: tools.ListenOptions) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    async with asyncio.timeout(10):
+        code = await tools.listen(parse(["listen", *argv]), out, err, options)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("protocol", ["reference", "enq"])
+async def test_listen_prints_the_emulated_shoe_as_json_lines(protocol: str) -> None:
+    settings = EmulatorSettings(protocol=protocol, script="BURN 7C QH 10S CUT 5D")  # type: ignore[arg-type]
+    async with EmulatedShoe(settings) as shoe:
+        options = tools.ListenOptions(raw=True, count=6)
+        listening = asyncio.create_task(listen(["--driver", protocol, shoe.path], options))
+        await asyncio.wait_for(shoe.wait_for_host(), 5)
+        await shoe.run()
+        code, out, err = await listening
+    assert (code, err) == (0, "")
+    records = json_lines(out)
+    assert records[:2] == [
+        {"type": "Connecting", "endpoint": shoe.path, "attempt": 1},
+        {"type": "Connected", "endpoint": shoe.path},
+    ]
+    cards = [(r["card"], r["burned"]) for r in records if r["type"] == "CardDrawn"]
+    assert cards == [("7C", True), ("QH", False), ("10S", False), ("5D", False)]
+    assert {"type": "CutCardReached"} in records
+    raw = [r for r in records if r["type"] == "raw"]
+    assert raw
+    assert all(isinstance(r["hex"], str) for r in raw)
+    greeting = "DeviceIdentity" if protocol == "reference" else "CommunicationStarted"
+    assert greeting in [r["type"] for r in records]
+
+
+async def test_listen_says_what_to_fix_for_a_wrong_driver_or_port(tmp_path: Path) -> None:
+    code, _, err = await listen(["--driver", "acme", "/dev/ttyUSB0"], tools.ListenOptions())
+    assert code == 2
+    assert "no shoe driver named 'acme'; known drivers: enq, reference" in err
+    missing = str(tmp_path / "ttyUSB9")
+    code, _, err = await listen(["--driver", "enq", missing], tools.ListenOptions())
+    assert code == 1
+    assert f"no such serial port {missing}: check `shoe2mqtt ports`" in err
+    code, _, err = await listen(["--driver", "enq"], tools.ListenOptions())
+    assert code == 2
+    assert "either a serial port or --tcp" in err
+    code, _, err = await listen(["--driver", "enq", "--tcp", "nohost"], tools.ListenOptions())
+    assert code == 2
+    assert "HOST:PORT" in err
+
+
+def test_event_records_write_cards_as_the_rules_core_does() -> None:
+    from drivers.events import CardDrawn, VendorMessage
+
+    assert tools.event_record(CardDrawn("10", "S", seq=4)) == {
+        "type": "CardDrawn",
+        "card": "10S",
+        "seq": 4,
+        "burned": False,
+        "origin": "dealt",
+    }
+    assert tools.event_record(VendorMessage("M", b"\x01\x02")) == {
+        "type": "VendorMessage",
+        "code": "M",
+        "data": "01 02",
+    }
+
+
+async def test_emulate_runs_as_a_process_prints_its_port_and_stops_on_sigterm(
+    tmp_path: Path,
+) -> None:
+    link = tmp_path / "shoe0"
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "daemon.tools",
+        "emulate",
+        "--seed",
+        "5",
+        "--pace",
+        "50",
+        "--link",
+        str(link),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None
+        async with asyncio.timeout(10):
+            port = (await process.stdout.readline()).decode().strip()
+            assert port.startswith("port: /dev/pts/")
+            assert (await process.stdout.readline()).decode().strip() == f"link: {link}"
+            assert (await process.stdout.readline()).decode().strip() == "seed: 5"
+        options = tools.ListenOptions(count=4)
+        code, out, _ = await listen(["--driver", "reference", str(link)], options)
+        assert code == 0
+        assert [r["type"] for r in json_lines(out)][2:3] == ["DeviceIdentity"]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        async with asyncio.timeout(10):
+            _, stderr = await process.communicate()
+    assert process.returncode == 0, stderr.decode()
+    assert not link.exists()  # the virtual cable is gone with the process
+
+
+def test_emulate_refuses_impossible_options_before_opening_anything(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert tools.main(["emulate", "--drop", "1.5"]) == 2
+    assert "drop=1.5: must be a rate from 0 to 1" in capsys.readouterr().err
+    assert tools.main(["emulate", "--cards", "QH ZZ"]) == 2
+    assert "not a card" in capsys.readouterr().err
+
+
+def test_ports_lists_serial_ports_and_says_when_usb_cannot_be_listed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert tools.main(["ports", "--json"]) == 0
+    records = json_lines(capsys.readouterr().out)
+    assert all(r["kind"] in {"serial", "usb", "note"} for r in records)
+    assert tools.main(["ports"]) == 0
+    assert "serial ports" in capsys.readouterr().out
+    assert tools.main(["ports", "--usb-id", "xyz"]) == 2
+    assert "VID:PID in hex" in capsys.readouterr().err
+
+
+def test_usb_devices_with_a_known_or_requested_id_are_listed() -> None:
+    backend = FakeShoeBackend(vendor_id=0x1209, product_id=0x5E0E)
+    found, note = tools.usb_devices({(0x1209, 0x5E0E): "asked for"}, backend=backend)
+    assert note is None
+    assert [(d["vid"], d["pid"], d["description"]) for d in found] == [
+        ("1209", "5e0e", "asked for")
+    ]
+    assert tools.usb_devices({}, backend=backend) == ([], None)
