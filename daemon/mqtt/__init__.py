@@ -1,0 +1,36 @@
+"""The daemon's MQTT side: settings, an outbox that loses nothing, and a self-healing link."""
+
+from daemon.mqtt.errors import InvalidMessage, MqttLinkError, MqttSettingsError, OutboxFull
+from daemon.mqtt.link import (
+    InboundMessage,
+    LinkState,
+    LinkStateChange,
+    MqttLink,
+    OnMessage,
+    OnStateChange,
+)
+from daemon.mqtt.outbox import MemoryOutbox, MessageId, OutboundMessage, Outbox, QoS, QueuedMessage
+from daemon.mqtt.secret import Secret
+from daemon.mqtt.settings import MqttSettings, TlsSettings
+
+__all__ = [
+    "InboundMessage",
+    "InvalidMessage",
+    "LinkState",
+    "LinkStateChange",
+    "MemoryOutbox",
+    "MessageId",
+    "MqttLink",
+    "MqttLinkError",
+    "MqttSettings",
+    "MqttSettingsError",
+    "OnMessage",
+    "OnStateChange",
+    "OutboundMessage",
+    "Outbox",
+    "OutboxFull",
+    "QoS",
+    "QueuedMessage",
+    "Secret",
+    "TlsSettings",
+]

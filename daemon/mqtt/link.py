@@ -1,0 +1,357 @@
+"""The daemon's one connection to its broker: connect, announce, listen, drain, reconnect.
+
+aiomqtt gives one connection and neither reconnects nor buffers, so both live here. Each
+connection is a fresh `aiomqtt.Client` (and so a fresh paho client): paho would otherwise
+resend its own copy of an in-flight message after a reconnect, behind the outbox's back.
+
+Per connection, in this order: subscribe to the request filters, publish `online` retained
+on `<base>/bridge/state`, then run two named tasks in a TaskGroup, one handing received
+messages to `on_message` and one publishing the outbox oldest first. aiomqtt signals a lost
+connection by ending the message iteration with `MqttError` (or by failing a publish); the
+publisher is then cancelled, and its unacknowledged message stays at the head of the outbox
+for the next connection. The broker publishes the Last Will (`offline`, retained) if the
+process or its socket dies; a clean stop publishes `offline` itself, because a graceful
+DISCONNECT discards the will.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import random
+import ssl
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterable,
+    Sequence,
+)
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, NoReturn, Self
+
+import aiomqtt
+import structlog
+from paho.mqtt.reasoncodes import ReasonCode
+
+from drivers.backoff import Backoff
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from daemon.mqtt.outbox import Outbox
+    from daemon.mqtt.settings import MqttSettings
+
+ONLINE: Final = b"online"
+OFFLINE: Final = b"offline"
+# How long one broker round trip (CONNACK, SUBACK, PUBACK) may take before the connection
+# counts as broken and is replaced; a stalled broker then behaves like a lost one.
+_OPERATION_TIMEOUT: Final = 10.0
+# How long a clean stop waits to tell the displays `offline` before giving up on it.
+_GOODBYE_TIMEOUT: Final = 2.0
+_REQUEST_QOS: Final = 1
+_log = structlog.get_logger()
+
+
+class LinkState(enum.Enum):
+    CONNECTING = "connecting"
+    CONNECTED = "connected"
+    DISCONNECTED = "disconnected"
+
+
+@dataclass(frozen=True, slots=True)
+class LinkStateChange:
+    """What the link just did; `reason` and `retry_in` (seconds) say why and what next.
+
+    `retry_in` is None when the link stopped for good (a clean shutdown).
+    """
+
+    state: LinkState
+    reason: str | None = None
+    retry_in: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InboundMessage:
+    """A message from one of the subscriptions, free of aiomqtt's and paho's types."""
+
+    topic: str
+    payload: bytes
+    retain: bool
+
+
+OnMessage = Callable[[InboundMessage], Awaitable[None]]
+OnStateChange = Callable[[LinkStateChange], None]
+
+
+class MqttLink:
+    """Keeps the daemon connected to its broker for as long as it runs.
+
+    Either start `run()` in the daemon's TaskGroup (preferred: an unexpected error then
+    stops the daemon instead of going unnoticed), or use `async with MqttLink(...)`, which
+    runs it in a named task until the block ends. Cancelling is the clean stop.
+    """
+
+    def __init__(
+        self,
+        settings: MqttSettings,
+        outbox: Outbox,
+        *,
+        on_message: OnMessage | None = None,
+        subscriptions: Iterable[str] = (),
+        on_state_change: OnStateChange | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._settings = settings
+        self._outbox = outbox
+        self._on_message = on_message
+        self._subscriptions = tuple(subscriptions)
+        for topic_filter in self._subscriptions:
+            if not isinstance(topic_filter, str) or not topic_filter:
+                raise ValueError(f"subscriptions: {topic_filter!r} is not a topic filter")
+        if self._subscriptions and on_message is None:
+            raise ValueError("subscriptions without on_message would drop every request")
+        self._on_state_change = on_state_change
+        # Jitter needs no cryptographic randomness, only hosts that do not agree with each other.
+        self._rng = random.Random() if rng is None else rng  # noqa: S311 - jitter, not a secret
+        self._state = LinkState.DISCONNECTED
+        self._runner: asyncio.Task[NoReturn] | None = None
+
+    @property
+    def state(self) -> LinkState:
+        return self._state
+
+    async def run(self) -> NoReturn:
+        """Connect and reconnect, forever; returns only by cancellation (or a bug)."""
+        backoff = Backoff(self._settings.reconnect, self._rng)
+        try:
+            while True:
+                self._change(LinkStateChange(LinkState.CONNECTING))
+                reason = await self._connect_and_serve(backoff)
+                # A stop that arrived as the connection failed may have been swallowed on
+                # the way out (an aiomqtt timeout raised over our CancelledError).
+                _raise_if_cancelled()
+                delay = backoff.next_delay()
+                self._change(LinkStateChange(LinkState.DISCONNECTED, reason, delay))
+                await asyncio.sleep(delay)
+        finally:
+            if self._state is not LinkState.DISCONNECTED:
+                self._change(LinkStateChange(LinkState.DISCONNECTED, "stopped"))
+
+    async def __aenter__(self) -> Self:
+        if self._runner is not None:
+            raise RuntimeError("this MqttLink is already running")
+        self._runner = asyncio.create_task(self.run(), name="mqtt-link")
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        runner, self._runner = self._runner, None
+        assert runner is not None  # __aenter__ ran
+        runner.cancel()
+        # wait(), not await: the runner's CancelledError is expected, ours must still propagate.
+        await asyncio.wait([runner])
+        if not runner.cancelled() and (error := runner.exception()) is not None:
+            raise error
+
+    async def _connect_and_serve(self, backoff: Backoff) -> str:
+        """One connection, from attempt to loss; returns why it ended."""
+        try:
+            async with _connection(self._new_client()) as client:
+                try:
+                    await self._announce(client)
+                    backoff.reset()
+                    self._change(LinkStateChange(LinkState.CONNECTED))
+                    return await self._serve(client)
+                except asyncio.CancelledError:
+                    await _say_goodbye(client, self._settings.state_topic)
+                    raise
+        except aiomqtt.MqttError as exc:
+            return _describe(exc)
+
+    async def _serve(self, client: aiomqtt.Client) -> str:
+        """Receive and publish until either side finds the connection lost; say why.
+
+        The two tasks report a lost connection through `lost` and return, rather than
+        raising into the TaskGroup: on Python 3.11 a TaskGroup whose child fails leaves
+        its own cancel request counted on this task forever, and `_raise_if_cancelled`
+        would then mistake every later round trip for a stop.
+        """
+        lost: asyncio.Future[aiomqtt.MqttError] = asyncio.get_running_loop().create_future()
+        async with asyncio.TaskGroup() as tasks:
+            receiving = tasks.create_task(
+                _reporting_loss(self._hand_over_messages(client), lost), name="mqtt-receive"
+            )
+            publishing = tasks.create_task(
+                _reporting_loss(self._drain_outbox(client), lost), name="mqtt-publish"
+            )
+            error = await lost
+            receiving.cancel()
+            publishing.cancel()
+        return _describe(error)
+
+    def _new_client(self) -> aiomqtt.Client:
+        settings = self._settings
+        tls = settings.tls
+        return aiomqtt.Client(
+            settings.host,
+            settings.port,
+            identifier=settings.client_id,
+            keepalive=settings.keepalive,
+            username=settings.username,
+            password=None if settings.password is None else settings.password.reveal(),
+            will=aiomqtt.Will(settings.state_topic, OFFLINE, qos=1, retain=True),
+            timeout=_OPERATION_TIMEOUT,
+            tls_params=None
+            if tls is None
+            else aiomqtt.TLSParameters(
+                ca_certs=None if tls.ca_file is None else str(tls.ca_file),
+                certfile=None if tls.cert_file is None else str(tls.cert_file),
+                keyfile=None if tls.key_file is None else str(tls.key_file),
+                cert_reqs=ssl.CERT_NONE if tls.insecure else ssl.CERT_REQUIRED,
+            ),
+            # paho's name: True skips the host name check; verification stays on otherwise.
+            tls_insecure=None if tls is None else tls.insecure,
+        )
+
+    async def _announce(self, client: aiomqtt.Client) -> None:
+        # Subscribe first: once a display sees `online`, requests it sends are heard.
+        if self._subscriptions:
+            codes: Sequence[int | ReasonCode] = await client.subscribe(
+                [(f, _REQUEST_QOS) for f in self._subscriptions]
+            )
+            refused = [
+                topic_filter
+                for topic_filter, code in zip(self._subscriptions, codes, strict=True)
+                if _is_failure(code)
+            ]
+            _raise_if_cancelled()
+            if refused:
+                # Reconnecting would not change the broker's ACL; say so loudly and go on.
+                _log.error("mqtt.subscription_refused", topic_filters=refused)
+        await client.publish(self._settings.state_topic, ONLINE, qos=1, retain=True)
+        _raise_if_cancelled()
+
+    async def _hand_over_messages(self, client: aiomqtt.Client) -> None:
+        # Ends with MqttError when the connection is lost: that is how aiomqtt reports it.
+        async for message in client.messages:
+            inbound = InboundMessage(
+                topic=message.topic.value,
+                payload=_payload_bytes(message.payload),
+                retain=message.retain,
+            )
+            assert self._on_message is not None  # no subscriptions, no messages
+            try:
+                await self._on_message(inbound)
+            except Exception:  # noqa: BLE001 - one bad request must not take the table's link down
+                _log.exception("mqtt.on_message_failed", topic=inbound.topic)
+
+    async def _drain_outbox(self, client: aiomqtt.Client) -> None:
+        # One message in flight at a time: order survives any reconnect, and a table sends
+        # a few messages per round, far below one broker round trip each.
+        while True:
+            queued = await self._outbox.next_pending()
+            message = queued.message
+            await client.publish(
+                message.topic, message.payload, qos=message.qos, retain=message.retain
+            )
+            self._outbox.ack(queued.message_id)  # the broker has it, cancelled or not
+            _raise_if_cancelled()
+
+    def _change(self, change: LinkStateChange) -> None:
+        self._state = change.state
+        settings = self._settings
+        if change.state is LinkState.CONNECTING:
+            _log.info(
+                "mqtt.connecting",
+                host=settings.host,
+                port=settings.port,
+                client_id=settings.client_id,
+                tls=settings.tls is not None,
+                username=settings.username,
+            )
+        elif change.state is LinkState.CONNECTED:
+            _log.info("mqtt.connected", host=settings.host, port=settings.port)
+        else:
+            _log.warning("mqtt.disconnected", reason=change.reason, retry_in=change.retry_in)
+        if self._on_state_change is not None:
+            self._on_state_change(change)
+
+
+@contextlib.asynccontextmanager
+async def _connection(client: aiomqtt.Client) -> AsyncIterator[aiomqtt.Client]:
+    """`async with client`, safe to cancel while connecting.
+
+    paho connects in a worker thread that cancellation cannot interrupt; cancelling
+    aiomqtt's `__aenter__` would leave that thread to open a socket nobody closes. So the
+    attempt is shielded, and on cancellation awaited (bounded by the connect timeouts)
+    and, if it succeeded, closed before the cancellation goes on.
+    """
+    attempt = asyncio.ensure_future(client.__aenter__())
+    try:
+        await asyncio.shield(attempt)
+    except asyncio.CancelledError:
+        with contextlib.suppress(aiomqtt.MqttError):
+            await attempt
+            await client.__aexit__(None, None, None)
+        raise
+    async with contextlib.AsyncExitStack() as stack:
+        stack.push_async_exit(client)
+        yield client
+
+
+async def _reporting_loss(
+    work: Coroutine[None, None, None], lost: asyncio.Future[aiomqtt.MqttError]
+) -> None:
+    try:
+        await work
+    except aiomqtt.MqttError as exc:
+        if not lost.done():
+            lost.set_result(exc)
+
+
+async def _say_goodbye(client: aiomqtt.Client, state_topic: str) -> None:
+    try:
+        await client.publish(state_topic, OFFLINE, qos=1, retain=True, timeout=_GOODBYE_TIMEOUT)
+    except aiomqtt.MqttError as exc:
+        # The broker is gone too; the will it holds says `offline` when it notices.
+        _log.warning("mqtt.goodbye_failed", reason=_describe(exc))
+
+
+def _raise_if_cancelled() -> None:
+    """Honour a cancellation that aiomqtt's `asyncio.wait_for` swallowed.
+
+    On Python 3.11, `wait_for` returns the result when it arrives in the same loop
+    iteration as a cancellation, and the cancellation is lost (CPython gh-86296, fixed in
+    3.12). The task still counts the request, so checking after each broker round trip
+    keeps a stopping link from carrying on (and its owner from waiting forever).
+    """
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
+def _is_failure(code: int | ReasonCode) -> bool:
+    # MQTT 3.1.1 section 3.9.3: a SUBACK return code of 0x80 or more refuses the filter.
+    value: int = code.value if isinstance(code, ReasonCode) else code
+    return value >= 0x80
+
+
+def _payload_bytes(payload: object) -> bytes:
+    # paho always delivers bytes; aiomqtt's annotation is wider than what it hands over.
+    if isinstance(payload, bytes | bytearray):
+        return bytes(payload)
+    return b"" if payload is None else str(payload).encode()
+
+
+def _describe(error: BaseException) -> str:
+    """aiomqtt's error and, when it has one, the underlying reason it wraps."""
+    text = str(error) or type(error).__name__
+    cause = error.__cause__
+    return f"{text}: {cause}" if cause is not None and str(cause) else text

@@ -1,0 +1,186 @@
+"""Messages waiting for the broker, kept until the broker has acknowledged them.
+
+The link takes the oldest pending message, publishes it, and acknowledges it to the outbox
+only when `publish` has returned: with QoS 1, aiomqtt returns after the broker's PUBACK
+(QoS 2: PUBCOMP; QoS 0: once written to the socket). A message in flight when the link
+drops is therefore still the oldest pending one and is sent again, first, after the
+reconnect: order is kept, nothing is lost, and a subscriber may see a message twice, which
+is what QoS 1 promises. Consumers deduplicate on the id inside the payload.
+
+`Outbox` is the interface the link depends on; `MemoryOutbox` implements it now, and a
+durable SQLite outbox will implement it later so that queued settlements survive a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import itertools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, Literal, NewType, Protocol
+
+import structlog
+
+from daemon.mqtt.errors import InvalidMessage, OutboxFull
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+QoS = Literal[0, 1, 2]
+MessageId = NewType("MessageId", int)
+"""Opaque to callers: the memory outbox counts, a SQLite outbox will use its row id."""
+
+_MAX_TOPIC_BYTES: Final = 65535  # MQTT strings carry a 16-bit length
+DEFAULT_CAPACITY: Final = 10_000
+_log = structlog.get_logger()
+
+
+@dataclass(frozen=True, slots=True)
+class OutboundMessage:
+    """One MQTT publication as the daemon means it; checked before it can be queued.
+
+    A malformed topic would be refused by the broker, and the link would then retry the
+    same head-of-line message forever; refusing it here puts the error where the bug is.
+    """
+
+    topic: str
+    payload: bytes
+    qos: QoS = 1
+    retain: bool = False
+
+    def __post_init__(self) -> None:
+        topic = self.topic
+        if not isinstance(topic, str) or not topic:
+            raise InvalidMessage("topic", "must be a non-empty string", topic=str(topic))
+        if any(char in topic for char in "+#\0") or len(topic.encode()) > _MAX_TOPIC_BYTES:
+            raise InvalidMessage(
+                "topic", "must not contain wildcards (+, #) or NUL, nor exceed 64 KiB", topic=topic
+            )
+        if not isinstance(self.payload, bytes):
+            raise InvalidMessage("payload", "must be bytes (encode JSON first)", topic=topic)
+        if self.qos not in (0, 1, 2):
+            raise InvalidMessage("qos", "must be 0, 1 or 2", topic=topic)
+        if not isinstance(self.retain, bool):
+            raise InvalidMessage("retain", "must be true or false", topic=topic)
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedMessage:
+    """A message the outbox holds, with the id to acknowledge it by."""
+
+    message_id: MessageId
+    message: OutboundMessage
+
+
+class Outbox(Protocol):
+    """An ordered, bounded queue of messages that leave only when the broker has them.
+
+    Used from the event loop's thread only. `put` never drops: when `capacity` messages
+    already wait, it raises `OutboxFull` and the caller keeps the message (for a
+    settlement: in its journal, and it stops opening rounds). Crossing `high_water` is
+    announced beforehand, so the pit hears about a missing broker long before that.
+    """
+
+    @property
+    def capacity(self) -> int: ...
+
+    @property
+    def high_water(self) -> int: ...
+
+    def put(self, message: OutboundMessage) -> MessageId:
+        """Queue at the end; raises `OutboxFull` rather than dropping anything."""
+        ...
+
+    def peek(self) -> QueuedMessage | None:
+        """The oldest unacknowledged message, or None when the outbox is empty."""
+        ...
+
+    async def next_pending(self) -> QueuedMessage:
+        """Wait (without polling) until a message is pending; return the oldest."""
+        ...
+
+    def ack(self, message_id: MessageId) -> None:
+        """The broker has it: remove it. Acknowledging twice, or an unknown id, is a no-op."""
+        ...
+
+    def __len__(self) -> int:
+        """How many messages still wait for the broker's acknowledgement."""
+        ...
+
+
+class MemoryOutbox:
+    """The `Outbox` in memory: lost when the process exits, so only until SQLite lands.
+
+    `on_high_water(length, capacity)` is called once when the length reaches `high_water`
+    (default: 80 % of capacity), and again only after the outbox has drained to half of
+    that mark, so a link flapping around the mark does not flood the pit with notices.
+    """
+
+    def __init__(
+        self,
+        capacity: int = DEFAULT_CAPACITY,
+        *,
+        high_water: int | None = None,
+        on_high_water: Callable[[int, int], None] | None = None,
+    ) -> None:
+        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
+            raise ValueError(f"capacity must be a whole number of messages from 1, not {capacity}")
+        mark = max(1, capacity * 4 // 5) if high_water is None else high_water
+        if isinstance(mark, bool) or not isinstance(mark, int) or not 1 <= mark <= capacity:
+            raise ValueError(f"high_water must be from 1 to capacity ({capacity}), not {mark}")
+        self._capacity = capacity
+        self._high_water = mark
+        self._on_high_water = on_high_water
+        self._above_high_water = False
+        self._pending: collections.deque[QueuedMessage] = collections.deque()
+        self._ids = (MessageId(n) for n in itertools.count(1))
+        # Set whenever a message arrives; the publisher sleeps on it instead of polling.
+        self._arrived = asyncio.Event()
+
+    @property
+    def capacity(self) -> int:
+        return self._capacity
+
+    @property
+    def high_water(self) -> int:
+        return self._high_water
+
+    def put(self, message: OutboundMessage) -> MessageId:
+        if len(self._pending) >= self._capacity:
+            _log.error("mqtt.outbox.full", capacity=self._capacity, refused_topic=message.topic)
+            raise OutboxFull(capacity=self._capacity, topic=message.topic)
+        queued = QueuedMessage(next(self._ids), message)
+        self._pending.append(queued)
+        self._arrived.set()
+        if len(self._pending) >= self._high_water and not self._above_high_water:
+            self._above_high_water = True
+            _log.warning(
+                "mqtt.outbox.high_water", length=len(self._pending), capacity=self._capacity
+            )
+            if self._on_high_water is not None:
+                self._on_high_water(len(self._pending), self._capacity)
+        return queued.message_id
+
+    def peek(self) -> QueuedMessage | None:
+        return self._pending[0] if self._pending else None
+
+    async def next_pending(self) -> QueuedMessage:
+        while not self._pending:
+            self._arrived.clear()
+            await self._arrived.wait()
+        return self._pending[0]
+
+    def ack(self, message_id: MessageId) -> None:
+        if self._pending and self._pending[0].message_id == message_id:
+            self._pending.popleft()  # the usual case: the link acknowledges in order
+        else:
+            for queued in self._pending:
+                if queued.message_id == message_id:
+                    self._pending.remove(queued)
+                    break
+        if self._above_high_water and len(self._pending) <= self._high_water // 2:
+            self._above_high_water = False
+            _log.info("mqtt.outbox.below_high_water", length=len(self._pending))
+
+    def __len__(self) -> int:
+        return len(self._pending)
