@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import enum
 import random
+import socket
 import ssl
 from collections.abc import (
     AsyncIterator,
@@ -297,13 +298,44 @@ async def _connection(client: aiomqtt.Client) -> AsyncIterator[aiomqtt.Client]:
     try:
         await asyncio.shield(attempt)
     except asyncio.CancelledError:
-        with contextlib.suppress(aiomqtt.MqttError):
+        try:
             await attempt
-            await client.__aexit__(None, None, None)
+        except aiomqtt.MqttError as exc:
+            _close_sockets_left_in(exc)
+        else:
+            with contextlib.suppress(aiomqtt.MqttError):
+                await client.__aexit__(None, None, None)
+        raise
+    except aiomqtt.MqttError as exc:
+        _close_sockets_left_in(exc)
         raise
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_exit(client)
         yield client
+
+
+def _close_sockets_left_in(error: BaseException) -> None:
+    """Close the socket of a failed connection attempt that paho left open.
+
+    When a TLS handshake fails (an untrusted broker certificate), paho 2.2 raises from
+    `_ssl_wrap_socket` without closing the socket, which then lives on in the traceback
+    until some later garbage collection; a daemon retrying a misconfigured broker would
+    pile up half-closed sockets. The tracebacks of the error chain hold it: close it now.
+    """
+    pending: list[BaseException] = [error]
+    seen: set[int] = set()
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        frames = current.__traceback__
+        while frames is not None:
+            for value in frames.tb_frame.f_locals.values():
+                if isinstance(value, socket.socket):
+                    value.close()
+            frames = frames.tb_next
+        pending += [e for e in (current.__cause__, current.__context__) if e is not None]
 
 
 async def _reporting_loss(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import socket
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,6 +70,33 @@ class TlsSettings:
             )
         if not isinstance(self.insecure, bool):
             raise MqttSettingsError("mqtt.tls.insecure", "must be true or false")
+        self._load_into(ssl.create_default_context())
+
+    def _load_into(self, context: ssl.SSLContext) -> None:
+        """Load the files now: a bad PEM should stop the daemon at start, naming the file,
+        rather than fail every reconnection attempt for as long as it runs."""
+        if self.ca_file is not None:
+            try:
+                context.load_verify_locations(cafile=self.ca_file)
+            except ssl.SSLError as exc:
+                raise MqttSettingsError(
+                    "mqtt.tls.ca_file", f"{str(self.ca_file)!r} holds no PEM certificate ({exc})"
+                ) from None
+        if self.cert_file is not None:
+            blamed = "mqtt.tls.key_file" if self.key_file is not None else "mqtt.tls.cert_file"
+            try:
+                context.load_cert_chain(self.cert_file, self.key_file, password=_no_passphrase)
+            except ssl.SSLError as exc:
+                raise MqttSettingsError(
+                    blamed, f"the client certificate and key do not load as a pair ({exc})"
+                ) from None
+
+
+def _no_passphrase() -> str:
+    # Without this, OpenSSL would prompt on the terminal of a daemon that has none.
+    raise MqttSettingsError(
+        "mqtt.tls.key_file", "the key is encrypted; the daemon cannot type a passphrase"
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,7 +43,9 @@ class Mosquitto:
 
     host: Final = "127.0.0.1"
 
-    def __init__(self, directory: Path, *, persistence: bool) -> None:
+    def __init__(
+        self, directory: Path, *, persistence: bool, tls: Certificates | None = None
+    ) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.port = _free_port(self.host)
         self.directory = directory
@@ -60,6 +62,12 @@ class Mosquitto:
             # into tmp_path; naming the current user keeps it as it is.
             f"user {getpass.getuser()}",
         ]
+        if tls is not None:  # options of the listener above: TLS only, no client certificate
+            lines += [
+                f"cafile {tls.ca}",
+                f"certfile {tls.server_cert}",
+                f"keyfile {tls.server_key}",
+            ]
         self.config_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -107,10 +115,12 @@ class Mosquitto:
             return False
 
 
-def _broker(tmp_path: Path, *, persistence: bool) -> Iterator[Mosquitto]:
+def _broker(
+    tmp_path: Path, *, persistence: bool, tls: Certificates | None = None
+) -> Iterator[Mosquitto]:
     if shutil.which(MOSQUITTO) is None:
         pytest.fail(f"{MOSQUITTO} is missing: apt-get install mosquitto (scripts/test does)")
-    broker = Mosquitto(tmp_path / "mosquitto", persistence=persistence)
+    broker = Mosquitto(tmp_path / "mosquitto", persistence=persistence, tls=tls)
     broker.start()
     try:
         yield broker
@@ -132,6 +142,62 @@ def persistent_mosquitto(tmp_path: Path) -> Iterator[Mosquitto]:
     offline, so a test need not race the link to be subscribed first after a restart.
     """
     yield from _broker(tmp_path, persistence=True)
+
+
+@pytest.fixture
+def tls_mosquitto(tmp_path: Path, certificates: Certificates) -> Iterator[Mosquitto]:
+    """A broker speaking only TLS, with a certificate for 127.0.0.1 from `certificates.ca`."""
+    yield from _broker(tmp_path, persistence=False, tls=certificates)
+
+
+@dataclass(frozen=True)
+class Certificates:
+    """A throwaway CA, a server certificate it signed for 127.0.0.1, and a client pair."""
+
+    ca: Path
+    server_cert: Path
+    server_key: Path
+    client_cert: Path
+    client_key: Path
+    encrypted_client_key: Path
+
+
+@pytest.fixture
+def certificates(tmp_path: Path) -> Certificates:
+    directory = tmp_path / "pki"
+    directory.mkdir()
+    files = Certificates(
+        ca=directory / "ca.pem",
+        server_cert=directory / "server.pem",
+        server_key=directory / "server.key",
+        client_cert=directory / "client.pem",
+        client_key=directory / "client.key",
+        encrypted_client_key=directory / "client-encrypted.key",
+    )
+    new_key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-noenc", "-days", "2"]
+    ca_key = directory / "ca.key"
+    _openssl("req", "-x509", *new_key, "-keyout", ca_key, "-out", files.ca, "-subj", "/CN=ca")
+    signed_by_ca: list[str | Path] = ["-CA", files.ca, "-CAkey", ca_key]
+    _openssl(
+        "req", "-x509", *new_key, *signed_by_ca, "-subj", "/CN=127.0.0.1",
+        "-addext", "subjectAltName=IP:127.0.0.1",
+        "-keyout", files.server_key, "-out", files.server_cert,
+    )  # fmt: skip
+    _openssl(
+        "req", "-x509", *new_key, *signed_by_ca, "-subj", "/CN=shoe2mqtt-test",
+        "-keyout", files.client_key, "-out", files.client_cert,
+    )  # fmt: skip
+    _openssl(
+        "pkey", "-in", files.client_key, "-aes256", "-passout", "pass:only-a-person-knows",
+        "-out", files.encrypted_client_key,
+    )  # fmt: skip
+    return files
+
+
+def _openssl(*arguments: str | Path) -> None:
+    subprocess.run(  # noqa: S603 - fixed arguments
+        ["/usr/bin/openssl", *map(str, arguments)], check=True, capture_output=True, timeout=10
+    )
 
 
 @dataclass

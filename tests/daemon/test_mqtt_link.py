@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
     from contextlib import AbstractAsyncContextManager
 
-    from tests.daemon.conftest import Mosquitto, Subscribe, Subscriber
+    from tests.daemon.conftest import Certificates, Mosquitto, Subscribe, Subscriber
 
 BASE = "test/bj-1"
 STATE = f"{BASE}/bridge/state"
@@ -460,20 +460,67 @@ def test_a_setting_that_cannot_work_is_named_in_the_error(
     assert str(refused.value).startswith(f"{field}: ")
 
 
-def test_tls_verifies_unless_insecure_is_set_explicitly(tmp_path: Path) -> None:
-    ca, cert, key = (tmp_path / name for name in ("ca.pem", "client.pem", "client.key"))
-    for path in (ca, cert, key):
-        path.write_text("-----BEGIN PLACEHOLDER-----\n")
-    table = {"ca_file": str(ca), "cert_file": str(cert), "key_file": str(key)}
-    verified = MqttSettings.from_mapping({"host": "h", "tls": table})
-    assert verified.tls == TlsSettings(ca_file=ca, cert_file=cert, key_file=key, insecure=False)
+def test_tls_settings_verify_unless_insecure_is_set_explicitly(
+    certificates: Certificates,
+) -> None:
+    files = {
+        "ca_file": str(certificates.ca),
+        "cert_file": str(certificates.client_cert),
+        "key_file": str(certificates.client_key),
+    }
+    verified = MqttSettings.from_mapping({"host": "h", "tls": files})
+    assert verified.tls == TlsSettings(
+        ca_file=certificates.ca,
+        cert_file=certificates.client_cert,
+        key_file=certificates.client_key,
+        insecure=False,
+    )
     assert verified.port == 8883  # MQTT over TLS, unless a port is given
     lab = MqttSettings.from_mapping({"host": "h", "port": 1884, "tls": {"insecure": True}})
     assert lab.tls == TlsSettings(insecure=True)
     assert lab.port == 1884
-    with pytest.raises(MqttSettingsError, match="certificate") as refused:
-        MqttSettings.from_mapping({"host": "h", "tls": {"key_file": str(key)}})
-    assert refused.value.field == "mqtt.tls.key_file"
+
+
+def test_tls_files_that_cannot_work_are_named(certificates: Certificates) -> None:
+    """Caught at start, not at every reconnection attempt for as long as the daemon runs."""
+    not_pem, mismatched, encrypted, no_cert = (
+        {"ca_file": str(certificates.client_key)},
+        {"cert_file": str(certificates.client_cert), "key_file": str(certificates.server_key)},
+        {
+            "cert_file": str(certificates.client_cert),
+            "key_file": str(certificates.encrypted_client_key),
+        },
+        {"key_file": str(certificates.client_key)},
+    )
+    for tls, field, says in [
+        (not_pem, "mqtt.tls.ca_file", "no PEM certificate"),
+        (mismatched, "mqtt.tls.key_file", "do not load as a pair"),
+        (encrypted, "mqtt.tls.key_file", "encrypted"),
+        (no_cert, "mqtt.tls.key_file", "needs its certificate"),
+    ]:
+        with pytest.raises(MqttSettingsError, match=says) as refused:
+            MqttSettings.from_mapping({"host": "h", "tls": tls})
+        assert refused.value.field == field
+
+
+async def test_the_link_verifies_the_broker_certificate_unless_told_not_to(
+    tls_mosquitto: Mosquitto, certificates: Certificates
+) -> None:
+    """With the right CA it connects; with the system CAs it refuses; insecure skips the check."""
+    for tls, outcome in [
+        (TlsSettings(ca_file=certificates.ca), LinkState.CONNECTED),
+        (TlsSettings(), LinkState.DISCONNECTED),
+        (TlsSettings(insecure=True), LinkState.CONNECTED),
+    ]:
+        watcher = StateWatcher()
+        link_settings = settings_for(tls_mosquitto, tls=tls)
+        async with MqttLink(link_settings, MemoryOutbox(), on_state_change=watcher):
+            await watcher.until(LinkState.CONNECTING)
+            change = await watcher.changes.get()
+        assert change.state is outcome, (tls, change)
+        if outcome is LinkState.DISCONNECTED:
+            assert change.reason is not None
+            assert "CERTIFICATE_VERIFY_FAILED" in change.reason
 
 
 def test_an_unreadable_tls_file_is_named(tmp_path: Path) -> None:
