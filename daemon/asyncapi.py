@@ -167,11 +167,14 @@ def build(base: str = "shoe2mqtt") -> dict[str, Any]:
     channel(
         "bridge_state",
         f"{base}/bridge/state",
-        _message(
-            "bridge_state",
-            _object({"state": {"enum": ["online", "offline"]}}),
-            "retained; the will sets offline",
-        ),
+        {
+            **_message(
+                "bridge_state",
+                {"type": "string", "enum": ["online", "offline"]},
+                "plain text, retained; the will sets offline",
+            ),
+            "contentType": "text/plain",
+        },
         "Availability of the daemon (retained, QoS 1).",
     )
     for key, address, message, description in [

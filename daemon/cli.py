@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+from daemon import tools
 from daemon.replay import ReplayError, replay
 
 
@@ -30,6 +35,39 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print every output (cards, hands, round ends), not only settlements and notices",
     )
+    run_cmd = commands.add_parser(
+        "run",
+        help="serve the configured tables: shoes in, settlements out over MQTT",
+        description="Run the daemon: read every configured shoe, settle, publish over MQTT.",
+    )
+    run_cmd.add_argument(
+        "--config",
+        type=Path,
+        default=Path("/etc/shoe2mqtt/shoe2mqtt.toml"),
+        help="the configuration file (default: /etc/shoe2mqtt/shoe2mqtt.toml)",
+    )
+    check_cmd = commands.add_parser(
+        "check-config",
+        help="check a configuration file and name the line and field of each mistake",
+    )
+    check_cmd.add_argument("config", type=Path, help="the configuration file")
+    watch_cmd = commands.add_parser(
+        "watch",
+        help="a live pit view of the tables, built from the MQTT topics alone",
+        description="Show tables, seats, revealed cards, settlements and notices live, as a "
+        "pit display would, from the broker's topics alone.",
+    )
+    where = watch_cmd.add_mutually_exclusive_group()
+    where.add_argument("--config", type=Path, help="take the broker settings from this file")
+    where.add_argument(
+        "--broker", default="127.0.0.1:1883", help="HOST[:PORT] (default: 127.0.0.1:1883)"
+    )
+    watch_cmd.add_argument(
+        "--base-topic", default="shoe2mqtt", help="with --broker (default: shoe2mqtt)"
+    )
+    watch_cmd.add_argument("--table", help="show only this table")
+    watch_cmd.add_argument("--duration", type=float, help="stop after this many seconds")
+    tools.register(commands)  # emulate, listen, ports
     asyncapi_cmd = commands.add_parser(
         "asyncapi",
         help="print the AsyncAPI 3.0 document of every topic and payload",
@@ -39,6 +77,61 @@ def build_parser() -> argparse.ArgumentParser:
         "--base-topic", default="shoe2mqtt", help="the base topic (default: shoe2mqtt)"
     )
     return parser
+
+
+def _check_config(path: Path, out: TextIO, err: TextIO) -> int:
+    from daemon.config import ConfigErrors, load_config
+
+    try:
+        config = load_config(path)
+    except ConfigErrors as exc:
+        err.writelines(f"{error}\n" for error in exc.errors)
+        err.write(f"{len(exc.errors)} mistake(s) in {path}\n")
+        return 1
+    tables = ", ".join(
+        f"{t.game.table_id} ({t.game.game.value}, {t.shoe.driver})" for t in config.tables
+    )
+    out.write(f"{path}: OK: broker {config.mqtt.host}:{config.mqtt.port}; tables: {tables}\n")
+    return 0
+
+
+def _run(path: Path, err: TextIO) -> int:
+    from daemon.config import ConfigErrors, load_config
+    from daemon.service import run_service
+
+    try:
+        config = load_config(path)
+    except ConfigErrors as exc:
+        err.writelines(f"{error}\n" for error in exc.errors)
+        return 1
+    return run_service(config)
+
+
+def _watch(args: argparse.Namespace, err: TextIO) -> int:
+    import asyncio
+
+    from daemon.config import ConfigErrors, load_config
+    from daemon.mqtt.errors import MqttSettingsError
+    from daemon.mqtt.settings import MqttSettings
+    from daemon.watch import run_watch
+
+    try:
+        if args.config is not None:
+            settings = load_config(args.config).mqtt
+        else:
+            host, _, port = (
+                args.broker.rpartition(":") if ":" in args.broker else (args.broker, "", "1883")
+            )
+            settings = MqttSettings(host=host, port=int(port), base_topic=args.base_topic)
+    except ConfigErrors as exc:
+        err.writelines(f"{error}\n" for error in exc.errors)
+        return 1
+    except (MqttSettingsError, ValueError) as exc:
+        err.write(f"shoe2mqtt watch: {exc}\n")
+        return 2
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a person leaves the view
+        asyncio.run(run_watch(settings, table=args.table, duration=args.duration))
+    return 0
 
 
 def _asyncapi(base_topic: str, out: TextIO) -> int:
@@ -70,13 +163,22 @@ def _replay(path: str, *, everything: bool, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+_HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "replay": lambda a: _replay(a.file, everything=a.everything, out=sys.stdout, err=sys.stderr),
+    "run": lambda a: _run(a.config, sys.stderr),
+    "check-config": lambda a: _check_config(a.config, sys.stdout, sys.stderr),
+    "watch": lambda a: _watch(a, sys.stderr),
+    "asyncapi": lambda a: _asyncapi(a.base_topic, sys.stdout),
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command == "replay":
-        return _replay(args.file, everything=args.everything, out=sys.stdout, err=sys.stderr)
-    if args.command == "asyncapi":
-        return _asyncapi(args.base_topic, sys.stdout)
-    return 2  # pragma: no cover - argparse rejects unknown commands first
+    # The tools (emulate, listen, ports) register their own handler with their parser.
+    handler: Callable[[argparse.Namespace], int] = (
+        getattr(args, "handler", None) or _HANDLERS[args.command]
+    )
+    return handler(args)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import json
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -33,7 +33,7 @@ class Outbound:
 
     topic: str
     payload: bytes
-    qos: int
+    qos: Literal[0, 1, 2]
     retain: bool
     event_id: str
 
@@ -55,7 +55,7 @@ class Envelopes:
         self._new_id = new_id or (lambda: uuid.uuid4().hex)
 
     def seal(
-        self, topic: str, body: dict[str, Any], *, qos: int = 1, retain: bool = False
+        self, topic: str, body: dict[str, Any], *, qos: Literal[0, 1, 2] = 1, retain: bool = False
     ) -> Outbound:
         event_id = self._new_id()
         stamped = {

@@ -88,6 +88,18 @@ class TableService:
         self.round_settlements: list[dict[str, Any]] = []
         self.round_notices: list[dict[str, Any]] = []
 
+    def reconfigure(self, config: TableConfig) -> bool:
+        """Take new game settings between rounds, keeping the shoe; False mid-round."""
+        if self.engine.round_open or config.table_id != self.table_id:
+            return False
+        old = self.engine
+        fresh = TableEngine(config, next_round_id=old.next_round_id)
+        fresh.shoe, fresh.burns_due, fresh.barred_seats = old.shoe, old.burns_due, old.barred_seats
+        if config.decks == old.config.decks and config.deck_kind is old.config.deck_kind:
+            fresh.remaining = old.remaining
+        self.config, self.engine = config, fresh
+        return True
+
     # ------------------------------------------------------------------ shoe
     def on_shoe_event(self, event: shoe.Event, *, seen_at: str) -> list[Outbound]:  # noqa: PLR0911 - a dispatch, one return per kind of event
         self.reader.last_seen = seen_at
@@ -323,6 +335,10 @@ class TableService:
     def snapshot(self) -> Outbound:
         body = {"type": "round_snapshot", **self._snapshot_body()}
         return self.envelopes.seal(self.topics.round_snapshot(self.table_id), body, retain=True)
+
+    def state(self) -> Outbound:
+        """The retained table state message (reader link, faults, identity)."""
+        return self._state()
 
     def _state(self) -> Outbound:
         body = {

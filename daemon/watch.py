@@ -1,0 +1,245 @@
+"""`shoe2mqtt watch`: the pit display in a terminal, built from the MQTT topics alone.
+
+It knows nothing the broker does not tell it, which is the point: what it shows is what a
+display at the pit podium shows (retained state and round snapshots first, then settlements
+and notices as they come). The model is pure and tested by feeding it messages; `rich`
+draws it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import ssl
+from collections import deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import aiomqtt
+from rich.console import Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from rich.console import RenderableType
+
+    from daemon.mqtt.settings import MqttSettings
+
+KEEP = 8  # settlements and notices shown per table
+
+
+@dataclass(slots=True)
+class TableView:
+    table: str
+    game: str = "?"
+    reader: dict[str, Any] = field(default_factory=dict)
+    round: dict[str, Any] | None = None
+    review: list[str] = field(default_factory=list)
+    settlements: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=KEEP))
+    notices: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=KEEP))
+    seen_ids: deque[str] = field(default_factory=lambda: deque(maxlen=512))
+
+
+@dataclass(slots=True)
+class PitView:
+    """Every table the broker told us about, keyed by table id."""
+
+    base: str = "shoe2mqtt"
+    only_table: str | None = None
+    bridge: str = "unknown"
+    tables: dict[str, TableView] = field(default_factory=dict)
+
+    def apply(self, topic: str, payload: bytes) -> bool:
+        """Take one message; True when the view changed."""
+        route = self._route(topic)
+        if route is None:
+            return False
+        if route == ["bridge", "state"]:
+            self.bridge = _bridge_state(payload)
+            return True
+        body = _json_object(payload)
+        if body is None:
+            return False
+        view = self.tables.setdefault(route[0], TableView(route[0]))
+        event_id = body.get("id")
+        if isinstance(event_id, str):
+            if event_id in view.seen_ids:  # a QoS 1 resend: seen already
+                return False
+            view.seen_ids.append(event_id)
+        return _apply_to_table(view, route[1:], body)
+
+    def _route(self, topic: str) -> list[str] | None:
+        """The topic's segments under the base, or None when it is none of ours."""
+        parts = topic.split("/")
+        base = self.base.split("/")
+        rest = parts[len(base) :]
+        if parts[: len(base)] != base or len(rest) < 2:
+            return None
+        if rest != ["bridge", "state"] and self.only_table and rest[0] != self.only_table:
+            return None
+        return rest
+
+
+def _json_object(payload: bytes) -> dict[str, Any] | None:
+    try:
+        body = json.loads(payload)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    return body if isinstance(body, dict) else None
+
+
+def _bridge_state(payload: bytes) -> str:
+    text = payload.decode(errors="replace").strip()
+    try:
+        body = json.loads(text)
+    except json.JSONDecodeError:
+        return text
+    return str(body.get("state", text)) if isinstance(body, dict) else text
+
+
+def _apply_to_table(view: TableView, rest: list[str], body: dict[str, Any]) -> bool:
+    match rest:
+        case ["state"]:
+            view.game = str(body.get("game", view.game))
+            view.reader = dict(body.get("reader") or {})
+        case ["round"]:
+            view.round = body.get("round")
+            view.review = list(body.get("review") or [])
+            view.settlements.clear()
+            view.settlements.extend(body.get("settlements") or [])
+            view.notices.clear()
+            view.notices.extend(body.get("notices") or [])
+        case ["settlement"]:
+            view.settlements.append(body)
+        case ["notice", _]:
+            view.notices.append(body)
+        case _:
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------- drawing
+def render(pit: PitView) -> RenderableType:
+    header = Text(f"shoe2mqtt  bridge: {pit.bridge}", style="bold")
+    if not pit.tables:
+        return Group(header, Text("waiting for tables…", style="dim"))
+    return Group(header, *(render_table(view) for _, view in sorted(pit.tables.items())))
+
+
+def render_table(view: TableView) -> Panel:
+    round_ = view.round or {}
+    title = f"{view.table} · {view.game} · reader {view.reader.get('link', '?')}"
+    if round_:
+        title += f" · round {round_.get('id')} ({round_.get('stage')})"
+    if view.review:
+        title += " · REVIEW: " + ", ".join(view.review)
+    dealer = round_.get("dealer") or {}
+    dealer_cards = " ".join("▒▒" if c is None else c for c in dealer.get("cards", [])) or "—"
+    seats = Table(box=None, show_header=True, header_style="bold")
+    for column in ("seat", "wagers", "hands"):
+        seats.add_column(column)
+    turn = round_.get("turn") or {}
+    for seat in round_.get("seats", []):
+        wagers = ", ".join(f"{k} {v}" for k, v in seat.get("wagers", {}).items())
+        hands = "  ".join(
+            f"{'▶' if turn == {'seat': seat['seat'], 'hand': h['hand']} else ''}"
+            f"{' '.join(h['cards'])} ({h['total']}{', ' + h['ended'] if h.get('ended') else ''})"
+            for h in seat.get("hands", [])
+        )
+        seats.add_row(str(seat["seat"]), wagers, hands)
+    settled = Table(box=None, show_header=True, header_style="bold")
+    for column in ("seat", "wager", "outcome", "result", "won"):
+        settled.add_column(column)
+    for item in list(view.settlements)[-KEEP:]:
+        style = {"win": "green", "lose": "red", "push": "yellow"}.get(item.get("result", ""), "")
+        settled.add_row(
+            str(item.get("seat")),
+            str(item.get("wager")),
+            str(item.get("outcome")) + (" ★floor" if item.get("floorperson") else ""),
+            Text(str(item.get("result")), style=style),
+            str(item.get("won")),
+        )
+    notices = [
+        Text(f"! {n.get('kind')}: {n.get('message')}", style="magenta")
+        for n in list(view.notices)[-3:]
+    ]
+    return Panel(
+        Group(
+            Text(f"dealer: {dealer_cards}  ({dealer.get('total', '—')})"), seats, settled, *notices
+        ),
+        title=title,
+        title_align="left",
+    )
+
+
+# ---------------------------------------------------------------------- the loop
+async def watch(
+    client_factory: Callable[[], aiomqtt.Client],
+    pit: PitView,
+    on_change: Callable[[], None],
+    *,
+    retry: float = 2.0,
+) -> None:
+    """Subscribe and feed `pit` until cancelled; reconnect after a lost broker."""
+    while True:
+        try:
+            async with client_factory() as client:
+                await client.subscribe(f"{pit.base}/#", qos=1)
+                async for message in client.messages:
+                    payload = (
+                        message.payload
+                        if isinstance(message.payload, bytes)
+                        else str(message.payload).encode()
+                    )
+                    if pit.apply(str(message.topic), payload):
+                        on_change()
+        except aiomqtt.MqttError:
+            pit.bridge = "broker unreachable"
+            on_change()
+            await asyncio.sleep(retry)
+
+
+def client_for(settings: MqttSettings, identifier: str) -> aiomqtt.Client:
+    """A display's client: the daemon's broker settings, its own id, no will."""
+    tls = settings.tls
+    return aiomqtt.Client(
+        settings.host,
+        settings.port,
+        identifier=identifier,
+        keepalive=settings.keepalive,
+        username=settings.username,
+        password=None if settings.password is None else settings.password.reveal(),
+        tls_params=None
+        if tls is None
+        else aiomqtt.TLSParameters(
+            ca_certs=None if tls.ca_file is None else str(tls.ca_file),
+            certfile=None if tls.cert_file is None else str(tls.cert_file),
+            keyfile=None if tls.key_file is None else str(tls.key_file),
+            cert_reqs=ssl.CERT_NONE if tls.insecure else ssl.CERT_REQUIRED,
+        ),
+        tls_insecure=None if tls is None else tls.insecure,
+    )
+
+
+async def run_watch(settings: MqttSettings, *, table: str | None, duration: float | None) -> None:
+    """Draw the live view until Ctrl-C (or for `duration` seconds, then print it once)."""
+    from rich.console import Console
+    from rich.live import Live
+
+    pit = PitView(settings.base_topic, table)
+    identifier = f"shoe2mqtt-watch-{os.getpid()}"
+    console = Console()
+    with Live(render(pit), console=console, auto_refresh=False, transient=False) as live:
+
+        def redraw() -> None:
+            live.update(render(pit), refresh=True)
+
+        try:
+            async with asyncio.timeout(duration):
+                await watch(lambda: client_for(settings, identifier), pit, redraw)
+        except TimeoutError:
+            redraw()

@@ -1,0 +1,66 @@
+"""The live view's model: what a display knows is exactly what the topics told it."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from daemon.watch import PitView, render
+from tests.daemon.test_table_service import drawn, make_service, request
+
+
+def _screen(pit: PitView) -> str:
+    console = Console(file=io.StringIO(), width=120, color_system=None)
+    console.print(render(pit))
+    out = console.file.getvalue()  # type: ignore[attr-defined]
+    assert isinstance(out, str)
+    return out
+
+
+def _round() -> PitView:
+    service = make_service("blackjack", readable_ids=False)
+    messages = request(service, "wager", seat=3, kind="blackjack", amount="25")
+    messages += request(service, "wager", seat=3, kind="twenty_point_bonus", amount="10")
+    messages += drawn(service, "KD 7S KH QC")
+    pit = PitView("casino")
+    pit.apply("casino/bridge/state", b"online")
+    for message in messages:
+        pit.apply(message.topic, message.payload)
+    return pit
+
+
+def test_the_view_shows_seats_revealed_cards_and_settlements() -> None:
+    screen = _screen(_round())
+    assert "bridge: online" in screen
+    assert "bj1" in screen
+    assert "KD KH (20)" in screen
+    assert "any_20" in screen
+    assert "40.00" in screen
+    assert "7S ▒▒" in screen  # the hole card is a face-down card on the display too
+    assert "QC" not in screen
+
+
+def test_a_resent_message_is_counted_once() -> None:
+    service = make_service("blackjack", readable_ids=False)
+    request(service, "wager", seat=1, kind="blackjack", amount="25")
+    request(service, "wager", seat=1, kind="twenty_point_bonus", amount="10")
+    settled = [m for m in drawn(service, "KD 7S KH QC") if m.topic.endswith("/settlement")]
+    pit = PitView("casino")
+    assert pit.apply(settled[0].topic, settled[0].payload) is True
+    assert pit.apply(settled[0].topic, settled[0].payload) is False
+    assert len(pit.tables["bj1"].settlements) == 1
+
+
+def test_a_display_for_one_table_ignores_the_others() -> None:
+    pit = PitView("casino", only_table="ta1")
+    for message in drawn(make_service("blackjack"), "KD"):
+        pit.apply(message.topic, message.payload)
+    assert pit.tables == {}
+
+
+def test_garbage_on_a_topic_does_not_break_the_view() -> None:
+    pit = PitView("casino")
+    assert pit.apply("casino/bj1/settlement", b"\xff not json") is False
+    assert pit.apply("elsewhere/bj1/settlement", b"{}") is False
+    assert "waiting for tables" in _screen(pit)
