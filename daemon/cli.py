@@ -67,6 +67,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     watch_cmd.add_argument("--table", help="show only this table")
     watch_cmd.add_argument("--duration", type=float, help="stop after this many seconds")
+    demo_cmd = commands.add_parser(
+        "demo",
+        help="a whole pit on this machine: broker, emulated shoes, daemon, players, live view",
+        description="Start an embedded MQTT broker (unless --broker names one), an emulated "
+        "shoe per table on a virtual serial port, the daemon, a table simulator that plays "
+        "every hand by basic strategy through the request topics, and the live view.",
+    )
+    demo_cmd.add_argument("--rounds", type=int, help="stop after N rounds per table")
+    demo_cmd.add_argument("--broker", help="HOST[:PORT] of a broker to use instead")
+    demo_cmd.add_argument("--seed", type=int, help="deal the same shoes again")
+    demo_cmd.add_argument("--pace", type=float, default=0.3, help="seconds per step (default 0.3)")
+    demo_cmd.add_argument(
+        "--no-view", dest="view", action="store_false", help="print settlements as JSON instead"
+    )
     tools.register(commands)  # emulate, listen, ports
     asyncapi_cmd = commands.add_parser(
         "asyncapi",
@@ -134,6 +148,14 @@ def _watch(args: argparse.Namespace, err: TextIO) -> int:
     return 0
 
 
+def _demo(args: argparse.Namespace) -> int:
+    from daemon.demo import demo_main
+
+    return demo_main(
+        rounds=args.rounds, broker=args.broker, seed=args.seed, pace=args.pace, view=args.view
+    )
+
+
 def _asyncapi(base_topic: str, out: TextIO) -> int:
     from daemon.asyncapi import build
 
@@ -169,6 +191,7 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "check-config": lambda a: _check_config(a.config, sys.stdout, sys.stderr),
     "watch": lambda a: _watch(a, sys.stderr),
     "asyncapi": lambda a: _asyncapi(a.base_topic, sys.stdout),
+    "demo": _demo,
 }
 
 

@@ -169,11 +169,18 @@ def render_table(view: TableView) -> Panel:
     ]
     return Panel(
         Group(
-            Text(f"dealer: {dealer_cards}  ({dealer.get('total', '—')})"), seats, settled, *notices
+            Text(f"dealer: {dealer_cards}  ({_or_dash(dealer.get('total'))})"),
+            seats,
+            settled,
+            *notices,
         ),
         title=title,
         title_align="left",
     )
+
+
+def _or_dash(value: object) -> str:
+    return "—" if value is None else str(value)
 
 
 # ---------------------------------------------------------------------- the loop

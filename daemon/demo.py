@@ -1,0 +1,384 @@
+"""`shoe2mqtt demo`: a whole pit on one machine, from nothing but Python.
+
+An embedded MQTT broker (amqtt, unless `--broker` names one), one emulated shoe per table on
+a virtual serial port, the real daemon reading those ports exactly as it reads a real shoe,
+a table simulator per table that places wagers and plays every hand by basic strategy
+through the request topics, and the live pit view. Runs until Ctrl-C or `--rounds N`.
+
+The simulator is the dealer and the players: it places the wagers of a round, has the shoe
+deal a card whenever the round needs one, and decides each hand from the round snapshot it
+reads back from the broker, so every step takes the same path a real table's would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import random
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import aiomqtt
+import structlog
+
+from daemon.config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
+from daemon.mqtt.settings import MqttSettings
+from daemon.service import Daemon
+from daemon.topics import Topics
+from drivers.emulator import EmulatedShoe, EmulatorSettings
+from drivers.transports import SerialSettings
+from rules.cards import Card
+from rules.config import TableConfig
+from rules.events import DealCard, PlaceWager, PlayerAction, VoidRound
+from rules.games import GAMES, Game
+from rules.money import format_amount
+from rules.player import RoundDriver
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable, Iterator
+
+    from rules.events import TableEvent
+
+
+log = structlog.get_logger("demo")
+
+DEMO_TABLES: dict[Game, dict[str, Any]] = {
+    Game.BLACKJACK: {
+        "id": "bj-1",
+        "game": "blackjack",
+        "decks": 6,
+        "paytable": "B",
+        "queen_of_hearts_aggregate_limit": "25000",
+        "limits": {
+            "blackjack": {"min": "10", "max": "500"},
+            "twenty_point_bonus": {"min": "5", "max": "100"},
+        },
+    },
+    Game.DOUBLE_ATTACK: {
+        "id": "da-1",
+        "game": "double_attack",
+        "limits": {
+            "initial": {"min": "10", "max": "500"},
+            "optional_bonus": {"min": "1", "max": "100"},
+            "double_attack": {"min": "10", "max": "500"},
+        },
+    },
+    Game.TRIPLE_ATTACK: {
+        "id": "ta-1",
+        "game": "triple_attack",
+        "limits": {
+            "first_attack": {"min": "10", "max": "500"},
+            "second_attack": {"min": "10", "max": "500"},
+            "third_attack": {"min": "10", "max": "500"},
+        },
+    },
+}
+STEP_TIMEOUT = 10.0  # seconds to wait for the daemon's answer to one step of a round
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextlib.asynccontextmanager
+async def embedded_broker(port: int) -> AsyncIterator[None]:
+    """amqtt on 127.0.0.1:`port` for the demo: anonymous, in memory, gone when we stop."""
+    from amqtt.broker import Broker
+
+    broker = Broker(
+        {
+            "listeners": {"default": {"type": "tcp", "bind": f"127.0.0.1:{port}"}},
+            "plugins": {
+                "amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}
+            },
+        }
+    )
+    await broker.start()
+    try:
+        yield
+    finally:
+        await broker.shutdown()
+
+
+@dataclass(slots=True)
+class TableSimulator:
+    """The dealer and the players of one table, talking to the daemon through the broker."""
+
+    config: TableConfig
+    shoe: EmulatedShoe
+    topics: Topics
+    rng: random.Random
+    pace: float = 0.0  # seconds between steps, so a person can follow the view
+    rounds_done: int = 0
+    settlements: int = 0
+    _snapshot: dict[str, Any] = field(default_factory=dict)
+    _changed: asyncio.Event = field(default_factory=asyncio.Event)
+    _responses: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _cut_card_out: bool = False
+    _transactions: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+
+    @property
+    def table(self) -> str:
+        return self.config.table_id
+
+    async def run(self, client: aiomqtt.Client, rounds: int | None) -> None:
+        await self._step(client, self._deal)  # the shoe's shuffle and burn card
+        while rounds is None or self.rounds_done < rounds:
+            await self._play_round(client)
+            self.rounds_done += 1
+            if self._cut_card_out:  # the last round of the shoe is over: reshuffle
+                self._cut_card_out = False
+                await self.shoe.shuffle()
+                await self._step(client, self._deal)
+
+    def on_message(self, topic: str, body: dict[str, Any]) -> None:
+        if topic == self.topics.round_snapshot(self.table):
+            self._snapshot = body
+        elif topic.startswith(f"{self.topics.base}/{self.table}/response/"):
+            self._responses[str(body.get("transaction"))] = body
+        elif topic == self.topics.settlement(self.table):
+            self.settlements += 1
+        elif topic == self.topics.notice(self.table, "cut_card"):
+            self._cut_card_out = True
+        self._changed.set()
+
+    async def _play_round(self, client: aiomqtt.Client) -> None:
+        driver = RoundDriver(
+            self.config, itertools.repeat(Card.parse("AS")), self._wager_plan(), self.rng
+        )
+        while (event := driver.next_event(self._snapshot)) is not None:
+            if isinstance(event, DealCard):
+                await self._step(client, self._deal)
+            else:
+                command, body = _as_request(event)
+                await self._step(client, lambda c: self._request(c, command, body))  # noqa: B023 - awaited at once
+            if self.pace:
+                await asyncio.sleep(self.pace)
+
+    def _wager_plan(self) -> dict[int, dict[Any, int]]:
+        rules = GAMES[self.config.game]
+        seats = sorted(self.rng.sample(range(1, self.config.seats + 1), self.rng.randint(2, 5)))
+        plan: dict[int, dict[Any, int]] = {}
+        for seat in seats:
+            main = self.config.limits[rules.main_wager].minimum * self.rng.randint(1, 5)
+            wagers = {rules.main_wager: main}
+            for rule in rules.wagers:
+                if rule.requires is None or self.rng.random() < 0.3:
+                    continue
+                limit = self.config.limits[rule.kind]
+                amount = (
+                    main if rule.equal_to_requirement else limit.minimum * self.rng.randint(1, 3)
+                )
+                if rule.at_most_requirement:
+                    amount = min(amount, main)
+                wagers[rule.kind] = max(limit.minimum, min(amount, limit.maximum))
+            plan[seat] = wagers
+        return plan
+
+    async def _deal(self, client: aiomqtt.Client) -> None:  # noqa: ARG002 - a step's signature
+        await self.shoe.next_card()
+
+    async def _request(self, client: aiomqtt.Client, command: str, body: dict[str, Any]) -> None:
+        transaction = f"{self.table}-{next(self._transactions)}"
+        await client.publish(
+            self.topics.request(self.table, command),
+            json.dumps({"transaction": transaction, **body}),
+            qos=1,
+        )
+        async with asyncio.timeout(STEP_TIMEOUT):
+            while transaction not in self._responses:
+                self._changed.clear()
+                await self._changed.wait()
+        response = self._responses.pop(transaction)
+        if response.get("status") != "ok":
+            log.warning(
+                "request refused", table=self.table, command=command, error=response.get("error")
+            )
+
+    async def _step(self, client: aiomqtt.Client, act: Callable[[aiomqtt.Client], Any]) -> None:
+        """Do one thing at the table, then wait until the daemon's snapshot shows its effect."""
+        before = self._snapshot.get("seq")
+        self._changed.clear()
+        await act(client)
+        async with asyncio.timeout(STEP_TIMEOUT):
+            while self._snapshot.get("seq") == before:
+                self._changed.clear()
+                await self._changed.wait()
+
+
+def _as_request(event: TableEvent) -> tuple[str, dict[str, Any]]:
+    """The request topic's command and body for an event the simulator wants applied."""
+    match event:
+        case PlaceWager(seat=seat, kind=kind, amount=amount):
+            return "wager", {"seat": seat, "kind": kind.value, "amount": format_amount(amount)}
+        case PlayerAction(action=action, seat=seat, hand=hand):
+            return "action", {"seat": seat, "action": action.value, "hand": hand}
+        case VoidRound(reason=reason):
+            return "void", {"reason": reason}
+    raise ValueError(f"the simulator does not send {event!r}")
+
+
+def demo_config(
+    games: list[Game], shoes: dict[str, EmulatedShoe], host: str, port: int
+) -> ServiceConfig:
+    tables = []
+    for game in games:
+        settings = TableConfig.from_mapping(DEMO_TABLES[game])
+        shoe = ShoeConfig(
+            "reference", SerialSettings(port=shoes[settings.table_id].path, baudrate=9600)
+        )
+        tables.append(TableSetup(settings, shoe))
+    return ServiceConfig(
+        path=Path("<demo>"),
+        mqtt=MqttSettings(host=host, port=port, client_id="shoe2mqtt-demo"),
+        tables=tuple(tables),
+        logging=LoggingConfig(format="console", level="warning"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class DemoResult:
+    rounds: dict[str, int]
+    settlements: dict[str, int]
+
+
+async def run_demo(
+    *,
+    rounds: int | None,
+    games: list[Game] | None = None,
+    broker: tuple[str, int] | None = None,
+    seed: int | None = None,
+    pace: float = 0.0,
+    on_view: Callable[[str, bytes], None] | None = None,
+) -> DemoResult:
+    """Run the pit; returns when every table has played `rounds` rounds (or on cancel)."""
+    games = games or list(DEMO_TABLES)
+    rng = random.Random(seed)  # noqa: S311 - a demo's dealing, not a secret
+    async with contextlib.AsyncExitStack() as stack:
+        if broker is None:
+            host, port = "127.0.0.1", free_port()
+            await stack.enter_async_context(embedded_broker(port))
+        else:
+            host, port = broker
+        shoes: dict[str, EmulatedShoe] = {}
+        for game in games:
+            table = DEMO_TABLES[game]
+            settings = EmulatorSettings(
+                protocol="reference",
+                decks=table.get("decks", GAMES[game].default_decks),
+                spanish=GAMES[game].default_deck_kind == "spanish",
+                seed=rng.randrange(2**32),
+                cards_after_cut=60,  # room to finish the round; the simulator reshuffles after it
+            )
+            shoes[table["id"]] = await stack.enter_async_context(EmulatedShoe(settings))
+        config = demo_config(games, shoes, host, port)
+        daemon = Daemon(config)
+        topics = Topics(config.mqtt.base_topic)
+        simulators = [
+            TableSimulator(
+                setup.game,
+                shoes[setup.game.table_id],
+                topics,
+                random.Random(rng.random()),  # noqa: S311 - a demo's players, not a secret
+                pace,
+            )
+            for setup in config.tables
+        ]
+        async with asyncio.TaskGroup() as group:
+            service = group.create_task(daemon.run(), name="daemon")
+            async with aiomqtt.Client(host, port, identifier="shoe2mqtt-demo-tables") as client:
+                await client.subscribe(f"{topics.base}/#", qos=1)
+                listener = group.create_task(
+                    _listen(client, simulators, on_view), name="demo-listener"
+                )
+                for shoe in shoes.values():
+                    await asyncio.wait_for(shoe.wait_for_host(), STEP_TIMEOUT)
+                async with asyncio.TaskGroup() as tables:
+                    for simulator in simulators:
+                        tables.create_task(
+                            simulator.run(client, rounds), name=f"simulator:{simulator.table}"
+                        )
+                listener.cancel()
+            daemon.stop()
+            await service
+    return DemoResult(
+        {s.table: s.rounds_done for s in simulators},
+        {s.table: s.settlements for s in simulators},
+    )
+
+
+async def _listen(
+    client: aiomqtt.Client,
+    simulators: list[TableSimulator],
+    on_view: Callable[[str, bytes], None] | None,
+) -> None:
+    async for message in client.messages:
+        payload = (
+            message.payload if isinstance(message.payload, bytes) else str(message.payload).encode()
+        )
+        topic = str(message.topic)
+        if on_view is not None:
+            on_view(topic, payload)
+        try:
+            body = json.loads(payload)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue
+        if isinstance(body, dict):
+            for simulator in simulators:
+                simulator.on_message(topic, body)
+
+
+def demo_main(
+    *, rounds: int | None, broker: str | None, seed: int | None, pace: float, view: bool
+) -> int:
+    """The CLI's `demo`: the pit with the live view (or settlements as JSON Lines)."""
+    from rich.console import Console
+    from rich.live import Live
+
+    from daemon import logs
+    from daemon.watch import PitView, render
+
+    logs.configure(fmt="console", level="warning")
+    address = None
+    if broker is not None:
+        host, _, port = broker.partition(":")
+        address = (host, int(port or 1883))
+    pit = PitView()
+    console = Console()
+
+    def show_settlement(topic: str, payload: bytes) -> None:
+        if topic.endswith("/settlement"):
+            console.print_json(payload.decode())
+
+    async def main() -> DemoResult:
+        if not view:
+            return await run_demo(
+                rounds=rounds, broker=address, seed=seed, pace=pace, on_view=show_settlement
+            )
+        with Live(render(pit), console=console, auto_refresh=False) as live:
+
+            def redraw(topic: str, payload: bytes) -> None:
+                if pit.apply(topic, payload):
+                    live.update(render(pit), refresh=True)
+
+            return await run_demo(
+                rounds=rounds, broker=address, seed=seed, pace=pace, on_view=redraw
+            )
+
+    try:
+        result = asyncio.run(main())
+    except KeyboardInterrupt:
+        return 0
+    summary = ", ".join(
+        f"{t}: {result.rounds[t]} rounds, {result.settlements[t]} settlements"
+        for t in result.rounds
+    )
+    console.print(f"demo finished: {summary}")
+    return 0
