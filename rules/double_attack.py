@@ -69,7 +69,7 @@ def _settle(
         stake=stake,
         won=0 if odds is None else odds.winnings(stake),
         phase=phase,
-        order=round_.next_order(phase.value),
+        order=round_.next_order(phase),
         floorperson=False,
         citation="13:69F-26.6(d)1" if odds is None else "13:69F-26.6(d)2, (d)3",
     )

@@ -8,7 +8,7 @@ the same events always gives the same outputs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 from rules import double_attack, triple_attack, twenty_point
 from rules.cards import shoe_composition
@@ -56,25 +56,50 @@ class TableEngine:
         self.burns_due = 0
         self.round: Round | None = None
         self.next_round_id = next_round_id
+        # Looked up for every card, wager and hand: computed once from the game's data.
+        self._ranks = frozenset(config.deck_kind.ranks)
+        self._collects_busts = config.game is Game.TRIPLE_ATTACK
+        order = self.rules.deal_order
+        self._offered: dict[WagerKind, WagerRule] = {
+            rule.kind: rule
+            for rule in self.rules.wagers
+            if rule.kind is not WagerKind.TWENTY_POINT_BONUS or config.offers_twenty_point_bonus
+        }
+        self._windows = {
+            rule.kind: (
+                0 if rule.opens_after is None else order.index(rule.opens_after) + 1,
+                order.index(rule.closes_at),
+            )
+            for rule in self.rules.wagers
+        }
+        self._dependents = {
+            kind: tuple(rule for rule in self.rules.wagers if rule.requires is kind)
+            for kind in WagerKind
+        }
+        self._hand_wagers = frozenset(
+            ATTACK_WAGERS if config.game is Game.TRIPLE_ATTACK else (self.rules.main_wager,)
+        )
         # 13:69F-36.5(j): seats that sat out a round of this shoe, barred until a reshuffle
         # when the table does not allow mid-shoe entry.
         self.barred_seats: set[int] = set()
 
     # ------------------------------------------------------------------ entry point
     def apply(self, event: TableEvent) -> list[Output]:
-        match event:
-            case DealCard(card=card, burned=burned):
-                return self._card(card, burned=burned)
-            case PlaceWager(seat=seat, kind=kind, amount=amount):
-                return self._wager(seat, kind, amount)
-            case PlayerAction(action=action, seat=seat, hand=hand):
-                return self._action(action, seat, hand)
-            case WithdrawWager(seat=seat, kind=kind):
-                return self._withdraw(seat, kind)
-            case Shuffle():
-                return self._shuffle()
-            case VoidRound(reason=reason):
-                return self._void(reason)
+        # isinstance in order of frequency: a round is mostly cards and wagers, and this runs
+        # for every event (a match statement's class patterns cost a fifth of a wager).
+        if isinstance(event, DealCard):
+            return self._card(event.card, burned=event.burned)
+        if isinstance(event, PlaceWager):
+            return self._wager(event.seat, event.kind, event.amount)
+        if isinstance(event, PlayerAction):
+            return self._action(event.action, event.seat, event.hand)
+        if isinstance(event, WithdrawWager):
+            return self._withdraw(event.seat, event.kind)
+        if isinstance(event, Shuffle):
+            return self._shuffle()
+        if isinstance(event, VoidRound):
+            return self._void(event.reason)
+        assert_never(event)
 
     @property
     def round_open(self) -> bool:
@@ -92,7 +117,7 @@ class TableEngine:
 
     def _check_card_exists(self, card: Card) -> None:
         # Messages never name the card: a rejected card may be the hole card.
-        if card.rank not in self.config.deck_kind.ranks:
+        if card.rank not in self._ranks:
             raise CardRejected(
                 "not_in_deck_kind", f"a {self.config.deck_kind.value} deck has no card of that rank"
             )
@@ -199,9 +224,8 @@ class TableEngine:
             raise WagerRejected(
                 seat, kind.value, "no_such_seat", f"this table has seats 1 to {self.config.seats}"
             )
-        rule = self.rules.wager_rule(kind)
-        offered = kind is not WagerKind.TWENTY_POINT_BONUS or self.config.offers_twenty_point_bonus
-        if rule is None or not offered:
+        rule = self._offered.get(kind)
+        if rule is None:
             raise WagerRejected(
                 seat,
                 kind.value,
@@ -211,15 +235,13 @@ class TableEngine:
         return rule
 
     def _check_window(self, rule: WagerRule, round_: Round | None, seat: int) -> None:
-        order = self.rules.deal_order
-        opens = 0 if rule.opens_after is None else order.index(rule.opens_after) + 1
-        closes = order.index(rule.closes_at)
+        opens, closes = self._windows[rule.kind]
         if round_ is None or round_.stage is RoundStage.BETTING:
             completed, between_steps = 0, True
         elif round_.stage is RoundStage.DEALING:
             completed, between_steps = round_.step, round_.step_cursor == 0
         else:
-            completed, between_steps = len(order), True
+            completed, between_steps = len(self.rules.deal_order), True
         if not (between_steps and opens <= completed <= closes):
             when = (
                 "before the first card of the round"
@@ -238,8 +260,8 @@ class TableEngine:
         self, seat: int, kind: WagerKind, wagers: dict[WagerKind, int], new_amount: int | None
     ) -> None:
         """Changing or withdrawing a wager may not leave a wager that depends on it invalid."""
-        for rule in self.rules.wagers:
-            if rule.requires is not kind or rule.kind not in wagers:
+        for rule in self._dependents[kind]:
+            if rule.kind not in wagers:
                 continue
             dependent = wagers[rule.kind]
             broken = (
@@ -256,10 +278,6 @@ class TableEngine:
                     "change or withdraw that first",
                 )
 
-    @property
-    def _hand_wagers(self) -> tuple[WagerKind, ...]:
-        return ATTACK_WAGERS if self.config.game is Game.TRIPLE_ATTACK else (self.rules.main_wager,)
-
     def _open_round(self) -> Round:
         self.round = Round(self.next_round_id)
         self.next_round_id += 1
@@ -268,7 +286,9 @@ class TableEngine:
     # ------------------------------------------------------------------ cards
     def _card(self, card: Card, *, burned: bool) -> list[Output]:
         self._check_card_exists(card)
-        round_ = self.round if self.round_open else None
+        round_ = self.round
+        if round_ is not None and round_.stage is RoundStage.OVER:
+            round_ = None
         live = round_ is not None and round_.stage in _LIVE_STAGES
         if burned or (self.burns_due > 0 and not live):
             if live:
@@ -299,8 +319,9 @@ class TableEngine:
         return self._deal_to_dealer(round_, card)
 
     def _consume(self, card: Card) -> None:
-        if self.remaining is not None:
-            self.remaining[card] -= 1
+        remaining = self.remaining
+        if remaining is not None:
+            remaining[card] -= 1
 
     def _start_deal(self, round_: Round, dealt_in: tuple[int, ...]) -> None:
         round_.stage = RoundStage.DEALING
@@ -316,7 +337,7 @@ class TableEngine:
         out: list[Output] = []
         if step in (Step.PLAYERS_FIRST_CARD, Step.PLAYERS_SECOND_CARD):
             number = round_.dealt_in[round_.step_cursor]
-            round_.seats[number].hands[0].cards.append(card)
+            round_.seats[number].hands[0].add(card)
             out.append(CardDealt(round_.round_id, number, 1, card))
             round_.step_cursor += 1
             if round_.step_cursor == len(round_.dealt_in):
@@ -384,7 +405,7 @@ class TableEngine:
     def _deal_to_player(self, round_: Round, card: Card) -> list[Output]:
         assert round_.turn is not None
         seat, hand = self._in_play(round_)
-        hand.cards.append(card)
+        hand.add(card)
         out: list[Output] = [CardDealt(round_.round_id, seat.number, hand.number, card)]
         value = hand.value
         end: HandEnd | None = None
@@ -400,6 +421,9 @@ class TableEngine:
             end = HandEnd.SPLIT_ACE
         if end is not None:
             out.append(self._end_hand(round_, seat, hand, end))
+            if end is HandEnd.BUST and self._collects_busts:
+                # 36.5(g): a busted hand's attack wagers are collected at once.
+                out.extend(triple_attack.settle_bust(round_, seat.number, hand))
             out.extend(self._next_turn(round_))
         return out
 
@@ -409,19 +433,12 @@ class TableEngine:
 
     def _next_turn(self, round_: Round) -> list[Output]:
         """Play moves to the next unfinished hand, seat 1 up; after the last, the dealer."""
-        out: list[Output] = []
-        if self.config.game is Game.TRIPLE_ATTACK:
-            # 36.5(g): a busted hand's attack wagers are collected at once.
-            for seat, hand in round_.hands_in_order():
-                if hand.ended is HandEnd.BUST and not hand.settled:
-                    out.extend(triple_attack.settle_bust(round_, seat.number, hand))
         for seat, hand in round_.hands_in_order():
             if hand.ended is None:
                 round_.turn = (seat.number, hand.number - 1)
-                return out
+                return []
         round_.turn = None
-        out.extend(self._dealer_turn(round_))
-        return out
+        return self._dealer_turn(round_)
 
     def _in_play(self, round_: Round) -> tuple[Seat, Hand]:
         assert round_.turn is not None
@@ -506,7 +523,7 @@ class TableEngine:
     def _split(self, seat: Seat, hand: Hand) -> None:
         aces = hand.cards[0].points == 1
         second = Hand(
-            0, cards=[hand.cards.pop()], stakes=dict(hand.stakes), from_split=True, split_aces=aces
+            0, cards=[hand.split_off()], stakes=dict(hand.stakes), from_split=True, split_aces=aces
         )
         hand.from_split, hand.split_aces = True, aces
         index = seat.hands.index(hand)
@@ -650,7 +667,7 @@ class TableEngine:
             stake=stake,
             won=0,
             phase=Phase.VOID,
-            order=round_.next_order(Phase.VOID.value),
+            order=round_.next_order(Phase.VOID),
             floorperson=False,
             citation="void round: wagers returned",
         )

@@ -2,13 +2,19 @@
 
 Nothing here ever holds a card that is face down: a hole card is dealt as `CardDealt` with
 `card=None` and only appears in `HoleCardRevealed`; a burned card never appears at all.
+
+Settlements and notices are frozen: they are money and instructions to people. The other
+records are plain slotted dataclasses, treated as values all the same (nothing changes one
+after the engine returns it): a frozen dataclass sets each field through
+`object.__setattr__`, which made them the engine's costliest allocation, and a table deals
+dozens of them a round (measured with bench/engine_rounds.py: docs/performance.md).
 """
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rules.money import Cents, Odds, format_amount
 
@@ -35,9 +41,19 @@ class Phase(enum.Enum):
     ROUND_END = "round_end"  # 36.5(g): everything else, after the round
     VOID = "void"
 
+    # Identity hash, computed in C (see cards.Suit): phases key each round's order counters.
+    __hash__ = object.__hash__
 
-@dataclass(frozen=True, slots=True)
-class Settlement:
+
+class Settlement(NamedTuple):
+    """One settled wager. Immutable: a tuple, which also makes it cheap to build.
+
+    A named tuple rather than a frozen dataclass: building a frozen dataclass sets each of
+    these fourteen fields through `object.__setattr__`, and a Triple Attack round settles
+    twenty of them (bench/engine_rounds.py; docs/performance.md). Equality is redefined so
+    a settlement never equals a bare tuple or another record with the same values.
+    """
+
     round_id: int
     seat: int
     hand: int | None  # 1-based hand of the seat for wagers that ride a hand; None otherwise
@@ -52,6 +68,15 @@ class Settlement:
     floorperson: bool  # a floorperson must attend (2.24(e))
     citation: str
     limited: bool = False  # cut down to a share of the 2.24(h) aggregate limit
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Settlement and tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return tuple.__hash__(self)
 
     def to_mapping(self) -> dict[str, Any]:
         return {
@@ -96,7 +121,7 @@ class Notice:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RoundOpened:
     round_id: int
 
@@ -104,7 +129,7 @@ class RoundOpened:
         return {"type": "round_opened", "round": self.round_id}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class WagerAccepted:
     round_id: int
     seat: int
@@ -121,7 +146,7 @@ class WagerAccepted:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class WagerWithdrawn:
     round_id: int
     seat: int
@@ -136,7 +161,7 @@ class WagerWithdrawn:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ShoeShuffled:
     shoe: int
 
@@ -144,7 +169,7 @@ class ShoeShuffled:
         return {"type": "shoe_shuffled", "shoe": self.shoe}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CardBurned:
     """A card went to the discard rack unseen; which card is nobody's business."""
 
@@ -154,7 +179,7 @@ class CardBurned:
         return {"type": "card_burned", "shoe": self.shoe}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CardDealt:
     round_id: int
     seat: int | None  # None: the dealer
@@ -173,7 +198,7 @@ class CardDealt:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class HoleCardRevealed:
     round_id: int
     card: Card
@@ -188,7 +213,7 @@ class HoleCardRevealed:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PlayerActed:
     round_id: int
     seat: int
@@ -205,7 +230,7 @@ class PlayerActed:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class HandCompleted:
     round_id: int
     seat: int | None  # None: the dealer
@@ -225,7 +250,7 @@ class HandCompleted:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RoundEnded:
     round_id: int
     voided: bool = False

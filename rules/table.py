@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from rules.cards import Card
     from rules.games import WagerKind
     from rules.money import Cents
+    from rules.outputs import Phase
 
 
 class HandEnd(enum.Enum):
@@ -37,10 +38,25 @@ class Hand:
     acted: bool = False  # any decision taken (surrender is a first decision only)
     ended: HandEnd | None = None
     settled: bool = False
+    # The total, kept until the cards change; not part of what a hand is.
+    _value: HandValue | None = field(default=None, compare=False, repr=False)
 
     @property
     def value(self) -> HandValue:
-        return hand_value(self.cards)
+        # Read several times per card (the hand's end, the dealer's draw, the settlement),
+        # so it is worked out once per change of cards; `add` and `split_off` reset it.
+        if self._value is None:
+            self._value = hand_value(self.cards)
+        return self._value
+
+    def add(self, card: Card) -> None:
+        self.cards.append(card)
+        self._value = None
+
+    def split_off(self) -> Card:
+        """Take the second card away, for the new hand of a split."""
+        self._value = None
+        return self.cards.pop()
 
     @property
     def natural(self) -> bool:
@@ -76,7 +92,7 @@ class Round:
     dealt_in: tuple[int, ...] = ()  # seats receiving cards, ascending (seat 1 first)
     turn: tuple[int, int] | None = None  # (seat, hand index) in play
     deferred_queens: list[int] = field(default_factory=list)  # 2.24(e) seats, highest first
-    phase_counts: dict[str, int] = field(default_factory=dict)
+    phase_counts: dict[Phase, int] = field(default_factory=dict)
 
     def seat(self, number: int) -> Seat:
         found = self.seats.get(number)
@@ -84,9 +100,11 @@ class Round:
             found = self.seats[number] = Seat(number)
         return found
 
-    def next_order(self, phase: str) -> int:
-        self.phase_counts[phase] = self.phase_counts.get(phase, 0) + 1
-        return self.phase_counts[phase]
+    def next_order(self, phase: Phase) -> int:
+        """The next 1-based position of a settlement in `phase` of this round."""
+        order = self.phase_counts.get(phase, 0) + 1
+        self.phase_counts[phase] = order
+        return order
 
     @property
     def dealer_value(self) -> HandValue:

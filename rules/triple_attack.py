@@ -10,14 +10,13 @@ from rules.money import Odds
 from rules.outputs import Phase, Result, Settlement
 
 if TYPE_CHECKING:
-    from rules.cards import Card
     from rules.table import Hand, Round
 
 EVEN_MONEY = Odds(1)  # 36.5(g): "at odds of 1 to 1"
 
 
-def hand_outcome(hand: Hand, dealer: list[Card]) -> tuple[Result, str, str]:  # noqa: PLR0911 - one return per 36.5 clause
-    """(result, outcome, citation) of a finished hand against the dealer's finished hand."""
+def hand_outcome(hand: Hand, dealer_total: int) -> tuple[Result, str, str]:  # noqa: PLR0911 - one return per 36.5 clause
+    """(result, outcome, citation) of a finished hand against the dealer's final total."""
     total = hand.value.total
     if total > 21:
         return Result.LOSE, "player_bust", "13:69F-36.5(a)"
@@ -25,7 +24,6 @@ def hand_outcome(hand: Hand, dealer: list[Card]) -> tuple[Result, str, str]:  # 
         return Result.WIN, "blackjack" if hand.natural else "player_21", "13:69F-36.5(b)"
     if len(hand.cards) >= 6:
         return Result.WIN, "six_card_hand", "13:69F-36.5(b)"
-    dealer_total = hand_value(dealer).total
     if dealer_total > 22:
         return Result.WIN, "dealer_bust", "13:69F-36.5(c)"
     if dealer_total == 22:
@@ -58,11 +56,12 @@ def settle_round_end(round_: Round) -> list[Settlement]:
     first, second, third attack wager.
     """
     out: list[Settlement] = []
+    dealer_total = hand_value(round_.dealer).total
     for number in sorted(round_.dealt_in, reverse=True):
         for hand in round_.seats[number].hands:
             if hand.settled:
                 continue
-            result, outcome, citation = hand_outcome(hand, round_.dealer)
+            result, outcome, citation = hand_outcome(hand, dealer_total)
             out.extend(
                 _settle_hand(
                     round_, number, hand, result, outcome, f"{citation}, (g)", Phase.ROUND_END
@@ -92,7 +91,7 @@ def _settle_hand(
                 stake=stake,
                 won=EVEN_MONEY.winnings(stake) if result is Result.WIN else 0,
                 phase=phase,
-                order=round_.next_order(phase.value),
+                order=round_.next_order(phase),
                 floorperson=False,
                 citation=citation,
             )

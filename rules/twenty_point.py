@@ -108,7 +108,7 @@ def settle_deferred_pairs(
                 stake=stake,
                 won=won,
                 phase=phase,
-                order=round_.next_order(phase.value),
+                order=round_.next_order(phase),
                 floorperson=True,
                 citation=f"{citation}; 13:69F-2.24(f), (h)"
                 if limited
@@ -144,7 +144,7 @@ def _settle(
             stake=stake,
             won=0,
             phase=phase,
-            order=round_.next_order(phase.value),
+            order=round_.next_order(phase),
             floorperson=floorperson,
             citation=citation,
         )
@@ -160,7 +160,7 @@ def _settle(
         stake=stake,
         won=odds.winnings(stake),
         phase=phase,
-        order=round_.next_order(phase.value),
+        order=round_.next_order(phase),
         floorperson=floorperson,
         citation=f"{citation}; 13:69F-2.24(f), (g)",
     )

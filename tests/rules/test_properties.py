@@ -408,8 +408,13 @@ class Run:
     def _check_output(self, event: TableEvent, out: Output, log: RoundLog | None) -> None:
         """An output, checked once the outputs before it in its batch are taken into account."""
         hidden = None if log is None or log.revealed else log.hole
-        for item in dataclasses.fields(out):
-            value = getattr(out, item.name)
+        names = (
+            out._fields
+            if isinstance(out, Settlement)
+            else [f.name for f in dataclasses.fields(out)]
+        )
+        for name in names:
+            value = getattr(out, name)
             if isinstance(value, Card):
                 assert hidden is None or value is not hidden, out
                 assert self.burned.get(id(value)) is not value, out
