@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import structlog
 
 from daemon import logs
-from daemon.config import ConfigErrors, load_config
+from daemon.config import ConfigErrors, TableSetup, load_config
 from daemon.envelope import Envelopes, Outbound, utc_timestamp
 from daemon.mqtt.errors import OutboxFull
 from daemon.mqtt.link import InboundMessage, LinkStateChange, MqttLink
@@ -32,7 +32,7 @@ from drivers.registry import create_driver
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from daemon.config import ServiceConfig, TableSetup
+    from daemon.config import ServiceConfig
     from daemon.mqtt.outbox import Outbox
     from drivers.driver import ShoeDriver
 
@@ -87,6 +87,7 @@ class Daemon:
             subscriptions=[self.topics.request_filter(t) for t in self.tables],
             on_state_change=self._on_link_state,
         )
+        self.logging = config.logging  # as configured by run_service, changed by reloads
         self._stop = asyncio.Event()
         self._on_ready = on_ready
         self.broker_state = "starting"
@@ -182,9 +183,13 @@ class Daemon:
                 errors=[str(e) for e in exc.errors],
             )
             return
-        logs.configure(
-            fmt=fresh.logging.format, level=fresh.logging.level, raw_frames=fresh.logging.raw_frames
-        )
+        if fresh.logging != self.logging:
+            self.logging = fresh.logging
+            logs.configure(
+                fmt=fresh.logging.format,
+                level=fresh.logging.level,
+                raw_frames=fresh.logging.raw_frames,
+            )
         if fresh.mqtt != self.config.mqtt:
             log.warning("reload: [mqtt] changed; restart the service to apply it")
         for setup in fresh.tables:
@@ -198,6 +203,8 @@ class Daemon:
                 )
             if setup.game != table.setup.game:
                 applied = table.service.reconfigure(setup.game)
+                if applied:
+                    table.setup = TableSetup(setup.game, table.setup.shoe)
                 log.info("reload: table settings", table=setup.game.table_id, applied=applied)
         log.info("configuration reloaded")
 

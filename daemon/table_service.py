@@ -202,7 +202,9 @@ class TableService:
                 code=exc.code,
                 reason=exc.message,
             )
-            return [self._response(command, transaction, error=exc)]
+            # The pit sees refused wagers too, not only the console that placed them.
+            notice = self._notice(exc.code, exc.message) if exc.code == "wager_rejected" else []
+            return [*notice, self._response(command, transaction, error=exc)]
         return [*out, self._response(command, transaction, data=data)]
 
     def _request(

@@ -107,11 +107,14 @@ def test_a_bad_request_gets_an_error_response_and_changes_nothing(
     service = make_service()
     before = service.engine.public_view()
     out = service.on_request(command, payload)
-    assert len(out) == 1
-    body = json.loads(out[0].payload)
+    body = response(out)
     assert (body["status"], body["error"]["code"]) == ("error", code)
     assert body["error"]["message"]
     assert service.engine.public_view() == before
+    # Nothing but the answer (and, for a refused wager, the pit's notice of it).
+    assert [m.topic.split("/", 2)[2] for m in out[:-1]] == (
+        ["notice/wager_rejected"] if code == "wager_rejected" else []
+    )
 
 
 def test_cards_from_the_shoe_settle_the_round_and_refresh_the_snapshot() -> None:
@@ -193,3 +196,16 @@ def test_status_reports_the_reader_and_the_round() -> None:
         "firmware": "1.2.0",
     }
     assert data["round"]["round"] is None
+
+
+def test_a_refused_wager_is_also_a_notice_for_the_pit() -> None:
+    service = make_service()
+    out = request(service, "wager", transaction="w", seat=1, kind="twenty_point_bonus", amount="5")
+    [notice] = bodies(out, "/notice/wager_rejected")
+    assert (
+        notice["message"]
+        == "seat 1 twenty_point_bonus: needs a blackjack wager first (13:69F-2.24(c))"
+    )
+    assert response(out)["error"]["code"] == "wager_rejected"
+    out = request(service, "action", seat=1, action="stand")
+    assert bodies(out, "/notice/") == []  # other refusals answer the console alone

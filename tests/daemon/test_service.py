@@ -1,0 +1,88 @@
+"""The daemon's own logic outside a broker: what a SIGHUP reload applies, and what it refuses."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import structlog
+
+from daemon.config import load_config
+from daemon.service import Daemon
+from rules.events import PlaceWager
+from rules.games import WagerKind
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+CONFIG = """\
+[mqtt]
+host = "127.0.0.1"
+
+[[table]]
+id = "bj-1"
+game = "blackjack"
+paytable = "A"
+[table.limits.blackjack]
+min = "10"
+max = "1000"
+[table.limits.twenty_point_bonus]
+min = "5"
+max = "100"
+[table.shoe]
+driver = "enq"
+transport = "serial"
+port = "/dev/ttyUSB0"
+"""
+
+
+def _daemon(tmp_path: Path) -> tuple[Daemon, Path]:
+    path = tmp_path / "shoe2mqtt.toml"
+    path.write_text(CONFIG, encoding="utf-8")
+    return Daemon(load_config(path, environ={})), path
+
+
+def test_reload_applies_a_table_s_new_game_settings_between_rounds(tmp_path: Path) -> None:
+    daemon, path = _daemon(tmp_path)
+    path.write_text(CONFIG.replace('paytable = "A"', 'paytable = "B"'), encoding="utf-8")
+    with structlog.testing.capture_logs() as logs:
+        daemon.reload()
+    service = daemon.tables["bj-1"].service
+    assert service.config.paytable_name == "B"
+    assert service.engine.config.paytable_name == "B"
+    assert {
+        "event": "reload: table settings",
+        "table": "bj-1",
+        "applied": True,
+        "log_level": "info",
+    } in logs
+
+
+def test_reload_waits_for_the_round_to_end_before_changing_a_table(tmp_path: Path) -> None:
+    daemon, path = _daemon(tmp_path)
+    service = daemon.tables["bj-1"].service
+    service.engine.apply(PlaceWager(1, WagerKind.BLACKJACK, 2500))
+    path.write_text(CONFIG.replace('paytable = "A"', 'paytable = "B"'), encoding="utf-8")
+    daemon.reload()
+    assert service.engine.config.paytable_name == "A"  # the round in progress keeps its rules
+
+
+def test_a_reload_with_mistakes_changes_nothing_and_says_why(tmp_path: Path) -> None:
+    daemon, path = _daemon(tmp_path)
+    path.write_text(CONFIG.replace('max = "1000"', 'max = "1"'), encoding="utf-8")
+    with structlog.testing.capture_logs() as logs:
+        daemon.reload()
+    assert daemon.tables["bj-1"].service.config.paytable_name == "A"
+    [refused] = [entry for entry in logs if entry["event"].startswith("reload refused")]
+    assert refused["errors"] == [
+        f"{path}:10: table[1].limits.blackjack.max: must not be below the minimum"
+    ]
+
+
+def test_reload_names_what_needs_a_restart(tmp_path: Path) -> None:
+    daemon, path = _daemon(tmp_path)
+    path.write_text(CONFIG.replace("/dev/ttyUSB0", "/dev/ttyUSB1"), encoding="utf-8")
+    with structlog.testing.capture_logs() as logs:
+        daemon.reload()
+    assert any(
+        entry["event"] == "reload: shoe settings changed; restart to apply" for entry in logs
+    )
