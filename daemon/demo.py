@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import json
 import random
 import socket
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -278,7 +280,8 @@ async def run_demo(
                 cards_after_cut=60,  # room to finish the round; the simulator reshuffles after it
             )
             shoes[table["id"]] = await stack.enter_async_context(EmulatedShoe(settings))
-        config = demo_config(games, shoes, host, port)
+        state = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="shoe2mqtt-demo-")))
+        config = dataclasses.replace(demo_config(games, shoes, host, port), state_directory=state)
         daemon = Daemon(config)
         topics = Topics(config.mqtt.base_topic)
         simulators = [

@@ -1,12 +1,18 @@
-"""The daemon: every table's shoe driver and rules, one MQTT link, under one TaskGroup.
+"""The daemon: every table's shoe driver and rules, one MQTT link, one journal.
 
 Tasks (all named, all children of one TaskGroup, all cancelled together on shutdown):
 - `mqtt-link`: connects, announces `online`, subscribes to each table's requests, drains the
   outbox in order, reconnects forever;
 - `driver:<table>`: reads the shoe, reconnecting forever, and queues its events;
-- `table:<table>`: applies the queued events to the table's rules and queues messages;
+- `table:<table>`: takes the table's queue (shoe events, link changes, requests, new
+  settings) one item at a time: journals it, applies it, journals what it caused, hands
+  that to the outbox. One consumer per table keeps the journal's order the table's order;
 - `signals`: SIGTERM and SIGINT stop the daemon cleanly; SIGHUP reloads the configuration
-  where that is safe (logging at once; a table's game settings between rounds).
+  where that is safe (logging at once; a table's game settings at the end of its round).
+
+On start the journal is replayed: every table's rules are rebuilt exactly where they were,
+messages the broker never acknowledged are resent first with their ids, and a round that was
+open when the daemon stopped goes on, flagged for review (docs/durability.md).
 """
 
 from __future__ import annotations
@@ -14,31 +20,31 @@ from __future__ import annotations
 import asyncio
 import signal
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from daemon import logs
 from daemon.config import ConfigErrors, TableSetup, load_config
 from daemon.envelope import Envelopes, Outbound, utc_timestamp
-from daemon.mqtt.errors import OutboxFull
-from daemon.mqtt.link import InboundMessage, LinkStateChange, MqttLink
-from daemon.mqtt.outbox import MemoryOutbox, OutboundMessage
+from daemon.inbound import LINK_EVENTS, from_record, is_journaled, to_record
+from daemon.journal import JOURNAL_FILE, Journal, prepare_state_directory
+from daemon.journal_outbox import JournalOutbox
+from daemon.mqtt.link import InboundMessage, LinkState, LinkStateChange, MqttLink
+from daemon.mqtt.outbox import OutboundMessage
 from daemon.table_service import TableService
 from daemon.topics import Topics
-from drivers.driver import Connected, Connecting, Disconnected, LinkFault, Reconnected
 from drivers.registry import create_driver
+from rules.config import TableConfig
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from daemon.config import ServiceConfig
-    from daemon.mqtt.outbox import Outbox
+    from daemon.journal import EventKind, JournalEvent
     from drivers.driver import ShoeDriver
 
 log = structlog.get_logger("daemon")
-
-_LINK_EVENTS = (Connecting, Connected, Disconnected, LinkFault, Reconnected)
 
 
 def default_driver(setup: TableSetup) -> ShoeDriver:
@@ -55,7 +61,29 @@ class _Table:
     setup: TableSetup
     service: TableService
     driver: ShoeDriver
-    queue: asyncio.Queue[object] = field(default_factory=asyncio.Queue)
+    # ("shoe" | "link" | "request" | "config" | "notice", the item), in arrival order
+    queue: asyncio.Queue[tuple[str, Any]] = field(default_factory=asyncio.Queue)
+
+
+def apply_record(
+    service: TableService, kind: EventKind, record: dict[str, Any], at: str
+) -> list[Outbound]:
+    """One journaled event, applied: the same function live and in replay."""
+    if kind == "shoe":
+        return service.on_shoe_event(from_record(record), seen_at=at)  # type: ignore[arg-type]
+    if kind == "link":
+        return service.on_link_event(from_record(record))
+    if kind == "request":
+        return service.on_request(record["command"], record["payload"].encode("latin-1"))
+    if kind == "config":
+        service.reconfigure(TableConfig.from_mapping(record["table"]))
+        return [service.snapshot()]
+    return service.on_start()
+
+
+def request_record(command: str, payload: bytes) -> dict[str, Any]:
+    # latin-1 maps every byte to one character: the payload comes back byte for byte.
+    return {"command": command, "payload": payload.decode("latin-1")}
 
 
 class Daemon:
@@ -63,14 +91,14 @@ class Daemon:
         self,
         config: ServiceConfig,
         *,
-        outbox: Outbox | None = None,
         driver_factory: Callable[[TableSetup], ShoeDriver] = default_driver,
         on_ready: Callable[[], None] | None = None,
     ) -> None:
         self.config = config
         self.topics = Topics(config.mqtt.base_topic)
-        self.outbox = outbox or MemoryOutbox(
-            config.outbox_limit, on_high_water=self._outbox_filling
+        self.journal = Journal(config.state_directory / JOURNAL_FILE)
+        self.outbox = JournalOutbox(
+            self.journal, config.outbox_limit, on_high_water=self._outbox_filling
         )
         self.tables = {
             setup.game.table_id: _Table(
@@ -80,6 +108,8 @@ class Daemon:
             )
             for setup in config.tables
         }
+        for table in self.tables.values():
+            table.service.accepting_rounds = lambda: not self.outbox.full
         self.link = MqttLink(
             config.mqtt,
             self.outbox,
@@ -90,6 +120,7 @@ class Daemon:
         self.logging = config.logging  # as configured by run_service, changed by reloads
         self._stop = asyncio.Event()
         self._on_ready = on_ready
+        self._ready_sent = False
         self.broker_state = "starting"
 
     def stop(self) -> None:
@@ -102,21 +133,109 @@ class Daemon:
             tables=list(self.tables),
             broker=f"{self.config.mqtt.host}:{self.config.mqtt.port}",
         )
-        for table in self.tables.values():
-            # Retained state and snapshot at once, so displays never show a stale table.
-            self._send([table.service.state(), table.service.snapshot()])
+        prepare_state_directory(self.config.state_directory)
+        await self.journal.open()
         try:
+            await self._recover()
             async with asyncio.TaskGroup() as group:
                 group.create_task(self.link.run(), name="mqtt-link")
                 for table_id, table in self.tables.items():
-                    group.create_task(table.driver.run(table.queue.put), name=f"driver:{table_id}")
+                    group.create_task(
+                        table.driver.run(self._from_driver(table)), name=f"driver:{table_id}"
+                    )
                     group.create_task(self._consume(table), name=f"table:{table_id}")
                 group.create_task(self._signals(), name="signals")
-                if self._on_ready is not None:
-                    self._on_ready()
         except* _Stop:
             pass
+        finally:
+            await self.outbox.drain()
+            await self.journal.close()
         log.info("stopped")
+
+    # ---------------------------------------------------------------- recovery
+    async def _recover(self) -> None:
+        """Rebuild every table from the journal, then queue what the broker never acknowledged."""
+        pending = await self.journal.pending()
+        self.outbox.add_committed(
+            (m.rowid, OutboundMessage(m.topic, m.payload, m.qos, m.retain)) for m in pending
+        )
+        for table_id, table in self.tables.items():
+            events = await self.journal.events(table_id)
+            service = table.service
+            service.quiet = True
+            unrecorded = [e for e in events if not e.outputs_recorded]
+            for event in events:
+                if event.outputs_recorded:
+                    apply_record(service, event.kind, event.body, event.at)  # outputs went out then
+            service.envelopes = Envelopes(table_id, next_seq=await self.journal.next_seq(table_id))
+            service.quiet = False
+            for event in unrecorded:  # committed, never applied: their outputs are new
+                await self._publish(
+                    table_id, event.rowid, apply_record(service, event.kind, event.body, event.at)
+                )
+            await self._commit(table, "start", {})
+            configured = table.setup.game.to_mapping()
+            if not any(e.kind == "config" for e in events) or _last_config(events) != configured:
+                await self._commit(table, "config", {"table": configured})
+            # Retained state and snapshot at once, so displays never show a stale table.
+            await self._publish(table_id, None, [service.state(), service.snapshot()])
+            log.info(
+                "journal replayed",
+                table=table_id,
+                events=len(events),
+                resending=sum(1 for m in pending if m.table_id == table_id),
+                round=service.engine.round.round_id if service.engine.round else None,
+                review=list(service.review),
+            )
+
+    # ---------------------------------------------------------------- the loop
+    def _from_driver(self, table: _Table) -> Callable[[object], Any]:
+        async def emit(event: object) -> None:
+            await table.queue.put(("link" if isinstance(event, LINK_EVENTS) else "shoe", event))
+
+        return emit
+
+    async def _consume(self, table: _Table) -> None:
+        table_id = table.setup.game.table_id
+        while True:
+            kind, item = await table.queue.get()
+            if kind == "notice":  # the daemon's own word to the pit, not a table event
+                topic = self.topics.notice(table_id, item["kind"])
+                await self._publish(table_id, None, [table.service.envelopes.seal(topic, item)])
+            elif kind == "request":
+                await self._commit(table, "request", request_record(*item))
+            elif kind == "config":
+                await self._commit(table, "config", {"table": item.to_mapping()})
+            elif is_journaled(item):
+                await self._commit(table, "link" if kind == "link" else "shoe", to_record(item))
+            else:  # a heartbeat: the reader is alive, and that is all
+                table.service.on_shoe_event(item, seen_at=utc_timestamp())
+
+    async def _commit(self, table: _Table, kind: EventKind, record: dict[str, Any]) -> None:
+        """Journal the event, apply it, journal what it caused, hand that to the outbox."""
+        at = utc_timestamp()
+        table_id = table.setup.game.table_id
+        rowid = await self.journal.append_event(table_id, kind, record, at)
+        messages = apply_record(table.service, kind, record, at)
+        await self._publish(table_id, rowid, messages)
+
+    async def _publish(self, table_id: str, rowid: int | None, messages: list[Outbound]) -> None:
+        service = self.tables[table_id].service
+        ids = await self.journal.record_outputs(
+            rowid, table_id, service.envelopes.next_seq, messages
+        )
+        self.outbox.add_committed(
+            (i, OutboundMessage(m.topic, m.payload, m.qos, m.retain))
+            for i, m in zip(ids, messages, strict=True)
+        )
+
+    async def _on_message(self, message: InboundMessage) -> None:
+        parsed = self.topics.parse_request(message.topic)
+        table = self.tables.get(parsed[0]) if parsed else None
+        if parsed is None or table is None:
+            log.warning("message on an unexpected topic dropped", topic=message.topic)
+            return
+        await table.queue.put(("request", (parsed[1], message.payload)))
 
     async def _signals(self) -> None:
         loop = asyncio.get_running_loop()
@@ -132,46 +251,26 @@ class Daemon:
         log.info("stopping")
         raise _Stop
 
-    async def _consume(self, table: _Table) -> None:
-        service = table.service
-        while True:
-            event = await table.queue.get()
-            if isinstance(event, _LINK_EVENTS):
-                self._send(service.on_link_event(event))
-            else:
-                self._send(service.on_shoe_event(event, seen_at=utc_timestamp()))  # type: ignore[arg-type]
-
-    async def _on_message(self, message: InboundMessage) -> None:
-        parsed = self.topics.parse_request(message.topic)
-        table = self.tables.get(parsed[0]) if parsed else None
-        if parsed is None or table is None:
-            log.warning("message on an unexpected topic dropped", topic=message.topic)
-            return
-        self._send(table.service.on_request(parsed[1], message.payload))
-
-    def _send(self, messages: list[Outbound]) -> None:
-        for message in messages:
-            try:
-                self.outbox.put(
-                    OutboundMessage(message.topic, message.payload, message.qos, message.retain)
-                )
-            except OutboxFull:
-                # Not silent: the line names the message, so it can be recovered from the log
-                # until the journal (which keeps every message on disk) takes over.
-                log.error(  # noqa: TRY400 - expected condition: a traceback would add nothing
-                    "outbox full: message not queued",
-                    topic=message.topic,
-                    event_id=message.event_id,
-                )
-
     def _outbox_filling(self, length: int, capacity: int) -> None:
         log.warning("outbox filling while the broker is away", queued=length, capacity=capacity)
+        for table in self.tables.values():
+            body = {
+                "type": "notice", "round": None, "kind": "outbox_filling", "seat": None,
+                "message": f"{length} messages wait for the broker (limit {capacity}): "
+                "new rounds stop at the limit; nothing is dropped",
+                "citation": "",
+            }  # fmt: skip
+            table.queue.put_nowait(("notice", body))
 
     def _on_link_state(self, change: LinkStateChange) -> None:
         self.broker_state = change.state.value
         log.info(
             "broker link", state=change.state.value, reason=change.reason, retry_in=change.retry_in
         )
+        if change.state is LinkState.CONNECTED and not self._ready_sent:
+            self._ready_sent = True
+            if self._on_ready is not None:
+                self._on_ready()
 
     def reload(self) -> None:
         """SIGHUP: re-read the file; apply what is safe now, say what needs a restart."""
@@ -202,11 +301,17 @@ class Daemon:
                     "reload: shoe settings changed; restart to apply", table=setup.game.table_id
                 )
             if setup.game != table.setup.game:
-                applied = table.service.reconfigure(setup.game)
-                if applied:
-                    table.setup = TableSetup(setup.game, table.setup.shoe)
-                log.info("reload: table settings", table=setup.game.table_id, applied=applied)
+                # Journaled and applied in the table's order: at once between rounds, else
+                # when the round in progress ends.
+                table.setup = TableSetup(setup.game, table.setup.shoe)
+                table.queue.put_nowait(("config", setup.game))
+                log.info("reload: new table settings queued", table=setup.game.table_id)
         log.info("configuration reloaded")
+
+
+def _last_config(events: list[JournalEvent]) -> dict[str, Any] | None:
+    configs = [e.body["table"] for e in events if e.kind == "config"]
+    return configs[-1] if configs else None
 
 
 def run_service(config: ServiceConfig) -> int:

@@ -33,6 +33,8 @@ from rules.events import DealCard, Shuffle, event_from_mapping
 from rules.outputs import Notice, Settlement
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from daemon.envelope import Envelopes, Outbound
     from daemon.topics import Topics
     from rules.config import TableConfig
@@ -87,11 +89,23 @@ class TableService:
         self.review: list[str] = []  # why the current round needs review; empty when it does not
         self.round_settlements: list[dict[str, Any]] = []
         self.round_notices: list[dict[str, Any]] = []
+        self.pending_config: TableConfig | None = None  # new settings waiting for the round's end
+        # While the journal is replayed at start-up nothing is logged: it all was, the first time.
+        self.quiet = False
+        # Told of every event the rules accepted, with its round: `shoe2mqtt journal` exports.
+        self.recorder: Callable[[TableEvent, int | None], None] | None = None
+        # False while the outbox is at its limit: no new round opens until the broker is back.
+        self.accepting_rounds: Callable[[], bool] = lambda: True
 
     def reconfigure(self, config: TableConfig) -> bool:
-        """Take new game settings between rounds, keeping the shoe; False mid-round."""
-        if self.engine.round_open or config.table_id != self.table_id:
+        """Take new game settings now if no round is open, keeping the shoe; else at the
+        round's end (True: applied now)."""
+        if config.table_id != self.table_id:
             return False
+        if self.engine.round_open:
+            self.pending_config = config
+            return False
+        self.pending_config = None
         old = self.engine
         fresh = TableEngine(config, next_round_id=old.next_round_id)
         fresh.shoe, fresh.burns_due, fresh.barred_seats = old.shoe, old.burns_due, old.barred_seats
@@ -99,6 +113,13 @@ class TableService:
             fresh.remaining = old.remaining
         self.config, self.engine = config, fresh
         return True
+
+    def on_start(self) -> list[Outbound]:
+        """The daemon (re)started. A round it was in the middle of may have lost cards while
+        no one listened: it goes on, flagged for review."""
+        if not self.engine.round_open:
+            return []
+        return self._flag("daemon_restarted", "the daemon restarted during the round")
 
     # ------------------------------------------------------------------ shoe
     def on_shoe_event(self, event: shoe.Event, *, seen_at: str) -> list[Outbound]:  # noqa: PLR0911 - a dispatch, one return per kind of event
@@ -194,7 +215,7 @@ class TableService:
             transaction = request.pop("transaction", None)
             data, out = self._request(command, request)
         except RequestError as exc:
-            log.info(
+            self._log_info(
                 "request refused",
                 table=self.table_id,
                 round=self._round_id(),
@@ -218,6 +239,12 @@ class TableService:
             return {}, self._apply_or_refuse(Shuffle())
         if command == "card":
             return {}, self._manual_card(request)
+        if command == "wager" and not self.engine.round_open and not self.accepting_rounds():
+            raise RequestError(
+                "outbox_full",
+                "the broker has been away too long: no new round until its messages are "
+                "delivered (nothing is lost; they wait on disk)",
+            )
         if command in _ENGINE_COMMANDS:
             try:
                 event = event_from_mapping({"type": _ENGINE_COMMANDS[command], **request})
@@ -249,7 +276,12 @@ class TableService:
             outputs = self.engine.apply(event)
         except EventError as exc:
             raise RequestError(exc.code, exc.message) from None
+        self._record(event)
         return self._publish(outputs)
+
+    def _record(self, event: TableEvent) -> None:
+        if self.recorder is not None:
+            self.recorder(event, self._round_id())
 
     # ------------------------------------------------------------------ engine
     def _apply(self, event: TableEvent, *, source: str) -> list[Outbound]:
@@ -257,7 +289,7 @@ class TableService:
         try:
             outputs = self.engine.apply(event)
         except EventError as exc:
-            log.warning(
+            self._log_warning(
                 "event refused",
                 table=self.table_id,
                 round=self._round_id(),
@@ -266,6 +298,7 @@ class TableService:
                 reason=exc.message,
             )
             return self._notice(exc.code, exc.message)
+        self._record(event)
         return self._publish(outputs)
 
     def _publish(self, outputs: list[Output]) -> list[Outbound]:
@@ -281,7 +314,7 @@ class TableService:
                 body["review"] = bool(self.review)
                 self.round_settlements.append(body)
                 out.append(self.envelopes.seal(self.topics.settlement(self.table_id), body))
-                log.info(
+                self._log_info(
                     "settled",
                     table=self.table_id,
                     round=output.round_id,
@@ -298,6 +331,8 @@ class TableService:
                 )
             else:
                 out.append(self.envelopes.seal(self.topics.event(self.table_id, kind), body))
+        if self.pending_config is not None and not self.engine.round_open:
+            self.reconfigure(self.pending_config)
         if outputs:
             out.append(self.snapshot())
         return out
@@ -319,8 +354,18 @@ class TableService:
         }
         if self.engine.round_open:
             self.round_notices.append(body)
-        log.info("notice", table=self.table_id, round=self._round_id(), kind=kind, message=message)
+        self._log_info(
+            "notice", table=self.table_id, round=self._round_id(), kind=kind, message=message
+        )
         return [self.envelopes.seal(self.topics.notice(self.table_id, kind), body)]
+
+    def _log_info(self, event: str, **fields: object) -> None:
+        if not self.quiet:
+            log.info(event, **fields)
+
+    def _log_warning(self, event: str, **fields: object) -> None:
+        if not self.quiet:
+            log.warning(event, **fields)
 
     # ------------------------------------------------------------------ retained state
     def _round_id(self) -> int | None:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import json
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +27,7 @@ from drivers.transports import SerialSettings
 from rules.config import TableConfig
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Callable
 
     from tests.daemon.conftest import Mosquitto
 
@@ -91,6 +93,15 @@ class Pit:
         )
         return answer.body
 
+    async def wait_for(
+        self, suffix: str, where: Callable[[dict[str, Any]], bool] = lambda _: True
+    ) -> dict[str, Any]:
+        """The first message (seen so far or to come) on `<base>/<table>/<suffix>` whose
+        body satisfies `where`."""
+        topic = f"{BASE}/{self.table}/{suffix}"
+        found = await self._wait(lambda m: m.topic == topic and where(m.body), after=0)
+        return found.body
+
     async def _wait(self, match: Any, *, after: int | None = None) -> Received:
         start = len(self.messages) if after is None else after
         async with asyncio.timeout(STEP):
@@ -122,8 +133,13 @@ def pit_config(table: dict[str, Any], shoe_path: str, broker: Mosquitto) -> Serv
 
 
 @contextlib.asynccontextmanager
-async def running_pit(table: dict[str, Any], script: str, broker: Mosquitto) -> AsyncIterator[Pit]:
-    """The daemon serving one table whose shoe deals `script`, and a recorder on `#`."""
+async def running_pit(
+    table: dict[str, Any], script: str, broker: Mosquitto, *, state_directory: Path | None = None
+) -> AsyncIterator[Pit]:
+    """The daemon serving one table whose shoe deals `script`, and a recorder on `#`.
+
+    The journal lives in `state_directory` (kept, for restart tests) or a fresh temporary one.
+    """
     async with contextlib.AsyncExitStack() as stack:
         shoe = await stack.enter_async_context(
             EmulatedShoe(EmulatorSettings(protocol="reference", script=script))
@@ -132,7 +148,12 @@ async def running_pit(table: dict[str, Any], script: str, broker: Mosquitto) -> 
             aiomqtt.Client(broker.host, broker.port, identifier="pit-recorder")
         )
         await client.subscribe(f"{BASE}/#", qos=1)
-        daemon = Daemon(pit_config(table, shoe.path, broker))
+        state = state_directory or Path(
+            stack.enter_context(tempfile.TemporaryDirectory(prefix="pit-state-"))
+        )
+        daemon = Daemon(
+            dataclasses.replace(pit_config(table, shoe.path, broker), state_directory=state)
+        )
         pit = Pit(table["id"], shoe, client, daemon)
         async with asyncio.TaskGroup() as group:
             recorder = group.create_task(pit._record(), name="pit-recorder")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import structlog
 
 from daemon.config import load_config
-from daemon.service import Daemon
+from daemon.service import Daemon, apply_record
 from rules.events import PlaceWager
 from rules.games import WagerKind
 
@@ -35,35 +35,39 @@ port = "/dev/ttyUSB0"
 """
 
 
+def _write(tmp_path: Path, text: str, name: str = "other.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
 def _daemon(tmp_path: Path) -> tuple[Daemon, Path]:
-    path = tmp_path / "shoe2mqtt.toml"
-    path.write_text(CONFIG, encoding="utf-8")
+    path = _write(tmp_path, CONFIG, "shoe2mqtt.toml")
     return Daemon(load_config(path, environ={})), path
 
 
-def test_reload_applies_a_table_s_new_game_settings_between_rounds(tmp_path: Path) -> None:
+def test_reload_queues_a_table_s_new_game_settings_in_the_table_s_order(tmp_path: Path) -> None:
+    """New settings are journaled and applied by the table's own consumer, after whatever
+    it already holds: never in the middle of another event."""
     daemon, path = _daemon(tmp_path)
-    path.write_text(CONFIG.replace('paytable = "A"', 'paytable = "B"'), encoding="utf-8")
-    with structlog.testing.capture_logs() as logs:
-        daemon.reload()
-    service = daemon.tables["bj-1"].service
-    assert service.config.paytable_name == "B"
-    assert service.engine.config.paytable_name == "B"
-    assert {
-        "event": "reload: table settings",
-        "table": "bj-1",
-        "applied": True,
-        "log_level": "info",
-    } in logs
-
-
-def test_reload_waits_for_the_round_to_end_before_changing_a_table(tmp_path: Path) -> None:
-    daemon, path = _daemon(tmp_path)
-    service = daemon.tables["bj-1"].service
-    service.engine.apply(PlaceWager(1, WagerKind.BLACKJACK, 2500))
     path.write_text(CONFIG.replace('paytable = "A"', 'paytable = "B"'), encoding="utf-8")
     daemon.reload()
+    kind, settings = daemon.tables["bj-1"].queue.get_nowait()
+    assert (kind, settings.paytable_name) == ("config", "B")
+    assert daemon.tables["bj-1"].service.config.paytable_name == "A"  # not applied here
+
+
+def test_new_settings_wait_for_the_round_in_progress_to_end(tmp_path: Path) -> None:
+    daemon, _ = _daemon(tmp_path)
+    service = daemon.tables["bj-1"].service
+    b_table = load_config(
+        _write(tmp_path, CONFIG.replace('paytable = "A"', 'paytable = "B"')), environ={}
+    )
+    service.engine.apply(PlaceWager(1, WagerKind.BLACKJACK, 2500))
+    assert apply_record(service, "config", {"table": b_table.tables[0].game.to_mapping()}, "t")
     assert service.engine.config.paytable_name == "A"  # the round in progress keeps its rules
+    service.on_request("void", b"{}")
+    assert service.engine.config.paytable_name == "B"  # applied as the round ended
 
 
 def test_a_reload_with_mistakes_changes_nothing_and_says_why(tmp_path: Path) -> None:
