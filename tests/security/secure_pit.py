@@ -1,0 +1,205 @@
+"""The real daemon behind the example broker: TLS, its own user and password file, two tables.
+
+Like tests/daemon/pit.py, but every client is one of the example ACL's users: the display
+(`display-pit-a`) records everything it is allowed to read, the dealer consoles publish
+requests, and the test waits on the display's recording for the daemon's answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from daemon.config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
+from daemon.mqtt.settings import MqttSettings
+from daemon.service import Daemon
+from drivers.emulator import EmulatedShoe, EmulatorSettings
+from drivers.transports import SerialSettings
+from rules.config import TableConfig
+from tests.security.conftest import BASE, CONSOLE_1, CONSOLE_2, DAEMON, DISPLAY, DISPLAY_FILTERS
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable
+
+    import aiomqtt
+
+    from tests.security.conftest import SecureBroker
+
+STEP = 10.0  # seconds the daemon has to answer one step
+
+
+# A blackjack table with a hole-card reader: the dealer's second card stays face down.
+def table_mapping(table_id: str) -> dict[str, Any]:
+    return {
+        "id": table_id,
+        "game": "blackjack",
+        "decks": 6,
+        "seats": 7,
+        "paytable": "A",
+        "hole_card_reader": True,
+        "limits": {
+            "blackjack": {"min": "10", "max": "1000"},
+            "twenty_point_bonus": {"min": "5", "max": "100"},
+        },
+    }
+
+
+@dataclass
+class Received:
+    topic: str
+    payload: bytes
+
+    @property
+    def body(self) -> dict[str, Any]:
+        value = json.loads(self.payload)
+        assert isinstance(value, dict)
+        return value
+
+
+@dataclass
+class SecurePit:
+    broker: SecureBroker
+    daemon: Daemon
+    shoes: dict[str, EmulatedShoe]
+    display: aiomqtt.Client
+    consoles: dict[str, aiomqtt.Client]
+    messages: list[Received] = field(default_factory=list)
+    _arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    _transactions: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    def of(self, table: str, suffix: str) -> list[dict[str, Any]]:
+        topic = f"{BASE}/{table}/{suffix}"
+        return [m.body for m in self.messages if m.topic == topic]
+
+    def new_transaction(self) -> str:
+        return f"t{next(self._transactions)}"
+
+    async def publish_request(
+        self, client: aiomqtt.Client, table: str, command: str, **body: Any
+    ) -> str:
+        """Publish a request (QoS 1: the broker has decided on it when this returns)."""
+        transaction = self.new_transaction()
+        topic = f"{BASE}/{table}/request/{command}"
+        await client.publish(topic, json.dumps({"transaction": transaction, **body}), qos=1)
+        return transaction
+
+    async def request(self, table: str, command: str, **body: Any) -> dict[str, Any]:
+        """A request from the table's own console; its response, as the display read it."""
+        transaction = await self.publish_request(self.consoles[table], table, command, **body)
+        return await self.response(table, command, transaction)
+
+    async def response(self, table: str, command: str, transaction: str) -> dict[str, Any]:
+        topic = f"{BASE}/{table}/response/{command}"
+        found = await self.wait(
+            lambda m: m.topic == topic and m.body.get("transaction") == transaction
+        )
+        return found.body
+
+    def responses_to(self, transaction: str) -> list[Received]:
+        return [
+            m
+            for m in self.messages
+            if "/response/" in m.topic and m.body.get("transaction") == transaction
+        ]
+
+    async def deal(self, table: str) -> dict[str, Any]:
+        """One card from the table's shoe; the snapshot (or notice) the daemon answered with."""
+        seen = len(self.messages)
+        await self.shoes[table].next_card()
+        wanted = {
+            f"{BASE}/{table}/round",
+            f"{BASE}/{table}/notice/card_rejected",
+            f"{BASE}/{table}/notice/card_unreadable",
+        }
+        return (await self.wait(lambda m: m.topic in wanted, after=seen)).body
+
+    async def wait(self, match: Callable[[Received], bool], *, after: int = 0) -> Received:
+        async with asyncio.timeout(STEP):
+            while True:
+                for message in self.messages[after:]:
+                    if match(message):
+                        return message
+                self._arrived.clear()
+                await self._arrived.wait()
+
+    async def record(self) -> None:
+        async for message in self.display.messages:
+            payload = message.payload
+            assert isinstance(payload, bytes)
+            self.messages.append(Received(str(message.topic), payload))
+            self._arrived.set()
+
+
+def secure_config(
+    broker: SecureBroker, shoe_paths: dict[str, str], directory: Path
+) -> ServiceConfig:
+    """The daemon's settings as `[mqtt]` in its TOML file would give them: TLS, user name,
+    and the password in a file readable by the daemon alone."""
+    password_file = directory / "mqtt-password"
+    password_file.touch(mode=0o600)
+    password_file.write_text(broker.passwords[DAEMON] + "\n", encoding="utf-8")
+    mqtt = MqttSettings.from_mapping(
+        {
+            "host": broker.host,
+            "port": broker.port,
+            "client_id": "shoe2mqtt-pit-a",
+            "username": DAEMON,
+            "password_file": str(password_file),
+            "tls": {"ca_file": str(broker.ca)},
+        }
+    )
+    tables = tuple(
+        TableSetup(
+            TableConfig.from_mapping(table_mapping(table)),
+            ShoeConfig("reference", SerialSettings(port=path)),
+        )
+        for table, path in shoe_paths.items()
+    )
+    return ServiceConfig(
+        path=Path("<test>"),
+        mqtt=mqtt,
+        tables=tables,
+        state_directory=directory / "state",  # the journal: never the machine's /var/lib
+        logging=LoggingConfig(format="json", level="warning"),
+    )
+
+
+@contextlib.asynccontextmanager
+async def running_secure_pit(
+    broker: SecureBroker, scripts: dict[str, str], directory: Path
+) -> AsyncIterator[SecurePit]:
+    """The daemon serving bj-1 and bj-2 (their shoes deal `scripts`), a display recording
+    everything it may read, and each table's console connected."""
+    async with contextlib.AsyncExitStack() as stack:
+        shoes = {
+            table: await stack.enter_async_context(
+                EmulatedShoe(EmulatorSettings(protocol="reference", script=script))
+            )
+            for table, script in scripts.items()
+        }
+        display = await stack.enter_async_context(broker.client(DISPLAY))
+        await display.subscribe([(topic_filter, 1) for topic_filter in DISPLAY_FILTERS])
+        consoles = {
+            "bj-1": await stack.enter_async_context(broker.client(CONSOLE_1)),
+            "bj-2": await stack.enter_async_context(broker.client(CONSOLE_2)),
+        }
+        config = secure_config(broker, {t: s.path for t, s in shoes.items()}, directory)
+        daemon = Daemon(config)
+        pit = SecurePit(broker, daemon, shoes, display, consoles)
+        async with asyncio.TaskGroup() as group:
+            recorder = group.create_task(pit.record(), name="secure-pit-recorder")
+            service = group.create_task(daemon.run(), name="daemon")
+            for shoe in shoes.values():
+                await asyncio.wait_for(shoe.wait_for_host(), STEP)
+            await pit.wait(lambda m: m.topic == f"{BASE}/bridge/state" and m.payload == b"online")
+            try:
+                yield pit
+            finally:
+                daemon.stop()
+                await service
+                recorder.cancel()
