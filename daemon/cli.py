@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, TextIO
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-from daemon import tools
+from daemon import journal_cli, tools
 from daemon.replay import ReplayError, replay
 
 
@@ -82,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-view", dest="view", action="store_false", help="print settlements as JSON instead"
     )
     tools.register(commands)  # emulate, listen, ports
+    journal_cli.register(commands)  # journal list / show / export
     asyncapi_cmd = commands.add_parser(
         "asyncapi",
         help="print the AsyncAPI 3.0 document of every topic and payload",

@@ -1,0 +1,213 @@
+"""`shoe2mqtt journal`: read the journal the way an auditor needs it.
+
+    shoe2mqtt journal list   [--table ID]           every round: when, settlements, review
+    shoe2mqtt journal show   ROUND --table ID       every event and settlement of one round
+    shoe2mqtt journal export ROUND --table ID       the round as a replay log (docs/events.md)
+
+The journal is read, never written: each table is replayed through the same table service
+the daemon runs, quietly, and the rounds are told apart by the rules core's round ids.
+`shoe2mqtt replay` on an exported round prints exactly the round's settlements.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from daemon.config import DEFAULT_STATE_DIRECTORY, ConfigErrors, load_config
+from daemon.envelope import Envelopes
+from daemon.journal import JOURNAL_FILE, connect, read_events
+from daemon.service import apply_record
+from daemon.table_service import TableService
+from daemon.topics import Topics
+from rules.config import TableConfig
+from rules.events import event_to_mapping
+
+if TYPE_CHECKING:
+    import argparse
+
+    from daemon.journal import JournalEvent
+    from rules.events import TableEvent
+
+
+@dataclass(slots=True)
+class RoundRecord:
+    table: str
+    round_id: int
+    config: TableConfig
+    started: str = ""
+    ended: str = ""
+    journal: list[JournalEvent] = field(default_factory=list)  # inbound, as journaled
+    events: list[TableEvent] = field(default_factory=list)  # as the rules core applied them
+    settlements: list[dict[str, Any]] = field(default_factory=list)
+    notices: list[dict[str, Any]] = field(default_factory=list)
+    review: list[str] = field(default_factory=list)
+    voided: bool = False
+
+
+class _RoundCutter:
+    """Replays one table's journal through a quiet table service and sorts it into rounds."""
+
+    def __init__(self, table_id: str, config: TableConfig) -> None:
+        self.table_id = table_id
+        self.service = TableService(config, Topics(), Envelopes(table_id))
+        self.service.quiet = True
+        self.service.recorder = self._applied
+        self.rounds: dict[int, RoundRecord] = {}
+
+    def _round(self, round_id: int) -> RoundRecord:
+        if round_id not in self.rounds:
+            self.rounds[round_id] = RoundRecord(self.table_id, round_id, self.service.config)
+        return self.rounds[round_id]
+
+    def _applied(self, event: TableEvent, round_id: int | None) -> None:
+        if round_id is not None:
+            self._round(round_id).events.append(event)
+
+    def _current(self) -> tuple[int | None, int | None]:
+        """(the open round's id, the latest round's id, open or not)."""
+        engine = self.service.engine
+        latest = engine.round.round_id if engine.round is not None else None
+        return (latest if engine.round_open else None), latest
+
+    def take(self, entry: JournalEvent) -> None:
+        open_before, latest_before = self._current()
+        messages = apply_record(self.service, entry.kind, entry.body, entry.at)
+        _, latest_after = self._current()
+        # An entry belongs to the round it was in, or to the round it opened; the rest
+        # (shuffles, burn cards, link changes between rounds) belongs to no round.
+        owner = open_before
+        if owner is None and latest_after is not None and latest_after != latest_before:
+            owner = latest_after
+        if owner is not None:
+            current = self._round(owner)
+            current.journal.append(entry)
+            current.started = current.started or entry.at
+            current.ended = entry.at
+            current.review = list(self.service.review)
+        for message in messages:
+            self._output(json.loads(message.payload))
+
+    def _output(self, body: dict[str, Any]) -> None:
+        round_id = body.get("round")
+        if not isinstance(round_id, int) or round_id not in self.rounds:
+            return
+        owner = self.rounds[round_id]
+        if body["type"] == "settlement":
+            owner.settlements.append(body)
+        elif body["type"] == "notice":
+            owner.notices.append(body)
+        elif body["type"] == "round_ended":
+            owner.voided = bool(body.get("voided"))
+
+
+def rounds_of(events: list[JournalEvent], table_id: str) -> list[RoundRecord]:
+    """Replay one table's journal and cut it into rounds."""
+    configs = [e for e in events if e.kind == "config"]
+    if not configs:
+        return []
+    cutter = _RoundCutter(table_id, TableConfig.from_mapping(configs[0].body["table"]))
+    for entry in events:
+        cutter.take(entry)
+    return [cutter.rounds[k] for k in sorted(cutter.rounds)]
+
+
+def load_rounds(path: Path, table: str | None) -> list[RoundRecord]:
+    db = connect(path, read_only=True)
+    try:
+        events = read_events(db)
+    finally:
+        db.close()
+    tables = sorted({e.table_id for e in events} if table is None else {table})
+    return [r for t in tables for r in rounds_of([e for e in events if e.table_id == t], t)]
+
+
+def export_log(record: RoundRecord) -> list[str]:
+    """The round as a replay log: the table line, then the rules events of the round."""
+    lines = [json.dumps({"type": "table", "format": 1, **record.config.to_mapping()})]
+    lines += [json.dumps(event_to_mapping(event)) for event in record.events]
+    return lines
+
+
+# ---------------------------------------------------------------------- the command
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    cmd = commands.add_parser(
+        "journal",
+        help="read the journal: list rounds, show one, export it as a replay log",
+        description="Read the daemon's journal (read-only). Rounds are numbered per table.",
+    )
+    where = cmd.add_mutually_exclusive_group()
+    where.add_argument("--config", type=Path, help="find the journal from this configuration")
+    where.add_argument(
+        "--state-directory",
+        type=Path,
+        help=f"the service's state directory (default: {DEFAULT_STATE_DIRECTORY})",
+    )
+    actions = cmd.add_subparsers(dest="action", required=True, metavar="ACTION")
+    listing = actions.add_parser("list", help="every round, a line each")
+    listing.add_argument("--table", help="only this table")
+    for name, text in (
+        ("show", "every event and settlement of a round"),
+        ("export", "a round as a replay log"),
+    ):
+        action = actions.add_parser(name, help=text)
+        action.add_argument("round", type=int)
+        action.add_argument("--table", required=True)
+    cmd.set_defaults(handler=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    return journal_command(args, sys.stdout, sys.stderr)
+
+
+def journal_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    try:
+        directory = (
+            load_config(args.config).state_directory
+            if args.config is not None
+            else (args.state_directory or DEFAULT_STATE_DIRECTORY)
+        )
+    except ConfigErrors as exc:
+        err.writelines(f"{error}\n" for error in exc.errors)
+        return 1
+    path = directory / JOURNAL_FILE
+    if not path.exists():
+        err.write(f"shoe2mqtt journal: no journal at {path}\n")
+        return 2
+    rounds = load_rounds(path, args.table)
+    if args.action == "list":
+        out.writelines(
+            json.dumps(
+                {
+                    "table": record.table,
+                    "round": record.round_id,
+                    "started": record.started,
+                    "ended": record.ended,
+                    "events": len(record.journal),
+                    "settlements": len(record.settlements),
+                    "voided": record.voided,
+                    "review": record.review,
+                }
+            )
+            + "\n"
+            for record in rounds
+        )
+        return 0
+    found = [r for r in rounds if r.round_id == args.round]
+    if not found:
+        err.write(f"shoe2mqtt journal: no round {args.round} at table {args.table}\n")
+        return 1
+    record = found[0]
+    if args.action == "export":
+        out.writelines(line + "\n" for line in export_log(record))
+        return 0
+    out.writelines(
+        json.dumps({"journal": entry.rowid, "at": entry.at, "kind": entry.kind, **entry.body})
+        + "\n"
+        for entry in record.journal
+    )
+    out.writelines(json.dumps(item) + "\n" for item in [*record.settlements, *record.notices])
+    return 0
