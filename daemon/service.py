@@ -32,6 +32,7 @@ from daemon.journal import JOURNAL_FILE, Journal, prepare_state_directory
 from daemon.journal_outbox import JournalOutbox
 from daemon.mqtt.link import InboundMessage, LinkState, LinkStateChange, MqttLink
 from daemon.mqtt.outbox import OutboundMessage
+from daemon.notify import Notifier
 from daemon.table_service import TableService
 from daemon.topics import Topics
 from drivers.registry import create_driver
@@ -93,6 +94,7 @@ class Daemon:
         *,
         driver_factory: Callable[[TableSetup], ShoeDriver] = default_driver,
         on_ready: Callable[[], None] | None = None,
+        notifier: Notifier | None = None,
     ) -> None:
         self.config = config
         self.topics = Topics(config.mqtt.base_topic)
@@ -121,6 +123,7 @@ class Daemon:
         self._stop = asyncio.Event()
         self._on_ready = on_ready
         self._ready_sent = False
+        self.notifier = notifier if notifier is not None else Notifier.from_environment()
         self.broker_state = "starting"
 
     def stop(self) -> None:
@@ -134,9 +137,11 @@ class Daemon:
             broker=f"{self.config.mqtt.host}:{self.config.mqtt.port}",
         )
         prepare_state_directory(self.config.state_directory)
+        self.notifier.status("replaying the journal")
         await self.journal.open()
         try:
             await self._recover()
+            self.notifier.status(self._status_text())
             async with asyncio.TaskGroup() as group:
                 group.create_task(self.link.run(), name="mqtt-link")
                 for table_id, table in self.tables.items():
@@ -145,6 +150,7 @@ class Daemon:
                     )
                     group.create_task(self._consume(table), name=f"table:{table_id}")
                 group.create_task(self._signals(), name="signals")
+                group.create_task(self.notifier.watchdog_loop(), name="watchdog")
         except* _Stop:
             pass
         finally:
@@ -208,6 +214,8 @@ class Daemon:
                 await self._commit(table, "config", {"table": item.to_mapping()})
             elif is_journaled(item):
                 await self._commit(table, "link" if kind == "link" else "shoe", to_record(item))
+                if kind == "link" and self._ready_sent:
+                    self.notifier.status(self._status_text())
             else:  # a heartbeat: the reader is alive, and that is all
                 table.service.on_shoe_event(item, seen_at=utc_timestamp())
 
@@ -249,6 +257,7 @@ class Daemon:
             for signum in (*stopping, signal.SIGHUP):
                 loop.remove_signal_handler(signum)
         log.info("stopping")
+        self.notifier.stopping("stopping: delivering what the broker has not acknowledged")
         raise _Stop
 
     def _outbox_filling(self, length: int, capacity: int) -> None:
@@ -268,12 +277,32 @@ class Daemon:
             "broker link", state=change.state.value, reason=change.reason, retry_in=change.retry_in
         )
         if change.state is LinkState.CONNECTED and not self._ready_sent:
+            # READY=1 only now: configuration loaded, journal replayed, broker connected.
             self._ready_sent = True
+            self.notifier.ready(self._status_text())
             if self._on_ready is not None:
                 self._on_ready()
+        elif self._ready_sent:
+            self.notifier.status(self._status_text())
+
+    def _status_text(self) -> str:
+        """What `systemctl status` shows: states and counts, never a card."""
+        tables = ", ".join(
+            f"{table_id}: reader {t.service.reader.link}"
+            + (f", round {t.service.engine.round.round_id}" if t.service.engine.round else "")
+            for table_id, t in self.tables.items()
+        )
+        return f"broker {self.broker_state}; {len(self.outbox)} queued; {tables}"
 
     def reload(self) -> None:
         """SIGHUP: re-read the file; apply what is safe now, say what needs a restart."""
+        self.notifier.reloading()
+        try:
+            self._reload()
+        finally:
+            self.notifier.ready(self._status_text())
+
+    def _reload(self) -> None:
         try:
             fresh = load_config(self.config.path)
         except ConfigErrors as exc:

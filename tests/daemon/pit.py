@@ -21,6 +21,7 @@ import aiomqtt
 
 from daemon.config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
 from daemon.mqtt.settings import MqttSettings
+from daemon.notify import Notifier
 from daemon.service import Daemon
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 from drivers.transports import SerialSettings
@@ -134,7 +135,12 @@ def pit_config(table: dict[str, Any], shoe_path: str, broker: Mosquitto) -> Serv
 
 @contextlib.asynccontextmanager
 async def running_pit(
-    table: dict[str, Any], script: str, broker: Mosquitto, *, state_directory: Path | None = None
+    table: dict[str, Any],
+    script: str,
+    broker: Mosquitto,
+    *,
+    state_directory: Path | None = None,
+    notifier: Notifier | None = None,
 ) -> AsyncIterator[Pit]:
     """The daemon serving one table whose shoe deals `script`, and a recorder on `#`.
 
@@ -152,7 +158,8 @@ async def running_pit(
             stack.enter_context(tempfile.TemporaryDirectory(prefix="pit-state-"))
         )
         daemon = Daemon(
-            dataclasses.replace(pit_config(table, shoe.path, broker), state_directory=state)
+            dataclasses.replace(pit_config(table, shoe.path, broker), state_directory=state),
+            notifier=notifier or Notifier(),
         )
         pit = Pit(table["id"], shoe, client, daemon)
         async with asyncio.TaskGroup() as group:

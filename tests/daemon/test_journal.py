@@ -102,3 +102,32 @@ async def test_an_event_journaled_but_never_applied_is_applied_after_a_crash(
         snapshot = await pit.wait_for("round", lambda body: body["round"] is not None)
     assert (response["transaction"], response["status"]) == ("lost", "ok")
     assert snapshot["round"]["seats"][0]["wagers"] == {"blackjack": "25.00"}
+
+
+async def test_systemd_hears_ready_only_once_the_broker_is_connected(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    """READY=1 after the journal is replayed and the broker connected; then STOPPING=1."""
+    import socket
+
+    from daemon.notify import Notifier
+
+    address = str(tmp_path / "notify.sock")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as listener:
+        listener.bind(address)
+        listener.setblocking(False)
+        table, _, _ = _log("triple-attack-dealer-22.jsonl")
+        async with running_pit(table, "7C", mosquitto, notifier=Notifier(address)) as pit:
+            await pit.wait_for("round")
+        received = []
+        while True:
+            try:
+                received.append(listener.recv(4096).decode())
+            except BlockingIOError:
+                break
+    ready = [i for i, m in enumerate(received) if "READY=1" in m]
+    assert len(ready) == 1
+    assert any("replaying the journal" in m for m in received[: ready[0]])
+    assert "broker connected" in received[ready[0]]
+    assert "ta-1: reader" in received[ready[0]]
+    assert any("STOPPING=1" in m for m in received[ready[0] :])
