@@ -46,6 +46,7 @@ class Notifier:
         self._address = _socket_address(address) if address else None
         self._watchdog_usec = watchdog_usec if watchdog_usec and watchdog_usec > 0 else None
         self._failing = False
+        self._ready = False
 
     @classmethod
     def from_environment(
@@ -72,6 +73,7 @@ class Notifier:
 
     def ready(self, status: str | None = None) -> None:
         """Startup is complete: configuration loaded, journal replayed, broker connected."""
+        self._ready = True
         self.notify("READY=1", *_status_line(status))
 
     def status(self, text: str) -> None:
@@ -92,8 +94,17 @@ class Notifier:
         self.notify("RELOADING=1", f"MONOTONIC_USEC={now_usec}")
 
     def watchdog(self) -> None:
-        """One keep-alive ping; `watchdog_loop` sends them on time."""
-        self.notify("WATCHDOG=1")
+        """One keep-alive ping; `watchdog_loop` sends them on time.
+
+        Before READY=1 systemd also runs TimeoutStartSec=, and a daemon waiting for a broker
+        that is away at boot is alive, not stuck (it reads the shoe and journals meanwhile).
+        So until `ready()` each ping pushes the start timeout one watchdog interval ahead: a
+        live loop keeps the start going as long as the broker takes, a hung one runs out.
+        """
+        if self._ready or self._watchdog_usec is None:
+            self.notify("WATCHDOG=1")
+        else:
+            self.notify("WATCHDOG=1", f"EXTEND_TIMEOUT_USEC={self._watchdog_usec}")
 
     async def watchdog_loop(self) -> None:
         """Ping at half the interval, from the event loop itself, until cancelled.

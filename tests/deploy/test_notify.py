@@ -209,3 +209,15 @@ def test_a_full_socket_neither_blocks_nor_raises_and_recovery_is_logged() -> Non
                     break
             notifier.ready()
         assert logs[-1]["event"] == "notifying systemd again"
+
+
+async def test_until_ready_each_ping_extends_the_start_timeout(listener: Listener) -> None:
+    """A daemon waiting at boot for a broker is alive: systemd must not time its start out."""
+    notifier = Notifier.from_environment(systemd_environment(listener, 200_000))
+    notifier.watchdog()
+    notifier.ready()
+    notifier.watchdog()
+    wait_for(lambda: len(listener.received) == 3)
+    before, _, after = listener.messages()
+    assert before == {"WATCHDOG": "1", "EXTEND_TIMEOUT_USEC": "200000"}
+    assert after == {"WATCHDOG": "1"}
