@@ -15,6 +15,8 @@ if TYPE_CHECKING:
 from daemon import journal_cli, tools
 from daemon.replay import ReplayError, replay
 
+EX_CONFIG = 78
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -118,7 +120,9 @@ def _run(path: Path, err: TextIO) -> int:
         config = load_config(path)
     except ConfigErrors as exc:
         err.writelines(f"{error}\n" for error in exc.errors)
-        return 1
+        # sysexits' EX_CONFIG: the units list it in RestartPreventExitStatus=, because
+        # restarting cannot mend a configuration file; a crash (exit 1) is restarted.
+        return EX_CONFIG
     return run_service(config)
 
 
