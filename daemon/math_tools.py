@@ -298,7 +298,7 @@ def analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(json.dumps(document, indent=2) + "\n")
     else:
         out.writelines(render_analysis(result, source.source) + "\n" for source, result in results)
-        out.write(f"worked out exactly in {elapsed:.3f} s\n")
+        out.write(f"worked out exactly in {elapsed * 1000:.1f} ms\n")
     if args.plot is not None:
         try:
             plot_house_edges(args.plot, requests)

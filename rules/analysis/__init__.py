@@ -13,5 +13,6 @@ the engine the daemon runs, so the two can be held against each other.
     dealer_totals     the dealer's final total, by exact recursion over the remaining shoe
     tables            what a table configuration posts, analysed
     simulation        seeded rounds through the engine, tallied exactly
-    statistics        confidence intervals and the simulated-against-exact comparison
+    statistics        standard errors and confidence intervals, line by line
+    comparison        a simulation's tally beside the exact analysis of the same table
 """

@@ -73,10 +73,10 @@ class LineComparison:
             "label": self.label,
             "count": self.count,
             "trials": self.trials,
-            "simulated": self.simulated,
+            "simulated": finite_or_none(self.simulated),
             "exact": None if self.exact is None else exact_and_decimal(self.exact),
-            "standard_error": self.standard_error,
-            "sigmas": self.sigmas,
+            "standard_error": finite_or_none(self.standard_error),
+            "sigmas": finite_or_none(self.sigmas),
             "agrees": self.agrees(),
         }
 
@@ -148,11 +148,11 @@ class ReturnEstimate:
             "settlements": self.settlements,
             "staked_cents": self.staked,
             "net_cents": self.net,
-            "simulated_return": self.simulated,
-            "interval_95": [low, high],
-            "standard_error": self.standard_error,
+            "simulated_return": finite_or_none(self.simulated),
+            "interval_95": [finite_or_none(low), finite_or_none(high)],
+            "standard_error": finite_or_none(self.standard_error),
             "exact_return": None if self.exact is None else exact_and_decimal(self.exact),
-            "sigmas": None if self.exact is None else self.sigmas,
+            "sigmas": finite_or_none(self.sigmas),
             "agrees": self.agrees(),
         }
 
@@ -172,3 +172,8 @@ def estimate_return(wager: str, sums: ReturnSums, exact: Fraction | None) -> Ret
         variance = residual * rounds / (rounds - 1) / (sums.staked * sums.staked)
         error = math.sqrt(float(variance))
     return ReturnEstimate(wager, rounds, sums.settlements, sums.staked, sums.net, error, exact)
+
+
+def finite_or_none(value: float) -> float | None:
+    """JSON has no NaN or infinity: a figure that cannot be worked out is null."""
+    return value if math.isfinite(value) else None

@@ -172,3 +172,16 @@ def test_simulate_json_is_reproducible_from_its_seed() -> None:
         "second_attack",
         "third_attack",
     }
+
+
+def test_simulate_json_is_strict_json_even_for_an_outcome_never_seen() -> None:
+    # Ten rounds see no three eights: their standard error exists, their deviation is 0 or
+    # finite, and nothing is NaN or infinite (which JSON cannot hold).
+    code, out, _ = run(["simulate", "--game", "double_attack", "--rounds", "10", "--json"])
+    assert code in (0, 1)
+    document = json.loads(out, parse_constant=_refuse)
+    assert document["tables"][0]["rounds"] == 10
+
+
+def _refuse(name: str) -> None:
+    raise AssertionError(f"not JSON: {name}")
