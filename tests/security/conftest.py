@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Final
 
 import aiomqtt
 import pytest
+import structlog
+from structlog.testing import capture_logs
 
 from tests.daemon.conftest import (  # noqa: F401 - imported to be used as fixtures here
     Certificates,
@@ -29,7 +31,8 @@ from tests.daemon.conftest import (  # noqa: F401 - imported to be used as fixtu
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, MutableMapping
+    from typing import Any
 
 EXAMPLE: Final = Path(__file__).parents[2] / "docs" / "mosquitto"
 MOSQUITTO_PASSWD: Final = Path("/usr/bin/mosquitto_passwd")
@@ -161,3 +164,15 @@ def secure_broker(tmp_path: Path, certificates: Certificates) -> Iterator[Secure
         yield SecureBroker(broker, certificates.ca, passwords)
     finally:
         broker.stop()
+
+
+@pytest.fixture
+def debug_logs() -> Iterator[list[MutableMapping[str, Any]]]:
+    """Every structlog event, at every level, whatever an earlier test configured."""
+    saved = structlog.get_config()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(0))
+    try:
+        with capture_logs() as captured:
+            yield captured
+    finally:
+        structlog.configure(**saved)

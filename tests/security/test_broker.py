@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
 import socket
 import ssl
+import stat
 import subprocess
 from typing import TYPE_CHECKING
 
@@ -36,7 +38,9 @@ from tests.security.conftest import (
 from tests.security.secure_pit import STEP, SecurePit, running_secure_pit
 
 if TYPE_CHECKING:
+    from collections.abc import MutableMapping
     from pathlib import Path
+    from typing import Any
 
 HOLE = "QC"  # the dealer's hole card in every script here: in no other seat's hand
 # Seat 1: KD KH (any 20); dealer: 7S up, the hole card down.
@@ -281,3 +285,40 @@ async def test_the_daemon_user_cannot_publish_outside_its_tables(
                 pytest.fail(f"the daemon user published a request: {own.topic}")
     for topic in forbidden:
         await _until_denied(secure_broker, DAEMON, topic)
+
+
+# ---------------------------------------------------------------- secrets and hidden cards
+async def test_no_log_line_or_journal_holds_the_password_nor_a_log_line_the_hole_card(
+    secure_broker: SecureBroker,
+    tmp_path: Path,
+    debug_logs: list[MutableMapping[str, Any]],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    password = secure_broker.passwords[DAEMON]
+    script = ROUND.replace(HOLE, "??")
+    async with (
+        running_secure_pit(secure_broker, {"bj-1": script, "bj-2": IDLE}, tmp_path) as pit,
+        secure_broker.client(DISPLAY) as display,
+    ):
+        await _wager(pit, "bj-1")
+        for _ in range(4):
+            await pit.deal("bj-1")
+        await pit.publish_request(display, "bj-1", "card", card=HOLE)  # refused by the broker
+        entered = await pit.request("bj-1", "card", card=HOLE)
+        assert entered["status"] == "ok", entered
+        logged_before_reveal = (list(debug_logs), caplog.text)
+        await pit.request("bj-1", "action", seat=1, action="stand")
+        await pit.wait(lambda m: m.topic.endswith("/event/hole_card_revealed"))
+    events, records = logged_before_reveal
+    assert events  # the daemon did log (info and debug lines included)
+    for event in events:
+        assert not _hole_card_in(repr(event).encode()), event
+    assert not _hole_card_in(records.encode())
+    everything = repr(list(debug_logs)) + caplog.text + secure_broker.log()
+    assert password not in everything
+    state = tmp_path / "state"
+    assert stat.S_IMODE(state.stat().st_mode) == 0o700
+    for path in state.iterdir():
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+        assert password.encode() not in path.read_bytes(), path

@@ -17,10 +17,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 import pytest
-import structlog
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from structlog.testing import capture_logs
 
 from daemon.envelope import Envelopes
 from daemon.table_service import TableService
@@ -30,7 +28,7 @@ from rules.config import TableConfig
 from rules.games import Action, WagerKind
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, MutableMapping
+    from collections.abc import MutableMapping
 
     from daemon.envelope import Outbound
 
@@ -272,18 +270,6 @@ def _check(service: TableService, command: str, payload: bytes) -> dict[str, Any
 
 # Built once: hypothesis strategies are costly to build, cheap to draw from.
 REQUESTS: Final = st.lists(st.tuples(commands(), payloads()), min_size=1, max_size=6)
-
-
-@pytest.fixture
-def debug_logs() -> Iterator[list[MutableMapping[str, Any]]]:
-    """structlog events at every level, whatever an earlier test configured."""
-    saved = structlog.get_config()
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(0))
-    try:
-        with capture_logs() as captured:
-            yield captured
-    finally:
-        structlog.configure(**saved)
 
 
 @pytest.mark.parametrize("hole", ["dealt", "awaited"])
