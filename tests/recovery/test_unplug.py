@@ -1,0 +1,182 @@
+"""Unplug the shoe mid-round (socat killed) and plug it back (socat restarted).
+
+The daemon reads one end of a socat-linked pty pair, as it reads a USB-serial adapter; the
+test is the shoe on the other end and writes reference-protocol frames with the codec's own
+encoder. Killing socat makes the daemon's end read EIO and both links vanish, as udev
+removes an unplugged adapter's name; restarting it with the same links is the replug. One
+frame is lost while the cable is out (its sequence number is skipped).
+
+The driver must come back by itself, and the round that spans the outage must be flagged:
+`reader_disconnected`, then `reader_reconnected` and `sequence_gap` notices, the round
+snapshot's `review` naming both, and every settlement decided after it `"review": true`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import random
+import signal
+import subprocess
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from drivers.codecs.reference import encode_device_frame
+from drivers.events import CardDrawn, NewShoe, Rank, Suit
+from rules.events import PlaceWager, PlayerAction
+from rules.games import Action, WagerKind
+from tests.recovery.harness import (
+    BASE,
+    STEP_TIMEOUT,
+    TABLE_ID,
+    Collector,
+    DaemonProcess,
+    Dealer,
+    Received,
+    replay_journal,
+    table_config,
+    verify,
+    write_config,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
+
+    from tests.daemon.conftest import Mosquitto
+
+SOCAT = "/usr/bin/socat"
+
+
+class Cable:
+    """socat joining two ptys: the daemon opens `host`, the test writes `device`."""
+
+    def __init__(self, directory: Path) -> None:
+        self.host = directory / "shoe-host"
+        self.device = directory / "shoe-device"
+        self._log = directory / "socat.log"
+        self._process: asyncio.subprocess.Process | None = None
+        self._fd = -1
+        self.seq = 0
+
+    async def plug(self) -> None:
+        with self._log.open("ab") as log:
+            self._process = await asyncio.create_subprocess_exec(
+                SOCAT, "-d", "-d",
+                f"pty,raw,echo=0,link={self.host}", f"pty,raw,echo=0,link={self.device}",
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+            )  # fmt: skip
+        async with asyncio.timeout(5):
+            # socat's only sign of readiness is its links, made once both ptys exist.
+            while not (self.host.exists() and self.device.exists()):
+                assert self._process.returncode is None, self._log.read_text()
+                await asyncio.sleep(0.01)
+        self._fd = os.open(self.device, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+
+    async def unplug(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+        process, self._process = self._process, None
+        if process is not None:
+            process.send_signal(signal.SIGTERM)  # socat removes its links as it goes
+            async with asyncio.timeout(5):
+                await process.wait()
+
+    def send(self, message: Any) -> None:
+        """One frame, with the shoe's next sequence number."""
+        self.seq += 1
+        if isinstance(message, CardDrawn):
+            message = CardDrawn(message.rank, message.suit, self.seq, burned=message.burned)
+            os.write(self._fd, encode_device_frame(message))
+        else:
+            os.write(self._fd, encode_device_frame(message, seq=self.seq))
+
+
+@contextlib.asynccontextmanager
+async def cable(directory: Path) -> AsyncIterator[Cable]:
+    pair = Cable(directory)
+    await pair.plug()
+    try:
+        yield pair
+    finally:
+        await pair.unplug()
+
+
+def card(text: str, *, burned: bool = False) -> CardDrawn:
+    rank: Rank = text[:-1]  # type: ignore[assignment]
+    suit: Suit = text[-1]  # type: ignore[assignment]
+    return CardDrawn(rank, suit, 0, burned=burned)
+
+
+@pytest.mark.timeout(60)
+async def test_an_unplugged_shoe_is_read_again_and_its_round_flagged(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    config = table_config()
+    state = tmp_path / "state"
+    async with cable(tmp_path) as shoe, Collector(mosquitto.host, mosquitto.port) as collector:
+        daemon = DaemonProcess(
+            write_config(
+                tmp_path / "shoe2mqtt.toml", host=mosquitto.host, port=mosquitto.port,
+                shoe_port=shoe.host, state_directory=state,
+            ),
+            tmp_path / "daemon.log",
+        )  # fmt: skip
+        dealer = Dealer(config, None, collector, random.Random(1))  # type: ignore[arg-type]  # noqa: S311 - no shoe: frames by hand
+
+        async def deal(*frames: Any) -> None:
+            mark = collector.mark()
+            for frame in frames:
+                shoe.send(frame)
+            await collector.wait(lambda m: m.topic.endswith("/round"), after=mark)
+
+        def link_is(state: str) -> Any:
+            topic = f"{BASE}/{TABLE_ID}/state"
+            return lambda m: m.topic == topic and m.body["reader"]["link"] == state
+
+        try:
+            mark = collector.mark()
+            await daemon.start()
+            await collector.wait(lambda m: not m.retain and link_is("connecting")(m), after=mark)
+            await collector.wait(link_is("connected"), after=mark)  # the port is open: write
+            await dealer.resync()
+            await deal(NewShoe(), card("4C", burned=True))
+            await dealer.step(PlaceWager(1, WagerKind.BLACKJACK, 2500))
+            await dealer.step(PlaceWager(1, WagerKind.TWENTY_POINT_BONUS, 500))
+            await deal(card("10H"))  # seat 1
+            await deal(card("9S"))  # the dealer's upcard
+            mark = collector.mark()
+            await shoe.unplug()
+            await collector.wait(_notice("reader_disconnected"), after=mark)
+            shoe.seq += 1  # a card dealt while the cable was out: never seen
+            await shoe.plug()
+            await collector.wait(_notice("reader_reconnected"), after=mark, within=STEP_TIMEOUT)
+            await deal(card("QH"))  # seat 1: 20 with the 9 up; the gap is seen first
+            await deal(card("7C"))  # the hole card
+            await dealer.step(PlayerAction(Action.STAND, 1, 1))
+            await deal(card("5D"))  # the dealer: 9 + 7 + 5
+            await dealer.resync()
+            assert await daemon.stop() == 0, daemon.tail()
+        finally:
+            await daemon.stop()
+    gap = collector.on("notice/sequence_gap")
+    assert len(gap) == 1
+    snapshots = [m.body for m in collector.on("round")]
+    last = max(snapshots, key=lambda body: body["seq"])
+    assert last["review"] == ["reader_reconnected", "sequence_gap"]
+    assert last["round"]["stage"] == "over"
+    settlements = [m.body for m in collector.on("settlement")]
+    assert settlements
+    assert all(s["review"] is True for s in settlements), settlements
+    verdict = verify(collector.messages, replay_journal(state, config))
+    assert verdict.ok, verdict.explain()
+
+
+def _notice(kind: str) -> Any:
+    def match(message: Received) -> bool:
+        return message.topic.endswith(f"/notice/{kind}")
+
+    return match
