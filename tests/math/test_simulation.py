@@ -51,7 +51,7 @@ def test_fast_player_deals_exactly_what_the_round_driver_deals(
     plan = wager_plan(config)
     fast = FastRoundPlayer(config, random.Random(7), plan)  # noqa: S311 - a test shoe
     driven = Dealer(TableEngine(config), random.Random(7))  # noqa: S311 - a test shoe
-    for _ in range(400):
+    for _ in range(250):
         ours, theirs = fast.play(), driven.play(plan)
         assert ours.events == theirs.events
         assert ours.outputs == theirs.outputs
