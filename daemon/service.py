@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import traceback
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -69,7 +70,29 @@ class _Table:
 def apply_record(
     service: TableService, kind: EventKind, record: dict[str, Any], at: str
 ) -> list[Outbound]:
-    """One journaled event, applied: the same function live and in replay."""
+    """One journaled event, applied: the same function live and in replay.
+
+    A bug in applying one event costs that event, never the table: the journal holds the
+    event, so an exception here would otherwise stop the daemon at every replay too.
+    """
+    try:
+        return _apply_record(service, kind, record, at)
+    except Exception as exc:  # noqa: BLE001 - the daemon must never stop; see above
+        # The exception's text is not logged: it may quote the event, and the event may be
+        # a card not yet revealed. Its type and where it happened are enough to find it.
+        log.error(  # noqa: TRY400 - the traceback is attached below, without the message
+            "an event could not be applied: a bug; the round is flagged and the table goes on",
+            table=service.table_id,
+            kind=kind,
+            error=type(exc).__name__,
+            where="".join(traceback.format_tb(exc.__traceback__)[-3:]),
+        )
+        return service.internal_error()
+
+
+def _apply_record(
+    service: TableService, kind: EventKind, record: dict[str, Any], at: str
+) -> list[Outbound]:
     if kind == "shoe":
         return service.on_shoe_event(from_record(record), seen_at=at)  # type: ignore[arg-type]
     if kind == "link":
@@ -242,6 +265,11 @@ class Daemon:
         table = self.tables.get(parsed[0]) if parsed else None
         if parsed is None or table is None:
             log.warning("message on an unexpected topic dropped", topic=message.topic)
+            return
+        if message.retain:
+            # A retained request would be handed to us again on every reconnect and obeyed
+            # again: a command is a moment, never a state. Dropped, with a line.
+            log.warning("retained request dropped", table=parsed[0], command=parsed[1])
             return
         await table.queue.put(("request", (parsed[1], message.payload)))
 

@@ -114,6 +114,10 @@ class TableService:
         self.config, self.engine = config, fresh
         return True
 
+    def internal_error(self) -> list[Outbound]:
+        """An event could not be applied (a bug): the pit is told, the round is reviewed."""
+        return self._flag("internal_error", "an event could not be applied; see the daemon's log")
+
     def on_start(self) -> list[Outbound]:
         """The daemon (re)started. A round it was in the middle of may have lost cards while
         no one listened: it goes on, flagged for review."""
@@ -263,8 +267,12 @@ class TableService:
             raise RequestError("no_unreadable_card", "no unreadable card is waiting to be entered")
         try:
             card = Card.parse(request["card"])
-        except CardParseError as exc:
-            raise RequestError("malformed_request", f"card: {exc.message}") from None
+        except CardParseError:
+            # Not the parser's message: it quotes the text, and a mistyped hole card must not
+            # reach the response topic, which displays read, nor the log.
+            raise RequestError(
+                "malformed_request", "card: not a card; give rank then suit, e.g. QH, 10S or TS"
+            ) from None
         out = self._apply_or_refuse(DealCard(card))
         self.awaiting_entry -= 1
         while self.held and not self.awaiting_entry:
@@ -376,7 +384,7 @@ class TableService:
         view["review"] = list(self.review)
         view["awaiting_card_entry"] = self.awaiting_entry
         view["settlements"] = list(self.round_settlements)
-        view["notices"] = list(self.round_notices)
+        view["notices"] = self.round_notices[-MAX_ROUND_NOTICES:]
         return view
 
     def snapshot(self) -> Outbound:
@@ -411,13 +419,22 @@ class TableService:
         return self.envelopes.seal(self.topics.response(self.table_id, command), body)
 
 
+MAX_REQUEST_BYTES = 4096  # a request is a few fields; more is a mistake or an attack
+MAX_ROUND_NOTICES = 50  # the snapshot keeps the latest ones: a retained message must stay small
+
+
 def _parse_request(payload: bytes) -> dict[str, Any]:
     if not payload.strip():
         return {}
+    if len(payload) > MAX_REQUEST_BYTES:
+        raise RequestError("malformed_request", f"a request is at most {MAX_REQUEST_BYTES} bytes")
     try:
         request = json.loads(payload)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise RequestError("malformed_request", "the payload is not JSON") from None
+    except (ValueError, RecursionError):
+        # ValueError covers bad JSON, bad UTF-8 and integers past Python's digit limit;
+        # RecursionError, nesting deep enough to exhaust the parser: a console's bytes must
+        # never reach further than this answer.
+        raise RequestError("malformed_request", "the payload is not a JSON request") from None
     if not isinstance(request, dict):
         raise RequestError("malformed_request", "the payload is a JSON object")
     transaction = request.get("transaction")

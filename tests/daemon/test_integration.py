@@ -179,6 +179,9 @@ client_id = "shoe2mqtt-killed"
 [logging]
 format = "json"
 
+[journal]
+state_directory = "{path.parent / "state"}"
+
 [[table]]
 id = "ta-1"
 game = "triple_attack"
