@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, TextIO
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-from daemon import journal_cli, tools
+from daemon import journal_cli, math_tools, tools
 from daemon.replay import ReplayError, replay
 
 EX_CONFIG = 78
@@ -85,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tools.register(commands)  # emulate, listen, ports
     journal_cli.register(commands)  # journal list / show / export
+    math_tools.register(commands)  # analyze, simulate
     asyncapi_cmd = commands.add_parser(
         "asyncapi",
         help="print the AsyncAPI 3.0 document of every topic and payload",

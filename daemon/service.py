@@ -324,11 +324,13 @@ class Daemon:
 
     def reload(self) -> None:
         """SIGHUP: re-read the file; apply what is safe now, say what needs a restart."""
-        self.notifier.reloading()
+        if self._ready_sent:
+            self.notifier.reloading()
         try:
             self._reload()
         finally:
-            self.notifier.ready(self._status_text())
+            if self._ready_sent:  # before the first broker connection, READY=1 is not ours yet
+                self.notifier.ready(self._status_text())
 
     def _reload(self) -> None:
         try:
