@@ -98,7 +98,11 @@ def _apply_record(
     if kind == "link":
         return service.on_link_event(from_record(record))
     if kind == "request":
-        return service.on_request(record["command"], record["payload"].encode("latin-1"))
+        return service.on_request(
+            record["command"],
+            record["payload"].encode("latin-1"),
+            outbox_full=record.get("outbox_full", False),
+        )
     if kind == "config":
         service.reconfigure(TableConfig.from_mapping(record["table"]))
         return [service.snapshot()]
@@ -133,8 +137,6 @@ class Daemon:
             )
             for setup in config.tables
         }
-        for table in self.tables.values():
-            table.service.accepting_rounds = lambda: not self.outbox.full
         self.link = MqttLink(
             config.mqtt,
             self.outbox,
@@ -232,7 +234,10 @@ class Daemon:
                 topic = self.topics.notice(table_id, item["kind"])
                 await self._publish(table_id, None, [table.service.envelopes.seal(topic, item)])
             elif kind == "request":
-                await self._commit(table, "request", request_record(*item))
+                record = request_record(*item)
+                if self.outbox.full:  # journaled: a replay must refuse what was refused
+                    record["outbox_full"] = True
+                await self._commit(table, "request", record)
             elif kind == "config":
                 await self._commit(table, "config", {"table": item.to_mapping()})
             elif is_journaled(item):

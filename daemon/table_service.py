@@ -94,8 +94,10 @@ class TableService:
         self.quiet = False
         # Told of every event the rules accepted, with its round: `shoe2mqtt journal` exports.
         self.recorder: Callable[[TableEvent, int | None], None] | None = None
-        # False while the outbox is at its limit: no new round opens until the broker is back.
-        self.accepting_rounds: Callable[[], bool] = lambda: True
+        # The shoe's sequence number of the last frame we heard, and whether the next one must
+        # be checked against it: the decoder of a restarted daemon has no memory of it.
+        self.last_seq: int | None = None
+        self.check_seq = False
 
     def reconfigure(self, config: TableConfig) -> bool:
         """Take new game settings now if no round is open, keeping the shoe; else at the
@@ -118,9 +120,37 @@ class TableService:
         """An event could not be applied (a bug): the pit is told, the round is reviewed."""
         return self._flag("internal_error", "an event could not be applied; see the daemon's log")
 
+    def _seq_seen(self, seq: int, *, burned: bool) -> list[Outbound]:
+        """After a restart, the first card's sequence number against the last one journaled.
+
+        The decoder reports gaps within a run of the daemon; across a restart only the journal
+        remembers, and a card lost meanwhile (a burn card, say) would otherwise shift every
+        card of the next round by one place without a word.
+        """
+        last, self.last_seq = self.last_seq, seq
+        if not self.check_seq:
+            return []
+        self.check_seq = False
+        if self.engine.burns_due and not burned:
+            # A burn was due when the daemon went down; the reader does not call this card
+            # burned, so the burn may have gone by unheard and this be the round's first.
+            return self._flag(
+                "sequence_gap",
+                "the daemon restarted with a burn card due and this card is not marked burned: "
+                "the burn card may have gone by unheard",
+            )
+        if last is None or seq in ((last + 1) % 65536, (last + 1) % 256, last):
+            return []
+        return self._flag(
+            "sequence_gap",
+            f"while the daemon was down the reader's sequence moved from {last} to {seq}: "
+            "cards may have been dealt unheard",
+        )
+
     def on_start(self) -> list[Outbound]:
         """The daemon (re)started. A round it was in the middle of may have lost cards while
         no one listened: it goes on, flagged for review."""
+        self.check_seq = True
         if not self.engine.round_open:
             return []
         return self._flag("daemon_restarted", "the daemon restarted during the round")
@@ -130,9 +160,13 @@ class TableService:
         self.reader.last_seen = seen_at
         match event:
             case shoe.CardDrawn(burned=burned, origin=origin) if origin != "retransmission":
-                return self._card_from_shoe(DealCard(Card.parse(event.code), burned=burned))
+                gap = self._seq_seen(event.seq, burned=burned)
+                return [
+                    *gap,
+                    *self._card_from_shoe(DealCard(Card.parse(event.code), burned=burned)),
+                ]
             case shoe.CardUnreadable(burned=burned):
-                return self._unreadable(burned=burned)
+                return [*self._seq_seen(event.seq, burned=burned), *self._unreadable(burned=burned)]
             case shoe.NewShoe():
                 return self._apply(Shuffle(), source="shoe")
             case shoe.SequenceGap(expected=expected, got=got):
@@ -212,12 +246,16 @@ class TableService:
         )
 
     # ------------------------------------------------------------------ requests
-    def on_request(self, command: str, payload: bytes) -> list[Outbound]:
+    def on_request(
+        self, command: str, payload: bytes, *, outbox_full: bool = False
+    ) -> list[Outbound]:
+        """Answer a request. `outbox_full` is journaled with the request (the outbox is not
+        table state), so a replay refuses exactly what was refused."""
         transaction: object = None
         try:
             request = _parse_request(payload)
             transaction = request.pop("transaction", None)
-            data, out = self._request(command, request)
+            data, out = self._request(command, request, outbox_full=outbox_full)
         except RequestError as exc:
             self._log_info(
                 "request refused",
@@ -233,7 +271,7 @@ class TableService:
         return [*out, self._response(command, transaction, data=data)]
 
     def _request(
-        self, command: str, request: dict[str, Any]
+        self, command: str, request: dict[str, Any], *, outbox_full: bool
     ) -> tuple[dict[str, Any], list[Outbound]]:
         if command == "status":
             _no_fields(request)
@@ -243,7 +281,7 @@ class TableService:
             return {}, self._apply_or_refuse(Shuffle())
         if command == "card":
             return {}, self._manual_card(request)
-        if command == "wager" and not self.engine.round_open and not self.accepting_rounds():
+        if command == "wager" and not self.engine.round_open and outbox_full:
             raise RequestError(
                 "outbox_full",
                 "the broker has been away too long: no new round until its messages are "

@@ -1,0 +1,80 @@
+"""What a restart cannot know, the daemon must not guess: the recovery review's two findings."""
+
+from __future__ import annotations
+
+import json
+
+from daemon.envelope import Envelopes
+from daemon.service import apply_record, request_record
+from daemon.table_service import TableService
+from daemon.topics import Topics
+from tests.rules.tables import make_config
+
+WAGER = b'{"transaction": "w1", "seat": 1, "kind": "blackjack", "amount": "25.00"}'
+
+
+def _service() -> TableService:
+    return TableService(make_config("blackjack"), Topics(), Envelopes("bj1"))
+
+
+def test_a_wager_refused_for_a_full_outbox_is_refused_again_in_replay() -> None:
+    """The outbox is not table state: the refusal is journaled with the request."""
+    record = request_record("wager", WAGER)
+    record["outbox_full"] = True
+    for service in (_service(), _service()):  # live, then a replay of the same journal
+        out = apply_record(service, "request", record, "t")
+        assert json.loads(out[-1].payload)["error"]["code"] == "outbox_full"
+        assert not service.engine.round_open
+
+
+def test_a_burn_card_lost_while_the_daemon_was_down_flags_the_round() -> None:
+    service = _service()
+    apply_record(service, "shoe", {"event": "NewShoe"}, "t")  # then killed; the burn goes by
+    apply_record(service, "start", {}, "t")
+    apply_record(service, "request", request_record("wager", WAGER), "t")
+    card = {
+        "event": "CardDrawn",
+        "rank": "10",
+        "suit": "H",
+        "seq": 5,
+        "burned": False,
+        "origin": "dealt",
+    }
+    out = apply_record(service, "shoe", card, "t")
+    assert "sequence_gap" in [json.loads(m.payload).get("kind") for m in out]
+    assert service.review == ["sequence_gap"]
+
+
+def test_a_sequence_jump_across_a_restart_flags_the_round() -> None:
+    service = _service()
+    card = {
+        "event": "CardDrawn",
+        "rank": "9",
+        "suit": "C",
+        "seq": 7,
+        "burned": True,
+        "origin": "dealt",
+    }
+    apply_record(service, "shoe", card, "t")
+    apply_record(service, "request", request_record("wager", WAGER), "t")
+    apply_record(service, "start", {}, "t")  # the round was open: daemon_restarted
+    jumped = {**card, "seq": 11, "burned": False}
+    apply_record(service, "shoe", jumped, "t")
+    assert service.review == ["daemon_restarted", "sequence_gap"]
+
+
+def test_the_next_sequence_number_after_a_restart_raises_nothing() -> None:
+    service = _service()
+    card = {
+        "event": "CardDrawn",
+        "rank": "9",
+        "suit": "C",
+        "seq": 7,
+        "burned": True,
+        "origin": "dealt",
+    }
+    apply_record(service, "shoe", card, "t")
+    apply_record(service, "start", {}, "t")
+    apply_record(service, "request", request_record("wager", WAGER), "t")
+    apply_record(service, "shoe", {**card, "seq": 8, "burned": False}, "t")
+    assert service.review == []
