@@ -21,6 +21,7 @@ from daemon.service import Daemon
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 from drivers.transports import SerialSettings
 from rules.config import TableConfig
+from tests.daemon.pit import Received
 from tests.security.conftest import BASE, CONSOLE_1, CONSOLE_2, DAEMON, DISPLAY, DISPLAY_FILTERS
 
 if TYPE_CHECKING:
@@ -47,18 +48,6 @@ def table_mapping(table_id: str) -> dict[str, Any]:
             "twenty_point_bonus": {"min": "5", "max": "100"},
         },
     }
-
-
-@dataclass
-class Received:
-    topic: str
-    payload: bytes
-
-    @property
-    def body(self) -> dict[str, Any]:
-        value = json.loads(self.payload)
-        assert isinstance(value, dict)
-        return value
 
 
 @dataclass
@@ -131,7 +120,7 @@ class SecurePit:
         async for message in self.display.messages:
             payload = message.payload
             assert isinstance(payload, bytes)
-            self.messages.append(Received(str(message.topic), payload))
+            self.messages.append(Received(str(message.topic), payload, message.retain))
             self._arrived.set()
 
 
