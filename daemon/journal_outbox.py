@@ -73,18 +73,22 @@ class JournalOutbox:
     def peek(self) -> QueuedMessage | None:
         return self._pending[0] if self._pending else None
 
-    async def next_pending(self) -> QueuedMessage:
-        while not self._pending:
+    async def next_pending(self, after: int = 0) -> QueuedMessage:
+        while len(self._pending) <= after:
             self._arrived.clear()
             await self._arrived.wait()
-        return self._pending[0]
+        return self._pending[after]
 
     def ack(self, message_id: MessageId) -> None:
-        for queued in self._pending:
-            if queued.message_id == message_id:
-                self._pending.remove(queued)
-                self._delivered.append(message_id)
-                break
+        if self._pending and self._pending[0].message_id == message_id:
+            self._pending.popleft()  # the usual case: the link acknowledges in order
+            self._delivered.append(message_id)
+        else:
+            for queued in self._pending:
+                if queued.message_id == message_id:
+                    self._pending.remove(queued)
+                    self._delivered.append(message_id)
+                    break
         if self._above and len(self._pending) <= self._high_water // 2:
             self._above = False
             log.info("outbox drained below half the high-water mark", queued=len(self._pending))

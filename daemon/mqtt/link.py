@@ -17,6 +17,7 @@ DISCONNECT discards the will.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import enum
 import random
@@ -31,7 +32,7 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, NoReturn, Self
+from typing import TYPE_CHECKING, Any, Final, NoReturn, Self
 
 import aiomqtt
 import structlog
@@ -42,7 +43,7 @@ from drivers.backoff import Backoff
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from daemon.mqtt.outbox import Outbox
+    from daemon.mqtt.outbox import MessageId, Outbox
     from daemon.mqtt.settings import MqttSettings
 
 ONLINE: Final = b"online"
@@ -53,6 +54,10 @@ _OPERATION_TIMEOUT: Final = 10.0
 # How long a clean stop waits to tell the displays `offline` before giving up on it.
 _GOODBYE_TIMEOUT: Final = 2.0
 _REQUEST_QOS: Final = 1
+# QoS 1 messages published and not yet acknowledged by the broker, per connection. One at a
+# time capped a table at one broker round trip per message, and a settling card makes a
+# dozen messages; 32 keep the pipe full on a LAN while a reconnect resends at most that many.
+_MAX_IN_FLIGHT: Final = 32
 _log = structlog.get_logger()
 
 
@@ -200,7 +205,7 @@ class MqttLink:
     def _new_client(self) -> aiomqtt.Client:
         settings = self._settings
         tls = settings.tls
-        return aiomqtt.Client(
+        client = aiomqtt.Client(
             settings.host,
             settings.port,
             identifier=settings.client_id,
@@ -209,6 +214,7 @@ class MqttLink:
             password=None if settings.password is None else settings.password.reveal(),
             will=aiomqtt.Will(settings.state_topic, OFFLINE, qos=1, retain=True),
             timeout=_OPERATION_TIMEOUT,
+            max_inflight_messages=_MAX_IN_FLIGHT,
             tls_params=None
             if tls is None
             else aiomqtt.TLSParameters(
@@ -220,6 +226,9 @@ class MqttLink:
             # paho's name: True skips the host name check; verification stays on otherwise.
             tls_insecure=None if tls is None else tls.insecure,
         )
+        # aiomqtt warns from 10 unanswered calls; a full window is normal here.
+        client.pending_calls_threshold = _MAX_IN_FLIGHT + len(self._subscriptions) + 2
+        return client
 
     async def _announce(self, client: aiomqtt.Client) -> None:
         # Subscribe first: once a display sees `online`, requests it sends are heard.
@@ -254,16 +263,54 @@ class MqttLink:
                 _log.exception("mqtt.on_message_failed", topic=inbound.topic)
 
     async def _drain_outbox(self, client: aiomqtt.Client) -> None:
-        # One message in flight at a time: order survives any reconnect, and a table sends
-        # a few messages per round, far below one broker round trip each.
-        while True:
-            queued = await self._outbox.next_pending()
-            message = queued.message
-            await client.publish(
-                message.topic, message.payload, qos=message.qos, retain=message.retain
-            )
-            self._outbox.ack(queued.message_id)  # the broker has it, cancelled or not
-            _raise_if_cancelled()
+        """Publish the outbox oldest first, up to `_MAX_IN_FLIGHT` messages awaiting PUBACK.
+
+        The publishes leave in the outbox's order on one connection, so the broker receives
+        them in order; each is acknowledged to the outbox only after its own PUBACK and after
+        every older one's, so the outbox always holds the oldest unacknowledged message first.
+        When the connection drops, every message in flight is still in the outbox and is sent
+        again, first and in order, on the next connection (a subscriber may see a duplicate,
+        which QoS 1 allows and the id in the payload resolves).
+        """
+        window: collections.deque[tuple[MessageId, asyncio.Task[None]]] = collections.deque()
+        outbox = self._outbox
+        try:
+            while True:
+                # Send what is pending, in order, while the window has room. Only this loop
+                # acknowledges, so len(window) is where the unsent messages begin.
+                while len(window) < _MAX_IN_FLIGHT and len(outbox) > len(window):
+                    queued = await outbox.next_pending(len(window))  # at once: it is there
+                    message = queued.message
+                    publishing = asyncio.create_task(
+                        client.publish(
+                            message.topic, message.payload, qos=message.qos, retain=message.retain
+                        )
+                    )
+                    window.append((queued.message_id, publishing))
+                if not window:
+                    await outbox.next_pending()
+                    continue
+                message_id, publishing = window[0]
+                if not publishing.done():
+                    waits: list[asyncio.Future[Any]] = [publishing]
+                    if len(window) < _MAX_IN_FLIGHT:  # wake for a new message too
+                        waits.append(asyncio.create_task(outbox.next_pending(len(window))))
+                    try:
+                        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                    finally:
+                        for waiting in waits[1:]:
+                            waiting.cancel()
+                    if not publishing.done():
+                        continue
+                publishing.result()  # raises the MqttError of a lost connection
+                window.popleft()
+                outbox.ack(message_id)  # the broker has it, cancelled or not
+                _raise_if_cancelled()
+        finally:
+            for _, publishing in window:
+                publishing.cancel()
+            # Abandoned publishes end with the connection; their messages stay in the outbox.
+            await asyncio.gather(*(p for _, p in window), return_exceptions=True)
 
     def _change(self, change: LinkStateChange) -> None:
         self._state = change.state

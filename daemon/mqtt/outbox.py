@@ -95,8 +95,9 @@ class Outbox(Protocol):
         """The oldest unacknowledged message, or None when the outbox is empty."""
         ...
 
-    async def next_pending(self) -> QueuedMessage:
-        """Wait (without polling) until a message is pending; return the oldest."""
+    async def next_pending(self, after: int = 0) -> QueuedMessage:
+        """Wait (without polling) until more than `after` messages are pending; return the
+        oldest after those `after` (the link skips the ones it has in flight)."""
         ...
 
     def ack(self, message_id: MessageId) -> None:
@@ -164,11 +165,11 @@ class MemoryOutbox:
     def peek(self) -> QueuedMessage | None:
         return self._pending[0] if self._pending else None
 
-    async def next_pending(self) -> QueuedMessage:
-        while not self._pending:
+    async def next_pending(self, after: int = 0) -> QueuedMessage:
+        while len(self._pending) <= after:
             self._arrived.clear()
             await self._arrived.wait()
-        return self._pending[0]
+        return self._pending[after]
 
     def ack(self, message_id: MessageId) -> None:
         if self._pending and self._pending[0].message_id == message_id:

@@ -1,0 +1,7 @@
+"""End-to-end benchmarks: the daemon as a process, a real broker, emulated shoes on ptys.
+
+uv run python -m bench.e2e.latency    # card-to-settlement latency, and a bare relay's
+uv run python -m bench.e2e.scale      # 1, 8, 32, 64 shoes in one daemon
+uv run python -m bench.e2e.memory     # resident memory over a long run
+uv run python -m bench.e2e.startup    # process start to READY=1 over a large journal
+"""

@@ -1,0 +1,398 @@
+"""What every end-to-end benchmark shares: a broker, the daemon as a process, shoes, players.
+
+- `Mosquitto`: Debian's /usr/sbin/mosquitto on a free 127.0.0.1 port, from a temporary
+  configuration; stopped and waited for on exit.
+- `DaemonProcess`: the real `shoe2mqtt run --config ...` in its own process, exactly as
+  systemd starts it (a TOML file, JSON log lines on stdout, `NOTIFY_SOCKET` for READY=1),
+  with its journal in a temporary state directory on the same disk as production would use.
+  Its CPU time and resident memory are read from /proc.
+- `TimedShoe`: an emulated shoe on a pty that notes CLOCK_MONOTONIC just before it writes
+  each card; the subscriber in this same process notes the same clock at each receipt.
+- `Pit`: the players of every table (`daemon.demo.TableSimulator`, the demo's dealer and
+  players): wagers and actions travel as requests over MQTT, and each step waits for the
+  daemon's round snapshot before the next, so a table is driven as fast as the daemon
+  answers and no faster (closed loop, full dealing speed).
+
+A settlement's latency is the receipt time minus the write time of the last card written on
+its table, counted only when that card is the table's latest step (not a request).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import aiomqtt
+
+from daemon.demo import DEMO_TABLES, TableSimulator, free_port
+from daemon.topics import Topics
+from drivers.emulator import EmulatedShoe, EmulatorSettings
+from rules.config import TableConfig
+from rules.games import GAMES, Game
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterator
+
+    from drivers.emulator.core import Dealt
+
+MOSQUITTO: Final = Path("/usr/sbin/mosquitto")
+BASE: Final = "shoe2mqtt"
+STEP_TIMEOUT: Final = 30.0
+
+
+def machine() -> str:
+    model = "unknown CPU"
+    with contextlib.suppress(OSError), Path("/proc/cpuinfo").open() as info:
+        for line in info:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return (
+        f"{os.cpu_count()} CPUs ({model}), {platform.python_implementation()} "
+        f"{platform.python_version()}, {time.strftime('%Y-%m-%d')}"
+    )
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def describe_ms(values: list[float]) -> str:
+    if not values:
+        return "no samples"
+    return (
+        f"p50 {percentile(values, 0.5) * 1e3:.2f} ms, p99 {percentile(values, 0.99) * 1e3:.2f} ms, "
+        f"max {max(values) * 1e3:.2f} ms over {len(values):,}"
+    )
+
+
+# ---------------------------------------------------------------- the broker
+@contextlib.contextmanager
+def mosquitto(directory: Path) -> Iterator[int]:
+    """A broker on a free loopback port for the `with` block; yields the port."""
+    port = free_port()
+    config = directory / "mosquitto.conf"
+    config.write_text(
+        f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
+        # A subscriber that falls behind must not lose QoS 1 messages to the default limits.
+        "max_queued_messages 0\nmax_inflight_messages 0\n"
+    )
+    with (directory / "mosquitto.log").open("wb") as log:
+        broker = subprocess.Popen(  # noqa: S603 - a fixed binary and our own file
+            [MOSQUITTO, "-c", str(config)], stdout=log, stderr=subprocess.STDOUT
+        )
+        try:
+            deadline = time.monotonic() + 10
+            while True:
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                        break
+                except OSError:
+                    if broker.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError("mosquitto did not start") from None
+                    time.sleep(0.02)
+            yield port
+        finally:
+            broker.terminate()
+            broker.wait(10)
+
+
+# ---------------------------------------------------------------- READY=1
+class NotifyListener:
+    """systemd's end of NOTIFY_SOCKET: notes CLOCK_MONOTONIC when READY=1 arrives."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.ready_at: float | None = None
+        self._ready = threading.Event()
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self._sock.bind(str(path))
+        self._sock.settimeout(0.1)
+        self._closing = False
+        self._thread = threading.Thread(target=self._read, name="notify-listener", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        while not self._closing:
+            try:
+                data = self._sock.recv(4096)
+            except TimeoutError:
+                continue
+            if b"READY=1" in data.split(b"\n") and self.ready_at is None:
+                self.ready_at = time.monotonic()
+                self._ready.set()
+
+    def wait_ready(self, timeout: float) -> float:
+        if not self._ready.wait(timeout):
+            raise RuntimeError(f"no READY=1 within {timeout:.0f} s")
+        assert self.ready_at is not None
+        return self.ready_at
+
+    def close(self) -> None:
+        self._closing = True
+        self._thread.join()
+        self._sock.close()
+
+
+# ---------------------------------------------------------------- the daemon
+def table_mapping(game: Game, table_id: str) -> dict[str, Any]:
+    mapping = dict(DEMO_TABLES[game])
+    mapping["id"] = table_id
+    return mapping
+
+
+def write_config(
+    path: Path, *, port: int, state: Path, tables: list[tuple[dict[str, Any], str]]
+) -> None:
+    """The daemon's TOML: one `[[table]]` per (table mapping, serial port)."""
+    lines = [
+        "[mqtt]",
+        'host = "127.0.0.1"',
+        f"port = {port}",
+        'client_id = "shoe2mqtt-bench"',
+        "[journal]",
+        f'state_directory = "{state}"',
+        "[logging]",
+        'format = "json"',  # what it writes under systemd
+        'level = "info"',  # the production level: every settlement is logged
+    ]
+    for mapping, serial_port in tables:
+        lines += ["[[table]]", *_toml_items(mapping, ())]
+        lines += [
+            "[table.shoe]",
+            'driver = "reference"',
+            'transport = "serial"',
+            f'port = "{serial_port}"',
+            "baudrate = 115200",
+        ]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _toml_items(mapping: dict[str, Any], prefix: tuple[str, ...]) -> list[str]:
+    plain = [f"{k} = {json.dumps(v)}" for k, v in mapping.items() if not isinstance(v, dict)]
+    nested: list[str] = []
+    for key, value in mapping.items():
+        if isinstance(value, dict):
+            nested += [f"[table.{'.'.join((*prefix, key))}]"]
+            nested += _toml_items(value, (*prefix, key))
+    return plain + nested
+
+
+@dataclass(slots=True)
+class DaemonProcess:
+    """`shoe2mqtt run` as its own process; `started` and `ready` are CLOCK_MONOTONIC."""
+
+    config: Path
+    directory: Path
+    started: float = 0.0
+    ready: float = 0.0
+    process: subprocess.Popen[bytes] | None = None
+    _listener: NotifyListener | None = None
+
+    def start(self, timeout: float = 120.0) -> float:
+        """Start it and wait for READY=1; returns the seconds that took."""
+        socket_path = self.directory / f"notify-{time.monotonic_ns()}"
+        self._listener = NotifyListener(socket_path)
+        env = {**os.environ, "NOTIFY_SOCKET": str(socket_path)}
+        env.pop("WATCHDOG_USEC", None)
+        log = (self.directory / "daemon.log").open("ab")
+        self.started = time.monotonic()
+        self.process = subprocess.Popen(  # noqa: S603 - our interpreter, our own module
+            [sys.executable, "-m", "daemon.cli", "run", "--config", str(self.config)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+        log.close()
+        try:
+            self.ready = self._listener.wait_ready(timeout)
+        except RuntimeError as exc:
+            self.stop()
+            log_path = self.directory / "daemon.log"
+            raise RuntimeError(f"the daemon did not start: see {log_path}") from exc
+        return self.ready - self.started
+
+    def cpu_seconds(self) -> float:
+        assert self.process is not None
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks = os.sysconf("SC_CLK_TCK")
+        return (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+
+    def rss_mib(self) -> float:
+        assert self.process is not None
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return 0.0
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+
+
+# ---------------------------------------------------------------- shoes and players
+class TimedShoe(EmulatedShoe):
+    """An emulated shoe that notes when it wrote each card (CLOCK_MONOTONIC)."""
+
+    def __init__(self, settings: EmulatorSettings) -> None:
+        super().__init__(settings)
+        self.last_card_at = 0.0
+        self.cards = 0
+
+    async def next_card(self) -> Dealt | None:
+        self.last_card_at = time.monotonic()
+        self.cards += 1
+        return await super().next_card()
+
+
+def shoe_settings(game: Game, seed: int) -> EmulatorSettings:
+    rules = GAMES[game]
+    return EmulatorSettings(
+        protocol="reference",
+        decks=DEMO_TABLES[game].get("decks", rules.default_decks),
+        spanish=rules.default_deck_kind == "spanish",
+        seed=seed,
+        cards_after_cut=60,
+    )
+
+
+class TimedSimulator(TableSimulator):
+    """The demo's dealer and players, noting when each request leaves."""
+
+    last_request_at: float
+
+    async def _request(self, client: aiomqtt.Client, command: str, body: dict[str, Any]) -> None:
+        self.last_request_at = time.monotonic()
+        await super()._request(client, command, body)
+
+
+@dataclass(slots=True)
+class Pit:
+    """Tables, their shoes and players, and the subscriber that times each settlement."""
+
+    games: list[Game]
+    seed: int = 1
+    shoes: dict[str, TimedShoe] = field(default_factory=dict)
+    simulators: dict[str, TimedSimulator] = field(default_factory=dict)
+    latencies: list[float] = field(default_factory=list)
+    settlements: int = 0
+    messages: int = 0
+    measuring: bool = False
+
+    def table_ids(self) -> list[str]:
+        counts: dict[Game, int] = {}
+        ids = []
+        for game in self.games:
+            counts[game] = counts.get(game, 0) + 1
+            ids.append(f"{DEMO_TABLES[game]['id']}-{counts[game]}")
+        return ids
+
+    @contextlib.asynccontextmanager
+    async def opened(self) -> AsyncIterator[Pit]:
+        async with contextlib.AsyncExitStack() as stack:
+            for index, (game, table_id) in enumerate(
+                zip(self.games, self.table_ids(), strict=True)
+            ):
+                shoe = TimedShoe(shoe_settings(game, self.seed * 1000 + index))
+                self.shoes[table_id] = await stack.enter_async_context(shoe)
+            yield self
+
+    def config_tables(self) -> list[tuple[dict[str, Any], str]]:
+        return [
+            (table_mapping(game, table_id), self.shoes[table_id].path)
+            for game, table_id in zip(self.games, self.table_ids(), strict=True)
+        ]
+
+    async def play(self, port: int, *, settlements: int, seconds: float) -> float:
+        """Play until `settlements` were received or `seconds` passed; returns the seconds."""
+        import random
+
+        topics = Topics(BASE)
+        rng = random.Random(self.seed)  # noqa: S311 - players' choices, not a secret
+        for game, table_id in zip(self.games, self.table_ids(), strict=True):
+            self.simulators[table_id] = TimedSimulator(
+                TableConfig.from_mapping(table_mapping(game, table_id)),
+                self.shoes[table_id],
+                topics,
+                random.Random(rng.random()),  # noqa: S311 - players' choices, not a secret
+            )
+            self.simulators[table_id].last_request_at = 0.0
+        done = asyncio.Event()
+        async with aiomqtt.Client("127.0.0.1", port, identifier="bench-pit") as client:
+            await client.subscribe(f"{BASE}/#", qos=1)
+            for shoe in self.shoes.values():
+                await asyncio.wait_for(shoe.wait_for_host(), STEP_TIMEOUT)
+            listener = asyncio.create_task(self._listen(client, settlements, done))
+            players = [
+                asyncio.create_task(s.run(client, None), name=f"player:{t}")
+                for t, s in self.simulators.items()
+            ]
+            began = time.monotonic()
+            self.measuring = True
+            waiting = asyncio.create_task(done.wait())
+            await asyncio.wait([waiting, *players], timeout=seconds, return_when="FIRST_COMPLETED")
+            elapsed = time.monotonic() - began
+            self.measuring = False
+            for task in (waiting, listener, *players):
+                task.cancel()
+            results = await asyncio.gather(waiting, listener, *players, return_exceptions=True)
+            for result in results:
+                if isinstance(result, Exception):
+                    raise result
+        return elapsed
+
+    async def _listen(self, client: aiomqtt.Client, target: int, done: asyncio.Event) -> None:
+        prefix = len(BASE) + 1
+        async for message in client.messages:
+            now = time.monotonic()
+            topic = message.topic.value
+            payload = message.payload
+            assert isinstance(payload, bytes)
+            table_id, _, rest = topic[prefix:].partition("/")
+            simulator = self.simulators.get(table_id)
+            if simulator is None:
+                continue
+            self.messages += 1
+            if rest == "settlement" and self.measuring:
+                self.settlements += 1
+                shoe = self.shoes[table_id]
+                if shoe.last_card_at > simulator.last_request_at:
+                    self.latencies.append(now - shoe.last_card_at)
+                if self.settlements >= target:
+                    done.set()
+            if rest in {"round", "settlement", "notice/cut_card"} or rest.startswith("response/"):
+                simulator.on_message(topic, json.loads(payload))
+
+    def cards(self) -> int:
+        return sum(shoe.cards for shoe in self.shoes.values())
+
+
+@contextlib.contextmanager
+def workspace() -> Iterator[Path]:
+    """A temporary directory on the disk the journal would use in production (not tmpfs)."""
+    root = Path(os.environ.get("BENCH_DIR", Path.cwd() / ".cache"))
+    root.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="shoe2mqtt-bench-", dir=root) as name:
+        yield Path(name)

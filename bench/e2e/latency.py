@@ -1,0 +1,124 @@
+"""Card-to-settlement latency, side by side with a bare relay on the same ports.
+
+    uv run python -m bench.e2e.latency [--settlements 10000] [--tables 4]
+
+Phase 1, the bare relay (`bench.e2e.relay`, its own process): each table's emulated shoe
+writes a card, the relay reads the frame and publishes it as-is, and the subscriber (this
+process) notes its arrival; then the next card. Phase 2, the daemon (`shoe2mqtt run`, its
+own process, journal on disk with synchronous=FULL, JSON logs at level info): the demo's
+dealer and players drive Triple Attack tables through the request topics; each settlement is
+timed from the write of the last card on its table (the card that decided it) to its
+receipt here. Both clocks are this process's CLOCK_MONOTONIC.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import subprocess
+import sys
+import time
+
+import aiomqtt
+
+from bench.e2e.harness import (
+    DaemonProcess,
+    Pit,
+    TimedShoe,
+    describe_ms,
+    machine,
+    mosquitto,
+    percentile,
+    shoe_settings,
+    workspace,
+    write_config,
+)
+from rules.games import Game
+
+
+async def relay_phase(port: int, tables: int, cards: int) -> list[float]:  # noqa: C901 - one phase, read top to bottom
+    shoes = [TimedShoe(shoe_settings(Game.TRIPLE_ATTACK, 7000 + i)) for i in range(tables)]
+    for shoe in shoes:
+        await shoe.__aenter__()
+    relay = subprocess.Popen(  # noqa: S603, ASYNC220 - our own module; started once, at once
+        [sys.executable, "-m", "bench.e2e.relay", str(port), *(s.path for s in shoes)],
+        stdout=subprocess.PIPE,
+    )
+    latencies: list[float] = []
+    try:
+        assert relay.stdout is not None
+        await asyncio.to_thread(relay.stdout.readline)
+        arrived = [asyncio.Event() for _ in shoes]
+        async with aiomqtt.Client("127.0.0.1", port, identifier="bench-relay-sub") as client:
+            await client.subscribe("relay/#", qos=1)
+            for shoe in shoes:
+                await asyncio.wait_for(shoe.wait_for_host(), 10)
+            await asyncio.sleep(0.5)  # the power-up frames go by first
+
+            async def listen() -> None:
+                async for message in client.messages:
+                    now = time.monotonic()
+                    index = int(message.topic.value.rsplit("/", 1)[1])
+                    if arrived[index].is_set() is False:
+                        latencies.append(now - shoes[index].last_card_at)
+                        arrived[index].set()
+
+            async def deal(index: int) -> None:
+                while len(latencies) < cards:
+                    arrived[index].clear()
+                    if await shoes[index].next_card() is None:
+                        return
+                    await asyncio.wait_for(arrived[index].wait(), 10)
+
+            listener = asyncio.create_task(listen())
+            await asyncio.gather(*(deal(i) for i in range(tables)))
+            listener.cancel()
+            await asyncio.gather(listener, return_exceptions=True)
+    finally:
+        relay.terminate()
+        try:
+            relay.wait(10)
+        except subprocess.TimeoutExpired:
+            relay.kill()
+            relay.wait()
+        for shoe in shoes:
+            await shoe.aclose()
+    return latencies
+
+
+async def daemon_phase(port: int, tables: int, settlements: int) -> Pit:
+    with workspace() as directory:
+        pit = Pit([Game.TRIPLE_ATTACK] * tables)
+        async with pit.opened():
+            config = directory / "shoe2mqtt.toml"
+            write_config(config, port=port, state=directory / "state", tables=pit.config_tables())
+            daemon = DaemonProcess(config, directory)
+            await asyncio.to_thread(daemon.start)
+            try:
+                await pit.play(port, settlements=settlements, seconds=600)
+            finally:
+                await asyncio.to_thread(daemon.stop)
+    return pit
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--settlements", type=int, default=10_000)
+    parser.add_argument("--tables", type=int, default=4)
+    args = parser.parse_args()
+    print(f"machine: {machine()}")
+    with workspace() as directory, mosquitto(directory) as port:
+        relay = await relay_phase(port, args.tables, args.settlements)
+        print(f"bare relay, {args.tables} shoes, card write to receipt: {describe_ms(relay)}")
+        pit = await daemon_phase(port, args.tables, args.settlements)
+    ours = pit.latencies
+    print(
+        f"shoe2mqtt, {args.tables} Triple Attack tables, card write to settlement receipt: "
+        f"{describe_ms(ours)} ({pit.settlements:,} settlements, {pit.cards():,} cards)"
+    )
+    ratio = percentile(ours, 0.99) / percentile(relay, 0.99)
+    print(f"p99 ratio shoe2mqtt / bare relay: {ratio:.2f}x (goal <= 1.5x)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
