@@ -90,6 +90,8 @@ def mosquitto(directory: Path) -> Iterator[int]:
         f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
         # A subscriber that falls behind must not lose QoS 1 messages to the default limits.
         "max_queued_messages 0\nmax_inflight_messages 0\n"
+        # Nagle off on the broker's side too: what a site should set (docs/performance.md).
+        "set_tcp_nodelay true\n"
     )
     with (directory / "mosquitto.log").open("wb") as log:
         broker = subprocess.Popen(  # noqa: S603 - a fixed binary and our own file
@@ -341,6 +343,8 @@ class Pit:
             self.simulators[table_id].last_request_at = 0.0
         done = asyncio.Event()
         async with aiomqtt.Client("127.0.0.1", port, identifier="bench-pit") as client:
+            no_delay(client)
+            client.pending_calls_threshold = 1000  # every table's players share this client
             await client.subscribe(f"{BASE}/#", qos=1)
             for shoe in self.shoes.values():
                 await asyncio.wait_for(shoe.wait_for_host(), STEP_TIMEOUT)
@@ -387,6 +391,13 @@ class Pit:
 
     def cards(self) -> int:
         return sum(shoe.cards for shoe in self.shoes.values())
+
+
+def no_delay(client: aiomqtt.Client) -> None:
+    """Nagle off on a bench client's connection, as the daemon's link does."""
+    sock = client._client.socket()  # noqa: SLF001 - aiomqtt does not expose paho's socket
+    if isinstance(sock, socket.socket):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
 @contextlib.contextmanager

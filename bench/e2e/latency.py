@@ -28,6 +28,7 @@ from bench.e2e.harness import (
     describe_ms,
     machine,
     mosquitto,
+    no_delay,
     percentile,
     shoe_settings,
     workspace,
@@ -50,6 +51,7 @@ async def relay_phase(port: int, tables: int, cards: int) -> list[float]:  # noq
         await asyncio.to_thread(relay.stdout.readline)
         arrived = [asyncio.Event() for _ in shoes]
         async with aiomqtt.Client("127.0.0.1", port, identifier="bench-relay-sub") as client:
+            no_delay(client)
             await client.subscribe("relay/#", qos=1)
             for shoe in shoes:
                 await asyncio.wait_for(shoe.wait_for_host(), 10)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import socket
 import sys
 
 import aiomqtt
@@ -22,6 +23,9 @@ FLAG = b"\x7e"  # the reference protocol's frame delimiter
 
 async def relay(port: int, paths: list[str]) -> None:
     async with aiomqtt.Client("127.0.0.1", port, identifier="bench-relay") as client:
+        sock = client._client.socket()  # noqa: SLF001 - Nagle off, as the daemon's link does
+        assert isinstance(sock, socket.socket)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
         async def forward(index: int, path: str) -> None:
             reader, _writer = await serial_asyncio_fast.open_serial_connection(

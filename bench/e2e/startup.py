@@ -32,6 +32,7 @@ from bench.e2e.harness import (
 from daemon.config import load_config
 from daemon.demo import _as_request
 from daemon.inbound import to_record
+from daemon.journal import prepare_state_directory
 from daemon.service import Daemon, request_record
 from drivers.events import CardDrawn, NewShoe
 from rules.engine import TableEngine
@@ -76,6 +77,7 @@ def as_record(event: TableEvent, seq: int) -> tuple[EventKind, dict[str, Any]]:
 async def write_journal(config_path: Path, events: int) -> None:
     daemon = Daemon(load_config(config_path), driver_factory=lambda _: None)  # type: ignore[arg-type,return-value]
     journal = daemon.journal
+    prepare_state_directory(daemon.config.state_directory)
     await journal.open()
     await journal._run(lambda db: db.execute("PRAGMA synchronous = OFF"))  # noqa: SLF001 - generator only
     await daemon._recover()  # noqa: SLF001 - start and config events, as a first start writes

@@ -231,6 +231,7 @@ class MqttLink:
         return client
 
     async def _announce(self, client: aiomqtt.Client) -> None:
+        _no_delay(client)
         # Subscribe first: once a display sees `online`, requests it sends are heard.
         if self._subscriptions:
             codes: Sequence[int | ReasonCode] = await client.subscribe(
@@ -401,6 +402,18 @@ async def _say_goodbye(client: aiomqtt.Client, state_topic: str) -> None:
     except aiomqtt.MqttError as exc:
         # The broker is gone too; the will it holds says `offline` when it notices.
         _log.warning("mqtt.goodbye_failed", reason=_describe(exc))
+
+
+def _no_delay(client: aiomqtt.Client) -> None:
+    """Turn Nagle's algorithm off on the broker connection, as the relay-free path needs.
+
+    paho leaves it on: with several publishes in flight, a second small packet then waits
+    for the broker's acknowledgement of the first, which a delayed ACK holds back up to
+    40 ms (measured: a closed-loop table fell from 30 steps a second to 13 with it on).
+    """
+    sock = client._client.socket()  # noqa: SLF001 - aiomqtt does not expose paho's socket
+    if isinstance(sock, socket.socket) and sock.family in {socket.AF_INET, socket.AF_INET6}:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
 def _raise_if_cancelled() -> None:
