@@ -24,6 +24,7 @@ import contextlib
 import json
 import os
 import platform
+import shutil
 import signal
 import socket
 import subprocess
@@ -402,8 +403,17 @@ def no_delay(client: aiomqtt.Client) -> None:
 
 @contextlib.contextmanager
 def workspace() -> Iterator[Path]:
-    """A temporary directory on the disk the journal would use in production (not tmpfs)."""
+    """A temporary directory on the disk the journal would use in production (not tmpfs);
+    kept after a failure when BENCH_KEEP is set."""
     root = Path(os.environ.get("BENCH_DIR", Path.cwd() / ".cache"))
     root.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="shoe2mqtt-bench-", dir=root) as name:
-        yield Path(name)
+    directory = Path(tempfile.mkdtemp(prefix="shoe2mqtt-bench-", dir=root))
+    try:
+        yield directory
+    except BaseException:
+        if os.environ.get("BENCH_KEEP"):  # the daemon's and the broker's logs, to read
+            print(f"kept {directory}", file=sys.stderr)
+            raise
+        shutil.rmtree(directory)
+        raise
+    shutil.rmtree(directory)
