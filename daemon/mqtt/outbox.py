@@ -7,8 +7,9 @@ drops is therefore still the oldest pending one and is sent again, first, after 
 reconnect: order is kept, nothing is lost, and a subscriber may see a message twice, which
 is what QoS 1 promises. Consumers deduplicate on the id inside the payload.
 
-`Outbox` is the interface the link depends on; `MemoryOutbox` implements it now, and a
-durable SQLite outbox will implement it later so that queued settlements survive a restart.
+`Outbox` is the interface the link depends on; `MemoryOutbox` implements it, and
+`daemon.journal_outbox.JournalOutbox` extends that with the journal so that queued
+settlements survive a restart.
 """
 
 from __future__ import annotations
@@ -110,7 +111,9 @@ class Outbox(Protocol):
 
 
 class MemoryOutbox:
-    """The `Outbox` in memory: lost when the process exits, so only until SQLite lands.
+    """The `Outbox` in memory: order, window and high-water mark. On its own it forgets
+    everything when the process exits; the daemon's `JournalOutbox` extends it with the
+    journal, which keeps every message on disk until the broker has it.
 
     `on_high_water(length, capacity)` is called once when the length reaches `high_water`
     (default: 80 % of capacity), and again only after the outbox has drained to half of
@@ -151,6 +154,11 @@ class MemoryOutbox:
             _log.error("mqtt.outbox.full", capacity=self._capacity, refused_topic=message.topic)
             raise OutboxFull(capacity=self._capacity, topic=message.topic)
         queued = QueuedMessage(next(self._ids), message)
+        self._enqueue(queued)
+        return queued.message_id
+
+    def _enqueue(self, queued: QueuedMessage) -> None:
+        """Append in order, wake the publisher, and call out the high-water mark once."""
         self._pending.append(queued)
         self._arrived.set()
         if len(self._pending) >= self._high_water and not self._above_high_water:
@@ -160,7 +168,6 @@ class MemoryOutbox:
             )
             if self._on_high_water is not None:
                 self._on_high_water(len(self._pending), self._capacity)
-        return queued.message_id
 
     def peek(self) -> QueuedMessage | None:
         return self._pending[0] if self._pending else None
@@ -172,16 +179,24 @@ class MemoryOutbox:
         return self._pending[after]
 
     def ack(self, message_id: MessageId) -> None:
+        self._remove(message_id)
+
+    def _remove(self, message_id: MessageId) -> bool:
+        """Take an acknowledged message out; False if it was not (or no longer) here."""
+        removed = False
         if self._pending and self._pending[0].message_id == message_id:
             self._pending.popleft()  # the usual case: the link acknowledges in order
+            removed = True
         else:
             for queued in self._pending:
                 if queued.message_id == message_id:
                     self._pending.remove(queued)
+                    removed = True
                     break
         if self._above_high_water and len(self._pending) <= self._high_water // 2:
             self._above_high_water = False
             _log.info("mqtt.outbox.below_high_water", length=len(self._pending))
+        return removed
 
     def __len__(self) -> int:
         return len(self._pending)
