@@ -49,8 +49,36 @@ class Received:
         return value
 
 
+class MessageLog:
+    """What a recorder client heard, in arrival order, and a way to wait for one message.
+
+    Shared by the test pits: their dataclasses declare `messages` and `_arrived`.
+    """
+
+    messages: list[Received]
+    _arrived: asyncio.Event
+
+    async def wait(self, match: Callable[[Received], bool], *, after: int = 0) -> Received:
+        """The first message from index `after` on (seen so far or to come) that matches."""
+        async with asyncio.timeout(STEP):
+            while True:
+                for message in self.messages[after:]:
+                    if match(message):
+                        return message
+                self._arrived.clear()
+                await self._arrived.wait()
+
+    async def record(self, client: aiomqtt.Client) -> None:
+        """Keep every message `client` receives, until cancelled."""
+        async for message in client.messages:
+            payload = message.payload
+            assert isinstance(payload, bytes)
+            self.messages.append(Received(str(message.topic), payload, message.retain))
+            self._arrived.set()
+
+
 @dataclass
-class Pit:
+class Pit(MessageLog):
     table: str
     shoe: EmulatedShoe
     client: aiomqtt.Client
@@ -70,12 +98,14 @@ class Pit:
     async def request(self, command: str, **body: Any) -> dict[str, Any]:
         transaction = f"t{next(self._transactions)}"
         topic = f"{BASE}/{self.table}/request/{command}"
+        seen = len(self.messages)
         await self.client.publish(topic, json.dumps({"transaction": transaction, **body}), qos=1)
-        response = await self._wait(
+        response = await self.wait(
             lambda m: (
                 m.topic.endswith(f"/response/{command}")
                 and m.body.get("transaction") == transaction
-            )
+            ),
+            after=seen,
         )
         return response.body
 
@@ -85,7 +115,7 @@ class Pit:
         await self.shoe.next_card()
         # A card the rules accept ends in a fresh snapshot; one they refuse, in a notice (and
         # no snapshot). Other notices (a floorperson call) come before the snapshot.
-        answer = await self._wait(
+        answer = await self.wait(
             lambda m: (
                 m.topic
                 in (f"{BASE}/{self.table}/round", f"{BASE}/{self.table}/notice/card_rejected")
@@ -100,25 +130,8 @@ class Pit:
         """The first message (seen so far or to come) on `<base>/<table>/<suffix>` whose
         body satisfies `where`."""
         topic = f"{BASE}/{self.table}/{suffix}"
-        found = await self._wait(lambda m: m.topic == topic and where(m.body), after=0)
+        found = await self.wait(lambda m: m.topic == topic and where(m.body), after=0)
         return found.body
-
-    async def _wait(self, match: Any, *, after: int | None = None) -> Received:
-        start = len(self.messages) if after is None else after
-        async with asyncio.timeout(STEP):
-            while True:
-                for message in self.messages[start:]:
-                    if match(message):
-                        return message
-                self._arrived.clear()
-                await self._arrived.wait()
-
-    async def _record(self) -> None:
-        async for message in self.client.messages:
-            payload = message.payload
-            assert isinstance(payload, bytes)
-            self.messages.append(Received(str(message.topic), payload, message.retain))
-            self._arrived.set()
 
 
 def pit_config(table: dict[str, Any], shoe_path: str, broker: Mosquitto) -> ServiceConfig:
@@ -163,10 +176,10 @@ async def running_pit(
         )
         pit = Pit(table["id"], shoe, client, daemon)
         async with asyncio.TaskGroup() as group:
-            recorder = group.create_task(pit._record(), name="pit-recorder")
+            recorder = group.create_task(pit.record(client), name="pit-recorder")
             service = group.create_task(daemon.run(), name="daemon")
             await asyncio.wait_for(shoe.wait_for_host(), STEP)
-            await pit._wait(
+            await pit.wait(
                 lambda m: m.topic == f"{BASE}/bridge/state" and m.payload == b"online", after=0
             )
             try:

@@ -21,11 +21,11 @@ from daemon.service import Daemon
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 from drivers.transports import SerialSettings
 from rules.config import TableConfig
-from tests.daemon.pit import Received
+from tests.daemon.pit import MessageLog, Received
 from tests.security.conftest import BASE, CONSOLE_1, CONSOLE_2, DAEMON, DISPLAY, DISPLAY_FILTERS
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable
+    from collections.abc import AsyncIterator
 
     import aiomqtt
 
@@ -51,7 +51,7 @@ def table_mapping(table_id: str) -> dict[str, Any]:
 
 
 @dataclass
-class SecurePit:
+class SecurePit(MessageLog):
     broker: SecureBroker
     daemon: Daemon
     shoes: dict[str, EmulatedShoe]
@@ -106,22 +106,6 @@ class SecurePit:
             f"{BASE}/{table}/notice/card_unreadable",
         }
         return (await self.wait(lambda m: m.topic in wanted, after=seen)).body
-
-    async def wait(self, match: Callable[[Received], bool], *, after: int = 0) -> Received:
-        async with asyncio.timeout(STEP):
-            while True:
-                for message in self.messages[after:]:
-                    if match(message):
-                        return message
-                self._arrived.clear()
-                await self._arrived.wait()
-
-    async def record(self) -> None:
-        async for message in self.display.messages:
-            payload = message.payload
-            assert isinstance(payload, bytes)
-            self.messages.append(Received(str(message.topic), payload, message.retain))
-            self._arrived.set()
 
 
 def secure_config(
@@ -181,7 +165,7 @@ async def running_secure_pit(
         daemon = Daemon(config)
         pit = SecurePit(broker, daemon, shoes, display, consoles)
         async with asyncio.TaskGroup() as group:
-            recorder = group.create_task(pit.record(), name="secure-pit-recorder")
+            recorder = group.create_task(pit.record(pit.display), name="secure-pit-recorder")
             service = group.create_task(daemon.run(), name="daemon")
             for shoe in shoes.values():
                 await asyncio.wait_for(shoe.wait_for_host(), STEP)
