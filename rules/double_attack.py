@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rules.games import WagerKind
-from rules.outputs import Phase, Result, Settlement
+from rules.outputs import Phase
 from rules.paytables import classify_dealer_bust
 
 if TYPE_CHECKING:
     from rules.config import TableConfig
+    from rules.outputs import Settlement
     from rules.table import Round
 
 KIND = WagerKind.OPTIONAL_BONUS
@@ -58,18 +59,12 @@ def _settle(
     stake = seat.wagers[KIND]
     seat.settled.add(KIND)
     odds = None if line is None or config is None else config.paytable[line]
-    return Settlement(
-        round_id=round_.round_id,
-        seat=number,
-        hand=None,
-        wager=KIND,
+    return round_.settle(
+        number,
+        KIND,
+        stake,
         outcome=outcome,
-        result=Result.LOSE if odds is None else Result.WIN,
-        odds=odds,
-        stake=stake,
-        won=0 if odds is None else odds.winnings(stake),
         phase=phase,
-        order=round_.next_order(phase),
-        floorperson=False,
         citation="13:69F-26.6(d)1" if odds is None else "13:69F-26.6(d)2, (d)3",
+        odds=odds,
     )

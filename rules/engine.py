@@ -656,20 +656,15 @@ class TableEngine:
     def _void_settlement(
         self, round_: Round, seat: int, hand: int | None, kind: WagerKind, stake: int
     ) -> Settlement:
-        return Settlement(
-            round_id=round_.round_id,
-            seat=seat,
-            hand=hand,
-            wager=kind,
+        return round_.settle(
+            seat,
+            kind,
+            stake,
             outcome="round_voided",
-            result=Result.VOID,
-            odds=None,
-            stake=stake,
-            won=0,
             phase=Phase.VOID,
-            order=round_.next_order(Phase.VOID),
-            floorperson=False,
             citation="void round: wagers returned",
+            result=Result.VOID,
+            hand=hand,
         )
 
     # ------------------------------------------------------------------ public view

@@ -7,11 +7,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rules.hands import HandValue, hand_value, is_blackjack
+from rules.outputs import Result, Settlement
 
 if TYPE_CHECKING:
     from rules.cards import Card
     from rules.games import WagerKind
-    from rules.money import Cents
+    from rules.money import Cents, Odds
     from rules.outputs import Phase
 
 
@@ -105,6 +106,48 @@ class Round:
         order = self.phase_counts.get(phase, 0) + 1
         self.phase_counts[phase] = order
         return order
+
+    def settle(  # noqa: PLR0913 - a settlement's facts, each named at the call
+        self,
+        seat: int,
+        wager: WagerKind,
+        stake: Cents,
+        *,
+        outcome: str,
+        phase: Phase,
+        citation: str,
+        odds: Odds | None = None,
+        result: Result | None = None,
+        won: Cents | None = None,
+        hand: int | None = None,
+        floorperson: bool = False,
+        limited: bool = False,
+    ) -> Settlement:
+        """The one way a settlement of this round is made, numbered next in its phase.
+
+        With `odds` it is a win paid at them (`won` overrides the payout where 2.24(h)
+        shares a limit); without, a loss unless `result` says push or void.
+        """
+        if result is None:
+            result = Result.LOSE if odds is None else Result.WIN
+        if won is None:
+            won = 0 if odds is None else odds.winnings(stake)
+        return Settlement(
+            self.round_id,
+            seat,
+            hand,
+            wager,
+            outcome,
+            result,
+            odds,
+            stake,
+            won,
+            phase,
+            self.next_order(phase),
+            floorperson,
+            citation,
+            limited,
+        )
 
     @property
     def dealer_value(self) -> HandValue:

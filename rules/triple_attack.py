@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING
 from rules.games import ATTACK_WAGERS
 from rules.hands import hand_value
 from rules.money import Odds
-from rules.outputs import Phase, Result, Settlement
+from rules.outputs import Phase, Result
 
 if TYPE_CHECKING:
+    from rules.outputs import Settlement
     from rules.table import Hand, Round
 
 EVEN_MONEY = Odds(1)  # 36.5(g): "at odds of 1 to 1"
@@ -80,20 +81,16 @@ def _settle_hand(
         if stake is None:
             continue
         out.append(
-            Settlement(
-                round_id=round_.round_id,
-                seat=seat,
-                hand=hand.number,
-                wager=kind,
+            round_.settle(
+                seat,
+                kind,
+                stake,
                 outcome=outcome,
-                result=result,
-                odds=EVEN_MONEY if result is Result.WIN else None,
-                stake=stake,
-                won=EVEN_MONEY.winnings(stake) if result is Result.WIN else 0,
                 phase=phase,
-                order=round_.next_order(phase),
-                floorperson=False,
                 citation=citation,
+                odds=EVEN_MONEY if result is Result.WIN else None,
+                result=result,
+                hand=hand.number,
             )
         )
     return out

@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING
 
 from rules.games import WagerKind
 from rules.money import share_proportionally
-from rules.outputs import Notice, NoticeKind, Phase, Result, Settlement
+from rules.outputs import Notice, NoticeKind, Phase
 from rules.paytables import TwentyPointOutcome, classify_twenty
 
 if TYPE_CHECKING:
     from rules.config import TableConfig
-    from rules.outputs import Output
+    from rules.outputs import Output, Settlement
     from rules.table import Round
 
 KIND = WagerKind.TWENTY_POINT_BONUS
@@ -97,22 +97,18 @@ def settle_deferred_pairs(
     for number, stake, won in zip(seats, stakes, paid, strict=True):
         round_.seats[number].settled.add(KIND)
         out.append(
-            Settlement(
-                round_id=round_.round_id,
-                seat=number,
-                hand=None,
-                wager=KIND,
+            round_.settle(
+                number,
+                KIND,
+                stake,
                 outcome=line.value,
-                result=Result.WIN,
-                odds=odds,
-                stake=stake,
-                won=won,
                 phase=phase,
-                order=round_.next_order(phase),
-                floorperson=True,
                 citation=f"{citation}; 13:69F-2.24(f), (h)"
                 if limited
                 else f"{citation}; 13:69F-2.24(f)",
+                odds=odds,
+                won=won,
+                floorperson=True,
                 limited=limited,
             )
         )
@@ -133,34 +129,17 @@ def _settle(
     stake = seat.wagers[KIND]
     seat.settled.add(KIND)
     if line is None:
-        return Settlement(
-            round_id=round_.round_id,
-            seat=number,
-            hand=None,
-            wager=KIND,
-            outcome=NO_TWENTY,
-            result=Result.LOSE,
-            odds=None,
-            stake=stake,
-            won=0,
-            phase=phase,
-            order=round_.next_order(phase),
+        return round_.settle(
+            number, KIND, stake, outcome=NO_TWENTY, phase=phase, citation=citation,
             floorperson=floorperson,
-            citation=citation,
-        )
-    odds = config.paytable[line]
-    return Settlement(
-        round_id=round_.round_id,
-        seat=number,
-        hand=None,
-        wager=KIND,
+        )  # fmt: skip
+    return round_.settle(
+        number,
+        KIND,
+        stake,
         outcome=line.value,
-        result=Result.WIN,
-        odds=odds,
-        stake=stake,
-        won=odds.winnings(stake),
         phase=phase,
-        order=round_.next_order(phase),
-        floorperson=floorperson,
         citation=f"{citation}; 13:69F-2.24(f), (g)",
+        odds=config.paytable[line],
+        floorperson=floorperson,
     )
