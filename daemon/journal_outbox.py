@@ -1,7 +1,7 @@
 """The outbox backed by the journal: what the link publishes is on disk until the broker has it.
 
 Messages enter already committed (the journal wrote them with the event that caused them),
-so `put` is not how they arrive: `add_committed` is. The link's `ack` removes a message from
+through `add_committed`. The link's `ack` removes a message from
 memory at once and from disk in the background, batched: a crash in between resends it,
 with its id, which a subscriber drops as a duplicate. Nothing here blocks the event loop.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from daemon.mqtt.outbox import MemoryOutbox, MessageId, OutboundMessage, QueuedMessage
+from daemon.mqtt.outbox import MessageId, OutboundMessage, PendingMessages, QueuedMessage
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from daemon.journal import Journal
 
 
-class JournalOutbox(MemoryOutbox):
-    """`daemon.mqtt.outbox.Outbox` over the journal: the memory outbox's order, window and
+class JournalOutbox(PendingMessages):
+    """`daemon.mqtt.outbox.Outbox` over the journal: the pending messages' order, window and
     high-water mark, with messages that arrive committed and leave the disk once delivered.
     Its capacity stops new rounds (`full`), never a message: the journal already holds it.
     """
@@ -41,9 +41,6 @@ class JournalOutbox(MemoryOutbox):
     def full(self) -> bool:
         """At capacity: the daemon opens no new round until the broker has caught up."""
         return len(self) >= self.capacity
-
-    def put(self, message: OutboundMessage) -> MessageId:  # noqa: ARG002 - the protocol's signature
-        raise TypeError("messages reach the journal outbox through the journal: add_committed")
 
     def add_committed(self, messages: Iterable[tuple[int, OutboundMessage]]) -> None:
         for rowid, message in messages:

@@ -44,7 +44,8 @@ if TYPE_CHECKING:
 
     from daemon.config import ServiceConfig
     from daemon.journal import EventKind, JournalEvent
-    from drivers.driver import ShoeDriver
+    from drivers.driver import DriverEvent, Emit, LinkEvent, ShoeDriver
+    from drivers.events import Event as ShoeEvent
 
 log = structlog.get_logger("daemon")
 
@@ -58,13 +59,53 @@ class _Stop(Exception):
     """Raised inside the TaskGroup to end it: the daemon was asked to stop."""
 
 
+# What a table's queue carries, in arrival order: one small type per kind of item.
+@dataclass(frozen=True, slots=True)
+class ShoeItem:
+    """Something the shoe said (a card, a shuffle, a fault, a heartbeat)."""
+
+    event: ShoeEvent
+
+
+@dataclass(frozen=True, slots=True)
+class LinkItem:
+    """The reader's link changed (connecting, connected, lost, back)."""
+
+    event: LinkEvent
+
+
+@dataclass(frozen=True, slots=True)
+class RequestItem:
+    """A dealer console's request, as it came off the broker."""
+
+    command: str
+    payload: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigItem:
+    """New game settings from a reload, for the end of the round in progress."""
+
+    table: TableConfig
+
+
+@dataclass(frozen=True, slots=True)
+class NoticeItem:
+    """The daemon's own word to the pit (not a table event: it is not journaled)."""
+
+    kind: str
+    message: str
+
+
+TableItem = ShoeItem | LinkItem | RequestItem | ConfigItem | NoticeItem
+
+
 @dataclass(slots=True)
 class _Table:
     setup: TableSetup
     service: TableService
     driver: ShoeDriver
-    # ("shoe" | "link" | "request" | "config" | "notice", the item), in arrival order
-    queue: asyncio.Queue[tuple[str, Any]] = field(default_factory=asyncio.Queue)
+    queue: asyncio.Queue[TableItem] = field(default_factory=asyncio.Queue)
 
 
 def apply_record(
@@ -193,13 +234,12 @@ class Daemon:
         for table_id, table in self.tables.items():
             events = await self.journal.events(table_id)
             service = table.service
-            service.quiet = True
             unrecorded = [e for e in events if not e.outputs_recorded]
-            for event in events:
-                if event.outputs_recorded:
-                    apply_record(service, event.kind, event.body, event.at)  # outputs went out then
-            service.envelopes = Envelopes(table_id, next_seq=await self.journal.next_seq(table_id))
-            service.quiet = False
+            with service.replaying():
+                for event in events:
+                    if event.outputs_recorded:  # its outputs went out then
+                        apply_record(service, event.kind, event.body, event.at)
+            service.resume_numbering(await self.journal.next_seq(table_id))
             for event in unrecorded:  # committed, never applied: their outputs are new
                 await self._publish(
                     table_id, event.rowid, apply_record(service, event.kind, event.body, event.at)
@@ -215,37 +255,41 @@ class Daemon:
                 table=table_id,
                 events=len(events),
                 resending=sum(1 for m in pending if m.table_id == table_id),
-                round=service.engine.round.round_id if service.engine.round else None,
+                round=service.round_id,
                 review=list(service.review),
             )
 
     # ---------------------------------------------------------------- the loop
-    def _from_driver(self, table: _Table) -> Callable[[object], Any]:
-        async def emit(event: object) -> None:
-            await table.queue.put(("link" if isinstance(event, LINK_EVENTS) else "shoe", event))
+    def _from_driver(self, table: _Table) -> Emit:
+        async def emit(event: DriverEvent) -> None:
+            await table.queue.put(
+                LinkItem(event) if isinstance(event, LINK_EVENTS) else ShoeItem(event)
+            )
 
         return emit
 
     async def _consume(self, table: _Table) -> None:
         table_id = table.setup.game.table_id
         while True:
-            kind, item = await table.queue.get()
-            if kind == "notice":  # the daemon's own word to the pit, not a table event
-                topic = self.topics.notice(table_id, item["kind"])
-                await self._publish(table_id, None, [table.service.envelopes.seal(topic, item)])
-            elif kind == "request":
-                record = request_record(*item)
-                if self.outbox.full:  # journaled: a replay must refuse what was refused
-                    record["outbox_full"] = True
-                await self._commit(table, "request", record)
-            elif kind == "config":
-                await self._commit(table, "config", {"table": item.to_mapping()})
-            elif is_journaled(item):
-                await self._commit(table, "link" if kind == "link" else "shoe", to_record(item))
-                if kind == "link" and self._ready_sent:
-                    self.notifier.status(self._status_text())
-            else:  # a heartbeat: the reader is alive, and that is all
-                table.service.on_shoe_event(item, seen_at=utc_timestamp())
+            item = await table.queue.get()
+            match item:
+                case NoticeItem(kind=kind, message=message):
+                    await self._publish(table_id, None, [table.service.notice(kind, message)])
+                case RequestItem(command=command, payload=payload):
+                    record = request_record(command, payload)
+                    if self.outbox.full:  # journaled: a replay must refuse what was refused
+                        record["outbox_full"] = True
+                    await self._commit(table, "request", record)
+                case ConfigItem(table=settings):
+                    await self._commit(table, "config", {"table": settings.to_mapping()})
+                case LinkItem(event=event):
+                    await self._commit(table, "link", to_record(event))
+                    if self._ready_sent:
+                        self.notifier.status(self._status_text())
+                case ShoeItem(event=event) if is_journaled(event):
+                    await self._commit(table, "shoe", to_record(event))
+                case ShoeItem(event=event):  # a heartbeat: the reader is alive, and that is all
+                    table.service.on_shoe_event(event, seen_at=utc_timestamp())
 
     async def _commit(self, table: _Table, kind: EventKind, record: dict[str, Any]) -> None:
         """Journal the event, apply it, journal what it caused, hand that to the outbox."""
@@ -276,7 +320,7 @@ class Daemon:
             # again: a command is a moment, never a state. Dropped, with a line.
             log.warning("retained request dropped", table=parsed[0], command=parsed[1])
             return
-        await table.queue.put(("request", (parsed[1], message.payload)))
+        await table.queue.put(RequestItem(parsed[1], message.payload))
 
     async def _signals(self) -> None:
         loop = asyncio.get_running_loop()
@@ -295,14 +339,12 @@ class Daemon:
 
     def _outbox_filling(self, length: int, capacity: int) -> None:
         log.warning("outbox filling while the broker is away", queued=length, capacity=capacity)
+        message = (
+            f"{length} messages wait for the broker (limit {capacity}): "
+            "new rounds stop at the limit; nothing is dropped"
+        )
         for table in self.tables.values():
-            body = {
-                "type": "notice", "round": None, "kind": "outbox_filling", "seat": None,
-                "message": f"{length} messages wait for the broker (limit {capacity}): "
-                "new rounds stop at the limit; nothing is dropped",
-                "citation": "",
-            }  # fmt: skip
-            table.queue.put_nowait(("notice", body))
+            table.queue.put_nowait(NoticeItem("outbox_filling", message))
 
     def _on_link_state(self, change: LinkStateChange) -> None:
         self.broker_state = change.state.value
@@ -322,7 +364,7 @@ class Daemon:
         """What `systemctl status` shows: states and counts, never a card."""
         tables = ", ".join(
             f"{table_id}: reader {t.service.reader.link}"
-            + (f", round {t.service.engine.round.round_id}" if t.service.engine.round else "")
+            + (f", round {t.service.round_id}" if t.service.round_id is not None else "")
             for table_id, t in self.tables.items()
         )
         return f"broker {self.broker_state}; {len(self.outbox)} queued; {tables}"
@@ -368,7 +410,7 @@ class Daemon:
                 # Journaled and applied in the table's order: at once between rounds, else
                 # when the round in progress ends.
                 table.setup = TableSetup(setup.game, table.setup.shoe)
-                table.queue.put_nowait(("config", setup.game))
+                table.queue.put_nowait(ConfigItem(setup.game))
                 log.info("reload: new table settings queued", table=setup.game.table_id)
         log.info("configuration reloaded")
 

@@ -17,6 +17,7 @@ decides what they mean:
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -33,7 +34,7 @@ from rules.events import DealCard, Shuffle, event_from_mapping
 from rules.outputs import Notice, Settlement
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from daemon.envelope import Envelopes, Outbound
     from daemon.topics import Topics
@@ -43,8 +44,8 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("daemon.table")
 
-# Request command → the rules event type it becomes (the rest are handled here).
-_ENGINE_COMMANDS = {"wager": "wager", "withdraw": "withdraw", "action": "action", "void": "void"}
+# Requests that are rules events of the same name; the other commands are answered here.
+_ENGINE_COMMANDS = frozenset({"wager", "withdraw", "action", "void"})
 
 
 @dataclass(slots=True)
@@ -90,7 +91,7 @@ class TableService:
         self.round_settlements: list[dict[str, Any]] = []
         self.round_notices: list[dict[str, Any]] = []
         self.pending_config: TableConfig | None = None  # new settings waiting for the round's end
-        # While the journal is replayed at start-up nothing is logged: it all was, the first time.
+        # While the journal is replayed nothing is logged: it all was, the first time.
         self.quiet = False
         # Told of every event the rules accepted, with its round: `shoe2mqtt journal` exports.
         self.recorder: Callable[[TableEvent, int | None], None] | None = None
@@ -108,13 +109,25 @@ class TableService:
             self.pending_config = config
             return False
         self.pending_config = None
-        old = self.engine
-        fresh = TableEngine(config, next_round_id=old.next_round_id)
-        fresh.shoe, fresh.burns_due, fresh.barred_seats = old.shoe, old.burns_due, old.barred_seats
-        if config.decks == old.config.decks and config.deck_kind is old.config.deck_kind:
-            fresh.remaining = old.remaining
-        self.config, self.engine = config, fresh
+        self.config, self.engine = config, self.engine.reconfigured(config)
         return True
+
+    @contextlib.contextmanager
+    def replaying(self) -> Iterator[None]:
+        """Re-apply journaled events without a log line: they were all logged the first time."""
+        quiet, self.quiet = self.quiet, True
+        try:
+            yield
+        finally:
+            self.quiet = quiet
+
+    def resume_numbering(self, next_seq: int) -> None:
+        """Go on with the sequence numbers where the journal says the table stopped."""
+        self.envelopes.next_seq = next_seq
+
+    @property
+    def round_id(self) -> int | None:
+        return self.engine.round_id
 
     def internal_error(self) -> list[Outbound]:
         """An event could not be applied (a bug): the pit is told, the round is reviewed."""
@@ -177,12 +190,12 @@ class TableService:
             case shoe.FaultSet(kind=kind, code=code):
                 self.reader.faults[kind] = code
                 return [
-                    *self._notice("reader_fault", f"reader fault set: {kind} (code {code})"),
-                    self._state(),
+                    self.notice("reader_fault", f"reader fault set: {kind} (code {code})"),
+                    self.state(),
                 ]
             case shoe.FaultCleared(kind=kind):
                 self.reader.faults.pop(kind, None)
-                return [self._state()]
+                return [self.state()]
             case shoe.DeviceIdentity():
                 self.reader.identity = {
                     "vendor": event.vendor,
@@ -190,11 +203,13 @@ class TableService:
                     "serial_number": event.serial_number,
                     "firmware": event.firmware,
                 }
-                return [self._state()]
+                return [self.state()]
             case shoe.CutCardReached():
-                return self._notice(
-                    "cut_card", "the cut card is out: this is the last round of the shoe"
-                )
+                return [
+                    self.notice(
+                        "cut_card", "the cut card is out: this is the last round of the shoe"
+                    )
+                ]
             case _:
                 return []
 
@@ -214,20 +229,20 @@ class TableService:
                 )
             case Disconnected(reason=reason):
                 self.reader.link, self.reader.reason = "disconnected", reason
-                return [*self._notice("reader_disconnected", reason), self._state()]
+                return [self.notice("reader_disconnected", reason), self.state()]
             case LinkFault(reason=reason):
                 self.reader.link, self.reader.reason = "fault", reason
-                return [self._state()]
+                return [self.state()]
             case Reconnected(outage=outage):
                 self.reader.link = "connected"
-                out = [self._state()]
+                out = [self.state()]
                 if self.engine.round_open:
                     out += self._flag(
                         "reader_reconnected",
                         f"the reader was away for {outage:.1f} s during the round",
                     )
                 return out
-        return [self._state()]
+        return [self.state()]
 
     def _card_from_shoe(self, event: DealCard) -> list[Outbound]:
         if self.awaiting_entry:
@@ -237,13 +252,17 @@ class TableService:
 
     def _unreadable(self, *, burned: bool) -> list[Outbound]:
         if burned:
-            return self._notice("card_unreadable", "a burned card was unreadable; nothing to enter")
+            return [
+                self.notice("card_unreadable", "a burned card was unreadable; nothing to enter")
+            ]
         self.awaiting_entry += 1
-        return self._notice(
-            "card_unreadable",
-            "a card left the shoe unread: enter it at the dealer console (request/card); "
-            "the cards after it wait until then",
-        )
+        return [
+            self.notice(
+                "card_unreadable",
+                "a card left the shoe unread: enter it at the dealer console (request/card); "
+                "the cards after it wait until then",
+            )
+        ]
 
     # ------------------------------------------------------------------ requests
     def on_request(
@@ -260,13 +279,13 @@ class TableService:
             self._log_info(
                 "request refused",
                 table=self.table_id,
-                round=self._round_id(),
+                round=self.round_id,
                 command=command,
                 code=exc.code,
                 reason=exc.message,
             )
             # The pit sees refused wagers too, not only the console that placed them.
-            notice = self._notice(exc.code, exc.message) if exc.code == "wager_rejected" else []
+            notice = [self.notice(exc.code, exc.message)] if exc.code == "wager_rejected" else []
             return [*notice, self._response(command, transaction, error=exc)]
         return [*out, self._response(command, transaction, data=data)]
 
@@ -289,7 +308,7 @@ class TableService:
             )
         if command in _ENGINE_COMMANDS:
             try:
-                event = event_from_mapping({"type": _ENGINE_COMMANDS[command], **request})
+                event = event_from_mapping({"type": command, **request})
             except MalformedEvent as exc:
                 raise RequestError("malformed_request", exc.message) from None
             return {}, self._apply_or_refuse(event)
@@ -327,7 +346,7 @@ class TableService:
 
     def _record(self, event: TableEvent) -> None:
         if self.recorder is not None:
-            self.recorder(event, self._round_id())
+            self.recorder(event, self.round_id)
 
     # ------------------------------------------------------------------ engine
     def _apply(self, event: TableEvent, *, source: str) -> list[Outbound]:
@@ -338,12 +357,12 @@ class TableService:
             self._log_warning(
                 "event refused",
                 table=self.table_id,
-                round=self._round_id(),
+                round=self.round_id,
                 source=source,
                 code=exc.code,
                 reason=exc.message,
             )
-            return self._notice(exc.code, exc.message)
+            return [self.notice(exc.code, exc.message)]
         self._record(event)
         return self._publish(outputs)
 
@@ -373,7 +392,7 @@ class TableService:
             elif isinstance(output, Notice):
                 self.round_notices.append(body)
                 out.append(
-                    self.envelopes.seal(self.topics.notice(self.table_id, output.kind.value), body)
+                    self.envelopes.seal(self.topics.notice(self.table_id, output.kind), body)
                 )
             else:
                 out.append(self.envelopes.seal(self.topics.event(self.table_id, kind), body))
@@ -386,24 +405,18 @@ class TableService:
     def _flag(self, reason: str, message: str) -> list[Outbound]:
         if self.engine.round_open:
             self.review.append(reason)
-        out = self._notice(reason, message)
+        out = [self.notice(reason, message)]
         return [*out, self.snapshot()] if self.engine.round_open else out
 
-    def _notice(self, kind: str, message: str) -> list[Outbound]:
-        body = {
-            "type": "notice",
-            "round": self._round_id(),
-            "kind": kind,
-            "seat": None,
-            "message": message,
-            "citation": "",
-        }
+    def notice(self, kind: str, message: str) -> Outbound:
+        """A notice of the daemon's own to the pit: the reader, the link, the outbox."""
+        body = Notice(self.round_id, kind, None, message).to_mapping()
         if self.engine.round_open:
             self.round_notices.append(body)
         self._log_info(
-            "notice", table=self.table_id, round=self._round_id(), kind=kind, message=message
+            "notice", table=self.table_id, round=self.round_id, kind=kind, message=message
         )
-        return [self.envelopes.seal(self.topics.notice(self.table_id, kind), body)]
+        return self.envelopes.seal(self.topics.notice(self.table_id, kind), body)
 
     def _log_info(self, event: str, **fields: object) -> None:
         if not self.quiet:
@@ -414,9 +427,6 @@ class TableService:
             log.warning(event, **fields)
 
     # ------------------------------------------------------------------ retained state
-    def _round_id(self) -> int | None:
-        return self.engine.round.round_id if self.engine.round else None
-
     def _snapshot_body(self) -> dict[str, Any]:
         view = self.engine.public_view()
         view["review"] = list(self.review)
@@ -431,9 +441,6 @@ class TableService:
 
     def state(self) -> Outbound:
         """The retained table state message (reader link, faults, identity)."""
-        return self._state()
-
-    def _state(self) -> Outbound:
         body = {
             "type": "table_state",
             "game": self.config.game.value,

@@ -101,6 +101,28 @@ class TableEngine:
             return self._void(event.reason)
         assert_never(event)
 
+    def reconfigured(self, config: TableConfig) -> TableEngine:
+        """This table under new settings, between rounds: the shoe goes on as it is.
+
+        The shuffle count, the burn still due, the seats barred until the next shuffle
+        (13:69F-36.5(j)) and the round numbering carry over; so does what is left in the
+        shoe, unless the new settings describe a different shoe (decks or deck kind), whose
+        composition is then unknown until its shuffle.
+        """
+        if self.round_open:
+            raise RoundStateError("mid_round", "the table's settings change only between rounds")
+        fresh = TableEngine(config, next_round_id=self.next_round_id)
+        fresh.shoe, fresh.burns_due = self.shoe, self.burns_due
+        fresh.barred_seats = set(self.barred_seats)
+        if config.decks == self.config.decks and config.deck_kind is self.config.deck_kind:
+            fresh.remaining = self.remaining
+        return fresh
+
+    @property
+    def round_id(self) -> int | None:
+        """The round in progress or last played; None before the first."""
+        return None if self.round is None else self.round.round_id
+
     @property
     def round_open(self) -> bool:
         return self.round is not None and self.round.stage is not RoundStage.OVER

@@ -98,23 +98,31 @@ class Settlement(NamedTuple):
         }
 
 
-class NoticeKind(enum.Enum):
+class NoticeKind(enum.StrEnum):
+    """The notices the rules give; the daemon adds its own about the reader and the link."""
+
     FLOORPERSON_REQUIRED = "floorperson_required"
 
 
 @dataclass(frozen=True, slots=True)
 class Notice:
-    round_id: int
-    kind: NoticeKind
+    """Words for the pit: the one shape of every notice, the rules' and the daemon's.
+
+    `kind` is a `NoticeKind` when the rules give it, a plain word (`sequence_gap`,
+    `reader_fault`, ...) when the daemon does; `round_id` is None outside a round.
+    """
+
+    round_id: int | None
+    kind: str
     seat: int | None
     message: str
-    citation: str
+    citation: str = ""
 
     def to_mapping(self) -> dict[str, Any]:
         return {
             "type": "notice",
             "round": self.round_id,
-            "kind": self.kind.value,
+            "kind": str(self.kind),
             "seat": self.seat,
             "message": self.message,
             "citation": self.citation,

@@ -9,7 +9,15 @@ from daemon.mqtt.link import (
     OnMessage,
     OnStateChange,
 )
-from daemon.mqtt.outbox import MemoryOutbox, MessageId, OutboundMessage, Outbox, QoS, QueuedMessage
+from daemon.mqtt.outbox import (
+    MemoryOutbox,
+    MessageId,
+    OutboundMessage,
+    Outbox,
+    PendingMessages,
+    QoS,
+    QueuedMessage,
+)
 from daemon.mqtt.secret import Secret
 from daemon.mqtt.settings import MqttSettings, TlsSettings
 
@@ -29,6 +37,7 @@ __all__ = [
     "OutboundMessage",
     "Outbox",
     "OutboxFull",
+    "PendingMessages",
     "QoS",
     "QueuedMessage",
     "Secret",

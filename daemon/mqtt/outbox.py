@@ -7,9 +7,9 @@ drops is therefore still the oldest pending one and is sent again, first, after 
 reconnect: order is kept, nothing is lost, and a subscriber may see a message twice, which
 is what QoS 1 promises. Consumers deduplicate on the id inside the payload.
 
-`Outbox` is the interface the link depends on; `MemoryOutbox` implements it, and
-`daemon.journal_outbox.JournalOutbox` extends that with the journal so that queued
-settlements survive a restart.
+`Outbox` is the interface the link depends on; `PendingMessages` implements it but for the
+way in, which `MemoryOutbox` (`put`) and `daemon.journal_outbox.JournalOutbox` (messages the
+journal committed, so that queued settlements survive a restart) each add.
 """
 
 from __future__ import annotations
@@ -74,27 +74,9 @@ class QueuedMessage:
 
 
 class Outbox(Protocol):
-    """An ordered, bounded queue of messages that leave only when the broker has them.
-
-    Used from the event loop's thread only. `put` never drops: when `capacity` messages
-    already wait, it raises `OutboxFull` and the caller keeps the message (for a
-    settlement: in its journal, and it stops opening rounds). Crossing `high_water` is
-    announced beforehand, so the pit hears about a missing broker long before that.
-    """
-
-    @property
-    def capacity(self) -> int: ...
-
-    @property
-    def high_water(self) -> int: ...
-
-    def put(self, message: OutboundMessage) -> MessageId:
-        """Queue at the end; raises `OutboxFull` rather than dropping anything."""
-        ...
-
-    def peek(self) -> QueuedMessage | None:
-        """The oldest unacknowledged message, or None when the outbox is empty."""
-        ...
+    """What the link needs of an outbox: the oldest messages in order, and a way to say the
+    broker has one. Ordered and bounded, used from the event loop's thread only; how
+    messages get in is the owner's business (`MemoryOutbox.put`, the daemon's journal)."""
 
     async def next_pending(self, after: int = 0) -> QueuedMessage:
         """Wait (without polling) until more than `after` messages are pending; return the
@@ -110,10 +92,9 @@ class Outbox(Protocol):
         ...
 
 
-class MemoryOutbox:
-    """The `Outbox` in memory: order, window and high-water mark. On its own it forgets
-    everything when the process exits; the daemon's `JournalOutbox` extends it with the
-    journal, which keeps every message on disk until the broker has it.
+class PendingMessages:
+    """An `Outbox` without its way in: order, window and high-water mark. `MemoryOutbox`
+    adds `put`; the daemon's `JournalOutbox` adds messages its journal has committed.
 
     `on_high_water(length, capacity)` is called once when the length reaches `high_water`
     (default: 80 % of capacity), and again only after the outbox has drained to half of
@@ -137,7 +118,6 @@ class MemoryOutbox:
         self._on_high_water = on_high_water
         self._above_high_water = False
         self._pending: collections.deque[QueuedMessage] = collections.deque()
-        self._ids = (MessageId(n) for n in itertools.count(1))
         # Set whenever a message arrives; the publisher sleeps on it instead of polling.
         self._arrived = asyncio.Event()
 
@@ -148,14 +128,6 @@ class MemoryOutbox:
     @property
     def high_water(self) -> int:
         return self._high_water
-
-    def put(self, message: OutboundMessage) -> MessageId:
-        if len(self._pending) >= self._capacity:
-            _log.error("mqtt.outbox.full", capacity=self._capacity, refused_topic=message.topic)
-            raise OutboxFull(capacity=self._capacity, topic=message.topic)
-        queued = QueuedMessage(next(self._ids), message)
-        self._enqueue(queued)
-        return queued.message_id
 
     def _enqueue(self, queued: QueuedMessage) -> None:
         """Append in order, wake the publisher, and call out the high-water mark once."""
@@ -200,3 +172,27 @@ class MemoryOutbox:
 
     def __len__(self) -> int:
         return len(self._pending)
+
+
+class MemoryOutbox(PendingMessages):
+    """The `Outbox` in memory, numbering its own messages: on its own it forgets everything
+    when the process exits (the daemon's `JournalOutbox` keeps every message on disk)."""
+
+    def __init__(
+        self,
+        capacity: int = DEFAULT_CAPACITY,
+        *,
+        high_water: int | None = None,
+        on_high_water: Callable[[int, int], None] | None = None,
+    ) -> None:
+        super().__init__(capacity, high_water=high_water, on_high_water=on_high_water)
+        self._ids = (MessageId(n) for n in itertools.count(1))
+
+    def put(self, message: OutboundMessage) -> MessageId:
+        """Queue at the end; raises `OutboxFull` rather than dropping anything."""
+        if len(self) >= self.capacity:
+            _log.error("mqtt.outbox.full", capacity=self.capacity, refused_topic=message.topic)
+            raise OutboxFull(capacity=self.capacity, topic=message.topic)
+        queued = QueuedMessage(next(self._ids), message)
+        self._enqueue(queued)
+        return queued.message_id

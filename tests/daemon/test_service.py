@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import structlog
 
 from daemon.config import load_config
-from daemon.service import Daemon, apply_record
+from daemon.service import ConfigItem, Daemon, apply_record
 from rules.events import PlaceWager
 from rules.games import WagerKind
 
@@ -52,8 +52,9 @@ def test_reload_queues_a_table_s_new_game_settings_in_the_table_s_order(tmp_path
     daemon, path = _daemon(tmp_path)
     path.write_text(CONFIG.replace('paytable = "A"', 'paytable = "B"'), encoding="utf-8")
     daemon.reload()
-    kind, settings = daemon.tables["bj-1"].queue.get_nowait()
-    assert (kind, settings.paytable_name) == ("config", "B")
+    item = daemon.tables["bj-1"].queue.get_nowait()
+    assert isinstance(item, ConfigItem)
+    assert item.table.paytable_name == "B"
     assert daemon.tables["bj-1"].service.config.paytable_name == "A"  # not applied here
 
 

@@ -32,8 +32,10 @@ from rules.outputs import (
 from tests.rules.tables import (
     action,
     card,
+    cards,
     feed,
     initial_deal,
+    make_config,
     make_engine,
     of_type,
     play,
@@ -537,3 +539,36 @@ def test_hole_card_not_in_public_view_nor_in_error_messages() -> None:
         assert not _mentions(message, hole), message
     out = feed(engine, [action("stand", 1)])
     assert out[2] == HoleCardRevealed(1, card(hole), 19)
+
+
+# ---------------------------------------------------------------------------- new settings
+def test_new_settings_between_rounds_keep_the_shoe_as_it_is() -> None:
+    """A reload's new settings take effect between rounds without a shuffle: the cards dealt
+    since the shuffle stay out, the burn still due stays due, the round numbers go on."""
+    engine = make_engine(paytable="A")
+    feed(engine, [Shuffle(), *cards("2C"), wager(1, "blackjack", "25")])  # 2C: the burn
+    play(engine, "10S 9H 7D 10C")  # seat 1 holds 17 against the dealer's 19
+    feed(engine, [action("stand", 1)])
+    assert not engine.round_open
+    remaining, round_id = dict(engine.remaining or {}), engine.round_id
+    fresh = engine.reconfigured(make_config(paytable="B"))
+    assert fresh.config.paytable_name == "B"
+    assert (fresh.shoe, fresh.burns_due, fresh.next_round_id) == (1, 0, engine.next_round_id)
+    assert dict(fresh.remaining or {}) == remaining
+    feed(fresh, [wager(1, "blackjack", "25")])
+    assert fresh.round_id == (round_id or 0) + 1
+
+
+def test_new_settings_for_another_shoe_forget_its_composition() -> None:
+    engine = make_engine()
+    feed(engine, [Shuffle()])
+    fresh = engine.reconfigured(make_config(decks=8))
+    assert fresh.remaining is None  # unknown until the 8-deck shoe is shuffled
+    assert fresh.burns_due == engine.burns_due
+
+
+def test_settings_never_change_in_the_middle_of_a_round() -> None:
+    engine = make_engine()
+    feed(engine, [Shuffle(), *cards("2C"), wager(1, "blackjack", "25")])
+    with pytest.raises(RoundStateError):
+        engine.reconfigured(make_config(paytable="B"))
