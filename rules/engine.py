@@ -164,6 +164,25 @@ class TableEngine:
             )
         holder = round_.seats.get(seat) if round_ else None
         wagers = holder.wagers if holder else {}
+        self._check_amount(rule, seat, amount, wagers)
+        self._check_dependents(seat, kind, wagers, amount)
+
+        out: list[Output] = []
+        if round_ is None:
+            round_ = self._open_round()
+            out.append(RoundOpened(round_.round_id))
+        target = round_.seat(seat)
+        target.wagers[kind] = amount
+        if target.hands and kind in self._hand_wagers:
+            target.hands[0].stakes[kind] = amount
+        out.append(WagerAccepted(round_.round_id, seat, kind, amount))
+        return out
+
+    def _check_amount(
+        self, rule: WagerRule, seat: int, amount: int, wagers: dict[WagerKind, int]
+    ) -> None:
+        """The posted limits, and the wager this one rides on (26.6(b), 36.5(f))."""
+        kind = rule.kind
         limits = self.config.limits[kind]
         if amount < limits.minimum:
             raise WagerRejected(
@@ -204,18 +223,6 @@ class TableEngine:
                     f"must equal the {rule.requires.value} wager of "
                     f"{format_amount(required)} ({rule.citation})",
                 )
-        self._check_dependents(seat, kind, wagers, amount)
-
-        out: list[Output] = []
-        if round_ is None:
-            round_ = self._open_round()
-            out.append(RoundOpened(round_.round_id))
-        target = round_.seat(seat)
-        target.wagers[kind] = amount
-        if target.hands and kind in self._hand_wagers:
-            target.hands[0].stakes[kind] = amount
-        out.append(WagerAccepted(round_.round_id, seat, kind, amount))
-        return out
 
     def _withdraw(self, seat: int, kind: WagerKind) -> list[Output]:
         rule = self._offered_rule(seat, kind)

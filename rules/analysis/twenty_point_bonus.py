@@ -99,13 +99,7 @@ def twenty_point_distribution_of(composition: Mapping[Card, int]) -> dict[str, F
     any_twenty = tens**2 - sum(sum(counts) ** 2 for counts in tens_by_suit.values())
     any_twenty += 2 * (aces * nines - sum(aces_by_suit[s] * nines_by_suit[s] for s in Suit))
 
-    by_points = point_counts(composition)
-    no_twenty = sum(
-        by_points[a - 1] * (by_points[b - 1] - (a == b))
-        for a in POINT_VALUES
-        for b in POINT_VALUES
-        if two_card_total(a, b) != 20
-    )
+    no_twenty = _ordered_pairs_not_twenty(composition)
     return {
         TwentyPointOutcome.QUEEN_OF_HEARTS_PAIR_DEALER_BLACKJACK.value: top,
         TwentyPointOutcome.QUEEN_OF_HEARTS_PAIR.value: queen_pair,
@@ -114,6 +108,17 @@ def twenty_point_distribution_of(composition: Mapping[Card, int]) -> dict[str, F
         TwentyPointOutcome.ANY_20.value: Fraction(any_twenty, ordered_pairs),
         NO_TWENTY: Fraction(no_twenty, ordered_pairs),
     }
+
+
+def _ordered_pairs_not_twenty(composition: Mapping[Card, int]) -> int:
+    """Ordered two-card draws whose total is not 20, counted by point value alone."""
+    by_points = point_counts(composition)
+    return sum(
+        by_points[a - 1] * (by_points[b - 1] - (a == b))
+        for a in POINT_VALUES
+        for b in POINT_VALUES
+        if two_card_total(a, b) != 20
+    )
 
 
 @functools.cache
