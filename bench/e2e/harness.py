@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import aiomqtt
 
-from daemon.demo import DEMO_TABLES, TableSimulator, free_port
+from daemon.cli.demo import DEMO_TABLES, TableSimulator, free_port
 from daemon.topics import Topics
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 from rules.config import TableConfig

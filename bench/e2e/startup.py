@@ -29,8 +29,8 @@ from bench.e2e.harness import (
     workspace,
     write_config,
 )
+from daemon.cli.demo import _as_request
 from daemon.config import load_config
-from daemon.demo import _as_request
 from daemon.inbound import to_record
 from daemon.journal import prepare_state_directory
 from daemon.service import Daemon, request_record

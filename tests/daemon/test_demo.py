@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from daemon.demo import run_demo
+from daemon.cli.demo import run_demo
 
 
 async def test_the_demo_plays_rounds_of_each_game_through_its_embedded_broker() -> None:

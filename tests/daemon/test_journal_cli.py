@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from daemon.cli import build_parser
-from daemon.journal_cli import journal_command
+from daemon.cli.journal import journal_command
 from daemon.replay import replay
 from tests.daemon.pit import running_pit
 from tests.daemon.test_integration import _log, _play, _script

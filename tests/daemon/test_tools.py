@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from daemon import tools
+from daemon.cli import listen as tools
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 from tests.drivers.usb_backend import FakeShoeBackend
 
@@ -104,7 +104,7 @@ async def test_emulate_runs_as_a_process_prints_its_port_and_stops_on_sigterm(
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "daemon.tools",
+        "daemon.cli.listen",
         "emulate",
         "--seed",
         "5",

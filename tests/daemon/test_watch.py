@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from daemon.watch import PitView, render
+from daemon.cli.watch import PitView, render
 from tests.daemon.test_table_service import drawn, make_service, request
 
 

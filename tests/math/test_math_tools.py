@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon import math_tools
+from daemon.cli import analyze as math_tools
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Self, TypeAlias
 
 import aiomqtt
 
-from daemon.demo import DEMO_TABLES
+from daemon.cli.demo import DEMO_TABLES
 from daemon.envelope import Envelopes
 from daemon.journal import JOURNAL_FILE, read_events
 from daemon.service import apply_record

@@ -79,7 +79,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m daemon.math_tools COMMAND ...`: the same tools without the daemon's parser."""
+    """`python -m daemon.cli.analyze COMMAND ...`: the same tools without the daemon's parser."""
     parser = argparse.ArgumentParser(prog="shoe2mqtt")
     register(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
     args = parser.parse_args(argv)

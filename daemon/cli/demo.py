@@ -346,7 +346,7 @@ def demo_main(
     from rich.live import Live
 
     from daemon import logs
-    from daemon.watch import PitView, render
+    from daemon.cli.watch import PitView, render
 
     logs.configure(fmt="console", level="warning")
     address = None

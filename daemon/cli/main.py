@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, TextIO
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-from daemon import journal_cli, math_tools, tools
+from daemon.cli import analyze, journal, listen
 from daemon.replay import ReplayError, replay
 
 EX_CONFIG = 78
@@ -83,9 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo_cmd.add_argument(
         "--no-view", dest="view", action="store_false", help="print settlements as JSON instead"
     )
-    tools.register(commands)  # emulate, listen, ports
-    journal_cli.register(commands)  # journal list / show / export
-    math_tools.register(commands)  # analyze, simulate
+    listen.register(commands)  # emulate, listen, ports
+    journal.register(commands)  # journal list / show / export
+    analyze.register(commands)  # analyze, simulate
     asyncapi_cmd = commands.add_parser(
         "asyncapi",
         help="print the AsyncAPI 3.0 document of every topic and payload",
@@ -130,10 +130,10 @@ def _run(path: Path, err: TextIO) -> int:
 def _watch(args: argparse.Namespace, err: TextIO) -> int:
     import asyncio
 
+    from daemon.cli.watch import run_watch
     from daemon.config import ConfigErrors, load_config
     from daemon.mqtt.errors import MqttSettingsError
     from daemon.mqtt.settings import MqttSettings
-    from daemon.watch import run_watch
 
     try:
         if args.config is not None:
@@ -155,7 +155,7 @@ def _watch(args: argparse.Namespace, err: TextIO) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from daemon.demo import demo_main
+    from daemon.cli.demo import demo_main
 
     return demo_main(
         rounds=args.rounds, broker=args.broker, seed=args.seed, pace=args.pace, view=args.view
@@ -208,7 +208,3 @@ def main(argv: list[str] | None = None) -> int:
         getattr(args, "handler", None) or _HANDLERS[args.command]
     )
     return handler(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
