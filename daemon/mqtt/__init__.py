@@ -1,5 +1,7 @@
-"""The daemon's MQTT side: settings, an outbox that loses nothing, and a self-healing link."""
+"""The daemon's MQTT side: settings, an outbox that loses nothing, a self-healing link, and
+the one builder of a client for the configured broker."""
 
+from daemon.mqtt.client import new_client
 from daemon.mqtt.errors import InvalidMessage, MqttLinkError, MqttSettingsError, OutboxFull
 from daemon.mqtt.link import (
     InboundMessage,
@@ -42,4 +44,5 @@ __all__ = [
     "QueuedMessage",
     "Secret",
     "TlsSettings",
+    "new_client",
 ]

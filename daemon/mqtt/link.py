@@ -22,7 +22,6 @@ import contextlib
 import enum
 import random
 import socket
-import ssl
 from collections.abc import (
     AsyncIterator,
     Awaitable,
@@ -38,6 +37,7 @@ import aiomqtt
 import structlog
 from paho.mqtt.reasoncodes import ReasonCode
 
+from daemon.mqtt.client import new_client
 from drivers.backoff import Backoff
 
 if TYPE_CHECKING:
@@ -203,28 +203,11 @@ class MqttLink:
         return _describe(error)
 
     def _new_client(self) -> aiomqtt.Client:
-        settings = self._settings
-        tls = settings.tls
-        client = aiomqtt.Client(
-            settings.host,
-            settings.port,
-            identifier=settings.client_id,
-            keepalive=settings.keepalive,
-            username=settings.username,
-            password=None if settings.password is None else settings.password.reveal(),
-            will=aiomqtt.Will(settings.state_topic, OFFLINE, qos=1, retain=True),
+        client = new_client(
+            self._settings,
+            will=aiomqtt.Will(self._settings.state_topic, OFFLINE, qos=1, retain=True),
             timeout=_OPERATION_TIMEOUT,
             max_inflight_messages=_MAX_IN_FLIGHT,
-            tls_params=None
-            if tls is None
-            else aiomqtt.TLSParameters(
-                ca_certs=None if tls.ca_file is None else str(tls.ca_file),
-                certfile=None if tls.cert_file is None else str(tls.cert_file),
-                keyfile=None if tls.key_file is None else str(tls.key_file),
-                cert_reqs=ssl.CERT_NONE if tls.insecure else ssl.CERT_REQUIRED,
-            ),
-            # paho's name: True skips the host name check; verification stays on otherwise.
-            tls_insecure=None if tls is None else tls.insecure,
         )
         # aiomqtt warns from 10 unanswered calls; a full window is normal here.
         client.pending_calls_threshold = _MAX_IN_FLIGHT + len(self._subscriptions) + 2
