@@ -6,6 +6,7 @@ the two differ, so the published description cannot drift from what the daemon s
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from daemon.envelope import SCHEMA_VERSION
@@ -147,176 +148,13 @@ def _message(name: str, payload: dict[str, Any], summary: str) -> dict[str, Any]
 
 
 def build(base: str = "shoe2mqtt") -> dict[str, Any]:
-    channels: dict[str, Any] = {}
-    operations: dict[str, Any] = {}
-
-    def channel(
-        key: str, address: str, message: dict[str, Any], description: str, *, receive: bool = False
-    ) -> None:
-        channels[key] = {
-            "address": address,
-            "description": description,
-            "messages": {message["name"]: message},
-        }
-        operations[f"{'receive' if receive else 'send'}_{key}"] = {
-            "action": "receive" if receive else "send",
-            "channel": {"$ref": f"#/channels/{key}"},
-        }
-
-    table = {"table": {"description": "the table's configured id"}}
-    channel(
-        "bridge_state",
-        f"{base}/bridge/state",
-        {
-            **_message(
-                "bridge_state",
-                {"type": "string", "enum": ["online", "offline"]},
-                "plain text, retained; the will sets offline",
-            ),
-            "contentType": "text/plain",
-        },
-        "Availability of the daemon (retained, QoS 1).",
-    )
-    for key, address, message, description in [
-        (
-            "table_state",
-            "state",
-            _message(
-                "table_state",
-                _enveloped("table_state", {"game": _STR, "reader": {"type": "object"}}),
-                "retained reader state",
-            ),
-            "The table's reader: link, faults, last seen, identity (retained).",
-        ),
-        (
-            "round_snapshot",
-            "round",
-            _message(
-                "round_snapshot",
-                _enveloped(
-                    "round_snapshot",
-                    {
-                        "round": {"type": ["object", "null"]},
-                        "review": {"type": "array"},
-                        "settlements": {"type": "array"},
-                        "notices": {"type": "array"},
-                    },
-                ),
-                "retained public view of the round",
-            ),
-            "What anyone at the table can see of the current round (retained).",
-        ),
-        (
-            "settlement",
-            "settlement",
-            _message("settlement", _enveloped("settlement", _SETTLEMENT), "one settled wager"),
-            "Settlements in regulation order (QoS 1, not retained).",
-        ),
-    ]:
-        channels[key] = {
-            "address": f"{base}/{{table}}/{address}",
-            "parameters": table,
-            "description": description,
-            "messages": {message["name"]: message},
-        }
-        operations[f"send_{key}"] = {"action": "send", "channel": {"$ref": f"#/channels/{key}"}}
-    for kind, body in _EVENTS.items():
-        key = f"event_{kind}"
-        channels[key] = {
-            "address": f"{base}/{{table}}/event/{kind}",
-            "parameters": table,
-            "description": f"Round event {kind} (QoS 1).",
-            "messages": {kind: _message(kind, _enveloped(kind, body), kind.replace("_", " "))},
-        }
-        operations[f"send_{key}"] = {"action": "send", "channel": {"$ref": f"#/channels/{key}"}}
-    channels["notice"] = {
-        "address": f"{base}/{{table}}/notice/{{kind}}",
-        "parameters": {**table, "kind": {"enum": _NOTICE_KINDS}},
-        "description": "Notices for the pit (QoS 1).",
-        "messages": {
-            "notice": _message(
-                "notice",
-                _enveloped(
-                    "notice",
-                    {
-                        "round": _NULLABLE_INT,
-                        "kind": {"enum": _NOTICE_KINDS},
-                        "seat": _NULLABLE_INT,
-                        "message": _STR,
-                        "citation": _STR,
-                    },
-                ),
-                "something a person must know or do",
-            )
-        },
-    }
-    operations["send_notice"] = {"action": "send", "channel": {"$ref": "#/channels/notice"}}
-    for command in COMMANDS:
-        channels[f"request_{command}"] = {
-            "address": f"{base}/{{table}}/request/{command}",
-            "parameters": table,
-            "description": f"Request {command}; an optional transaction id comes back.",
-            "messages": {
-                f"request_{command}": _message(
-                    f"request_{command}", _REQUESTS[command], f"{command} request"
-                )
-            },
-        }
-        operations[f"receive_request_{command}"] = {
-            "action": "receive",
-            "channel": {"$ref": f"#/channels/request_{command}"},
-        }
-        channels[f"response_{command}"] = {
-            "address": f"{base}/{{table}}/response/{command}",
-            "parameters": table,
-            "description": f"Response to {command}.",
-            "messages": {
-                f"response_{command}": _message(
-                    f"response_{command}",
-                    _enveloped(
-                        "response",
-                        {
-                            "command": {"const": command},
-                            "transaction": {"type": ["string", "integer", "null"]},
-                            "status": {"enum": ["ok", "error"]},
-                        },
-                        {
-                            "data": {"type": "object", "description": "when status is ok"},
-                            "error": _object({"code": _STR, "message": _STR}),
-                        },
-                    ),
-                    f"{command} response",
-                )
-            },
-        }
-        operations[f"send_response_{command}"] = {
-            "action": "send",
-            "channel": {"$ref": f"#/channels/response_{command}"},
-        }
-    channels["response_unknown_command"] = {
-        "address": f"{base}/{{table}}/response/{{command}}",
-        "parameters": {**table, "command": {"description": "a command the daemon does not know"}},
-        "description": "The error response to a request for an unknown command.",
-        "messages": {
-            "response_unknown_command": _message(
-                "response_unknown_command",
-                _enveloped(
-                    "response",
-                    {
-                        "command": _STR,
-                        "transaction": {"type": ["string", "integer", "null"]},
-                        "status": {"const": "error"},
-                        "error": _object({"code": {"const": "unknown_command"}, "message": _STR}),
-                    },
-                ),
-                "unknown command",
-            )
-        },
-    }
-    operations["send_response_unknown_command"] = {
-        "action": "send",
-        "channel": {"$ref": "#/channels/response_unknown_command"},
-    }
+    """The whole document for a daemon publishing under `base`."""
+    api = _Channels()
+    _bridge_channel(api, base)
+    _table_channels(api, base)
+    _event_channels(api, base)
+    _notice_channel(api, base)
+    _request_channels(api, base)
     return {
         "asyncapi": "3.0.0",
         "info": {
@@ -329,6 +167,173 @@ def build(base: str = "shoe2mqtt") -> dict[str, Any]:
             ),
         },
         "defaultContentType": "application/json",
-        "channels": channels,
-        "operations": operations,
+        "channels": api.channels,
+        "operations": api.operations,
     }
+
+
+@dataclass(slots=True)
+class _Channels:
+    """The document's channels and, beside each, the one operation the daemon does on it."""
+
+    channels: dict[str, Any] = field(default_factory=dict)
+    operations: dict[str, Any] = field(default_factory=dict)
+
+    def add(
+        self,
+        key: str,
+        address: str,
+        description: str,
+        message: dict[str, Any],
+        *,
+        parameters: dict[str, Any] | None = None,
+        receive: bool = False,
+    ) -> None:
+        """A channel carrying one message; the daemon sends on it, or receives (requests)."""
+        channel: dict[str, Any] = {"address": address}
+        if parameters is not None:
+            channel["parameters"] = parameters
+        channel["description"] = description
+        channel["messages"] = {message["name"]: message}
+        self.channels[key] = channel
+        action = "receive" if receive else "send"
+        self.operations[f"{action}_{key}"] = {
+            "action": action,
+            "channel": {"$ref": f"#/channels/{key}"},
+        }
+
+
+_TABLE = {"table": {"description": "the table's configured id"}}
+
+
+def _bridge_channel(api: _Channels, base: str) -> None:
+    message = _message(
+        "bridge_state",
+        {"type": "string", "enum": ["online", "offline"]},
+        "plain text, retained; the will sets offline",
+    )
+    api.add(
+        "bridge_state",
+        f"{base}/bridge/state",
+        "Availability of the daemon (retained, QoS 1).",
+        {**message, "contentType": "text/plain"},
+    )
+
+
+def _table_channels(api: _Channels, base: str) -> None:
+    """The table's retained state and round snapshot, and its settlements."""
+    snapshot = {
+        "round": {"type": ["object", "null"]},
+        "review": {"type": "array"},
+        "settlements": {"type": "array"},
+        "notices": {"type": "array"},
+    }
+    channels: list[tuple[str, str, str, dict[str, Any], str]] = [
+        (
+            "table_state",
+            "state",
+            "The table's reader: link, faults, last seen, identity (retained).",
+            {"game": _STR, "reader": {"type": "object"}},
+            "retained reader state",
+        ),
+        (
+            "round_snapshot",
+            "round",
+            "What anyone at the table can see of the current round (retained).",
+            snapshot,
+            "retained public view of the round",
+        ),
+        (
+            "settlement",
+            "settlement",
+            "Settlements in regulation order (QoS 1, not retained).",
+            _SETTLEMENT,
+            "one settled wager",
+        ),
+    ]
+    for key, address, description, body, summary in channels:
+        api.add(
+            key,
+            f"{base}/{{table}}/{address}",
+            description,
+            _message(key, _enveloped(key, body), summary),
+            parameters=_TABLE,
+        )
+
+
+def _event_channels(api: _Channels, base: str) -> None:
+    for kind, body in _EVENTS.items():
+        api.add(
+            f"event_{kind}",
+            f"{base}/{{table}}/event/{kind}",
+            f"Round event {kind} (QoS 1).",
+            _message(kind, _enveloped(kind, body), kind.replace("_", " ")),
+            parameters=_TABLE,
+        )
+
+
+def _notice_channel(api: _Channels, base: str) -> None:
+    body = {
+        "round": _NULLABLE_INT,
+        "kind": {"enum": _NOTICE_KINDS},
+        "seat": _NULLABLE_INT,
+        "message": _STR,
+        "citation": _STR,
+    }
+    api.add(
+        "notice",
+        f"{base}/{{table}}/notice/{{kind}}",
+        "Notices for the pit (QoS 1).",
+        _message("notice", _enveloped("notice", body), "something a person must know or do"),
+        parameters={**_TABLE, "kind": {"enum": _NOTICE_KINDS}},
+    )
+
+
+def _request_channels(api: _Channels, base: str) -> None:
+    """Each command's request (which the daemon receives) and response, then the error
+    response to a command it does not know."""
+    transaction = {"type": ["string", "integer", "null"]}
+    for command in COMMANDS:
+        api.add(
+            f"request_{command}",
+            f"{base}/{{table}}/request/{command}",
+            f"Request {command}; an optional transaction id comes back.",
+            _message(f"request_{command}", _REQUESTS[command], f"{command} request"),
+            parameters=_TABLE,
+            receive=True,
+        )
+        response = _enveloped(
+            "response",
+            {
+                "command": {"const": command},
+                "transaction": transaction,
+                "status": {"enum": ["ok", "error"]},
+            },
+            {
+                "data": {"type": "object", "description": "when status is ok"},
+                "error": _object({"code": _STR, "message": _STR}),
+            },
+        )
+        api.add(
+            f"response_{command}",
+            f"{base}/{{table}}/response/{command}",
+            f"Response to {command}.",
+            _message(f"response_{command}", response, f"{command} response"),
+            parameters=_TABLE,
+        )
+    unknown = _enveloped(
+        "response",
+        {
+            "command": _STR,
+            "transaction": transaction,
+            "status": {"const": "error"},
+            "error": _object({"code": {"const": "unknown_command"}, "message": _STR}),
+        },
+    )
+    api.add(
+        "response_unknown_command",
+        f"{base}/{{table}}/response/{{command}}",
+        "The error response to a request for an unknown command.",
+        _message("response_unknown_command", unknown, "unknown command"),
+        parameters={**_TABLE, "command": {"description": "a command the daemon does not know"}},
+    )
