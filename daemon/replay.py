@@ -1,8 +1,9 @@
-"""Round logs: read one, run it through the rules core, say what happened.
+"""Round logs: write one, read one, run it through the rules core, say what happened.
 
 A round log is JSON Lines (docs/events.md): a first `table` line with the configuration,
-then one table event per line. It is the record the daemon journals and what an auditor
-replays with `shoe2mqtt replay`: the same engine, the same outputs, every time.
+then one table event per line. `shoe2mqtt journal export` writes one from the journal and an
+auditor replays it with `shoe2mqtt replay`: the same engine, the same outputs, every time.
+This module is the format's one home; the commands (daemon/cli/) only open files and print.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from typing import TYPE_CHECKING, Any
 from rules.config import TableConfig
 from rules.engine import TableEngine
 from rules.errors import ConfigError, EventError, MalformedEvent
-from rules.events import event_from_mapping
+from rules.events import event_from_mapping, event_to_mapping
 from rules.outputs import Notice, Settlement
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
+
+    from rules.events import TableEvent
 
 LOG_FORMAT = 1
 
@@ -33,6 +36,12 @@ class ReplayError(Exception):
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.field}: {self.message}"
+
+
+def round_log(config: TableConfig, events: Iterable[TableEvent]) -> list[str]:
+    """The lines of a round log: the table line, then each event; what `replay` reads back."""
+    table = json.dumps({"type": "table", "format": LOG_FORMAT, **config.to_mapping()})
+    return [table, *(json.dumps(event_to_mapping(event)) for event in events)]
 
 
 def read_table_line(number: int, text: str) -> TableConfig:

@@ -8,7 +8,7 @@
   Its CPU time and resident memory are read from /proc.
 - `TimedShoe`: an emulated shoe on a pty that notes CLOCK_MONOTONIC just before it writes
   each card; the subscriber in this same process notes the same clock at each receipt.
-- `Pit`: the players of every table (`daemon.demo.TableSimulator`, the demo's dealer and
+- `Pit`: the players of every table (`daemon.cli.demo.TableSimulator`, the demo's dealer and
   players): wagers and actions travel as requests over MQTT, and each step waits for the
   daemon's round snapshot before the next, so a table is driven as fast as the daemon
   answers and no faster (closed loop, full dealing speed).

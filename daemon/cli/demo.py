@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import itertools
 import json
 import random
@@ -22,12 +23,14 @@ import socket
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
-import aiomqtt
 import structlog
 
+from daemon.cli.command import Command, broker_address, usage_error
+from daemon.cli.exit_codes import ExitCode
 from daemon.config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
+from daemon.mqtt.client import new_client
 from daemon.mqtt.settings import MqttSettings
 from daemon.service import Daemon
 from daemon.topics import Topics
@@ -41,7 +44,12 @@ from rules.money import format_amount
 from rules.player import RoundDriver
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Iterator
+    import argparse
+    from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+    from typing import TextIO
+
+    import aiomqtt
+    from rich.console import Console
 
     from rules.events import TableEvent
 
@@ -269,20 +277,9 @@ async def run_demo(
             await stack.enter_async_context(embedded_broker(port))
         else:
             host, port = broker
-        shoes: dict[str, EmulatedShoe] = {}
-        for game in games:
-            table = DEMO_TABLES[game]
-            settings = EmulatorSettings(
-                protocol="reference",
-                decks=table.get("decks", GAMES[game].default_decks),
-                spanish=GAMES[game].default_deck_kind == "spanish",
-                seed=rng.randrange(2**32),
-                cards_after_cut=60,  # room to finish the round; the simulator reshuffles after it
-            )
-            shoes[table["id"]] = await stack.enter_async_context(EmulatedShoe(settings))
+        shoes = await _open_shoes(stack, games, rng)
         state = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="shoe2mqtt-demo-")))
         config = dataclasses.replace(demo_config(games, shoes, host, port), state_directory=state)
-        daemon = Daemon(config)
         topics = Topics(config.mqtt.base_topic)
         simulators = [
             TableSimulator(
@@ -294,27 +291,55 @@ async def run_demo(
             )
             for setup in config.tables
         ]
-        async with asyncio.TaskGroup() as group:
-            service = group.create_task(daemon.run(), name="daemon")
-            async with aiomqtt.Client(host, port, identifier="shoe2mqtt-demo-tables") as client:
-                await client.subscribe(f"{topics.base}/#", qos=1)
-                listener = group.create_task(
-                    _listen(client, simulators, on_view), name="demo-listener"
-                )
-                for shoe in shoes.values():
-                    await asyncio.wait_for(shoe.wait_for_host(), STEP_TIMEOUT)
-                async with asyncio.TaskGroup() as tables:
-                    for simulator in simulators:
-                        tables.create_task(
-                            simulator.run(client, rounds), name=f"simulator:{simulator.table}"
-                        )
-                listener.cancel()
-            daemon.stop()
-            await service
+        await _play(config, shoes, simulators, rounds, on_view)
     return DemoResult(
         {s.table: s.rounds_done for s in simulators},
         {s.table: s.settlements for s in simulators},
     )
+
+
+async def _open_shoes(
+    stack: contextlib.AsyncExitStack, games: list[Game], rng: random.Random
+) -> dict[str, EmulatedShoe]:
+    """An emulated shoe per table on its own virtual serial port, open until `stack` closes."""
+    shoes: dict[str, EmulatedShoe] = {}
+    for game in games:
+        table = DEMO_TABLES[game]
+        settings = EmulatorSettings(
+            protocol="reference",
+            decks=table.get("decks", GAMES[game].default_decks),
+            spanish=GAMES[game].default_deck_kind == "spanish",
+            seed=rng.randrange(2**32),
+            cards_after_cut=60,  # room to finish the round; the simulator reshuffles after it
+        )
+        shoes[table["id"]] = await stack.enter_async_context(EmulatedShoe(settings))
+    return shoes
+
+
+async def _play(
+    config: ServiceConfig,
+    shoes: dict[str, EmulatedShoe],
+    simulators: list[TableSimulator],
+    rounds: int | None,
+    on_view: Callable[[str, bytes], None] | None,
+) -> None:
+    """Run the daemon, and every table's simulator against it until each has played."""
+    daemon = Daemon(config)
+    async with asyncio.TaskGroup() as group:
+        service = group.create_task(daemon.run(), name="daemon")
+        async with new_client(config.mqtt, identifier="shoe2mqtt-demo-tables") as client:
+            await client.subscribe(f"{config.mqtt.base_topic}/#", qos=1)
+            listener = group.create_task(_listen(client, simulators, on_view), name="demo-listener")
+            for shoe in shoes.values():
+                await asyncio.wait_for(shoe.wait_for_host(), STEP_TIMEOUT)
+            async with asyncio.TaskGroup() as tables:
+                for simulator in simulators:
+                    tables.create_task(
+                        simulator.run(client, rounds), name=f"simulator:{simulator.table}"
+                    )
+            listener.cancel()
+        daemon.stop()
+        await service
 
 
 async def _listen(
@@ -338,50 +363,76 @@ async def _listen(
                 simulator.on_message(topic, body)
 
 
-def demo_main(
-    *, rounds: int | None, broker: str | None, seed: int | None, pace: float, view: bool
-) -> int:
-    """The CLI's `demo`: the pit with the live view (or settlements as JSON Lines)."""
+# ---------------------------------------------------------------------- the command
+def _add_arguments(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--rounds", type=int, help="stop after N rounds per table")
+    cmd.add_argument("--broker", help="HOST[:PORT] of a broker to use instead")
+    cmd.add_argument("--seed", type=int, help="deal the same shoes again")
+    cmd.add_argument("--pace", type=float, default=0.3, help="seconds per step (default 0.3)")
+    cmd.add_argument(
+        "--no-view", dest="view", action="store_false", help="print settlements as JSON instead"
+    )
+
+
+def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
+    """The pit with the live view (or settlements as JSON Lines), until Ctrl-C or --rounds."""
     from rich.console import Console
-    from rich.live import Live
 
     from daemon import logs
-    from daemon.cli.watch import PitView, render
-
-    logs.configure(fmt="console", level="warning")
-    address = None
-    if broker is not None:
-        host, _, port = broker.partition(":")
-        address = (host, int(port or 1883))
-    pit = PitView()
-    console = Console()
-
-    def show_settlement(topic: str, payload: bytes) -> None:
-        if topic.endswith("/settlement"):
-            console.print_json(payload.decode())
-
-    async def main() -> DemoResult:
-        if not view:
-            return await run_demo(
-                rounds=rounds, broker=address, seed=seed, pace=pace, on_view=show_settlement
-            )
-        with Live(render(pit), console=console, auto_refresh=False) as live:
-
-            def redraw(topic: str, payload: bytes) -> None:
-                if pit.apply(topic, payload):
-                    live.update(render(pit), refresh=True)
-
-            return await run_demo(
-                rounds=rounds, broker=address, seed=seed, pace=pace, on_view=redraw
-            )
 
     try:
-        result = asyncio.run(main())
+        address = None if args.broker is None else broker_address(args.broker)
+    except ValueError as exc:
+        return usage_error(err, "demo", f"--broker={args.broker!r}: {exc}")
+    logs.configure(fmt="console", level="warning")
+    console = Console(file=out)
+    demo = functools.partial(
+        run_demo, rounds=args.rounds, broker=address, seed=args.seed, pace=args.pace
+    )
+    try:
+        result = asyncio.run(_in_view(demo, console) if args.view else _as_json(demo, console))
     except KeyboardInterrupt:
-        return 0
+        return ExitCode.OK
     summary = ", ".join(
         f"{t}: {result.rounds[t]} rounds, {result.settlements[t]} settlements"
         for t in result.rounds
     )
     console.print(f"demo finished: {summary}")
-    return 0
+    return ExitCode.OK
+
+
+async def _in_view(demo: Callable[..., Awaitable[DemoResult]], console: Console) -> DemoResult:
+    """The demo drawn as `shoe2mqtt watch` draws it, from every message the players see."""
+    from rich.live import Live
+
+    from daemon.cli.watch import PitView, render
+
+    pit = PitView()
+    with Live(render(pit), console=console, auto_refresh=False) as live:
+
+        def redraw(topic: str, payload: bytes) -> None:
+            if pit.apply(topic, payload):
+                live.update(render(pit), refresh=True)
+
+        return await demo(on_view=redraw)
+
+
+async def _as_json(demo: Callable[..., Awaitable[DemoResult]], console: Console) -> DemoResult:
+    """The demo's settlements printed as JSON, one after another as they are published."""
+
+    def show_settlement(topic: str, payload: bytes) -> None:
+        if topic.endswith("/settlement"):
+            console.print_json(payload.decode())
+
+    return await demo(on_view=show_settlement)
+
+
+COMMAND: Final = Command(
+    name="demo",
+    help="a whole pit on this machine: broker, emulated shoes, daemon, players, live view",
+    description="Start an embedded MQTT broker (unless --broker names one), an emulated "
+    "shoe per table on a virtual serial port, the daemon, a table simulator that plays "
+    "every hand by basic strategy through the request topics, and the live view.",
+    add_arguments=_add_arguments,
+    run=_run,
+)

@@ -12,19 +12,20 @@ the daemon runs, quietly, and the rounds are told apart by the rules core's roun
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
+from daemon.cli.command import Command, failure, usage_error, write_config_errors
+from daemon.cli.exit_codes import ExitCode
 from daemon.config import DEFAULT_STATE_DIRECTORY, ConfigErrors, load_config
 from daemon.envelope import Envelopes
 from daemon.journal import JOURNAL_FILE, connect, read_events
+from daemon.replay import round_log
 from daemon.service import apply_record
 from daemon.table_service import TableService
 from daemon.topics import Topics
 from rules.config import TableConfig
-from rules.events import event_to_mapping
 
 if TYPE_CHECKING:
     import argparse
@@ -125,20 +126,7 @@ def load_rounds(path: Path, table: str | None) -> list[RoundRecord]:
     return [r for t in tables for r in rounds_of([e for e in events if e.table_id == t], t)]
 
 
-def export_log(record: RoundRecord) -> list[str]:
-    """The round as a replay log: the table line, then the rules events of the round."""
-    lines = [json.dumps({"type": "table", "format": 1, **record.config.to_mapping()})]
-    lines += [json.dumps(event_to_mapping(event)) for event in record.events]
-    return lines
-
-
-# ---------------------------------------------------------------------- the command
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    cmd = commands.add_parser(
-        "journal",
-        help="read the journal: list rounds, show one, export it as a replay log",
-        description="Read the daemon's journal (read-only). Rounds are numbered per table.",
-    )
+def _add_arguments(cmd: argparse.ArgumentParser) -> None:
     where = cmd.add_mutually_exclusive_group()
     where.add_argument("--config", type=Path, help="find the journal from this configuration")
     where.add_argument(
@@ -156,14 +144,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         action = actions.add_parser(name, help=text)
         action.add_argument("round", type=int)
         action.add_argument("--table", required=True)
-    cmd.set_defaults(handler=_run)
 
 
-def _run(args: argparse.Namespace) -> int:
-    return journal_command(args, sys.stdout, sys.stderr)
-
-
-def journal_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def journal_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
     try:
         directory = (
             load_config(args.config).state_directory
@@ -171,43 +154,49 @@ def journal_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             else (args.state_directory or DEFAULT_STATE_DIRECTORY)
         )
     except ConfigErrors as exc:
-        err.writelines(f"{error}\n" for error in exc.errors)
-        return 1
+        write_config_errors(err, exc)
+        return ExitCode.FAILURE
     path = directory / JOURNAL_FILE
     if not path.exists():
-        err.write(f"shoe2mqtt journal: no journal at {path}\n")
-        return 2
+        return usage_error(err, "journal", f"no journal at {path}")
     rounds = load_rounds(path, args.table)
     if args.action == "list":
-        out.writelines(
-            json.dumps(
-                {
-                    "table": record.table,
-                    "round": record.round_id,
-                    "started": record.started,
-                    "ended": record.ended,
-                    "events": len(record.journal),
-                    "settlements": len(record.settlements),
-                    "voided": record.voided,
-                    "review": record.review,
-                }
-            )
-            + "\n"
-            for record in rounds
-        )
-        return 0
+        out.writelines(json.dumps(_summary(record)) + "\n" for record in rounds)
+        return ExitCode.OK
     found = [r for r in rounds if r.round_id == args.round]
     if not found:
-        err.write(f"shoe2mqtt journal: no round {args.round} at table {args.table}\n")
-        return 1
+        return failure(err, "journal", f"no round {args.round} at table {args.table}")
     record = found[0]
     if args.action == "export":
-        out.writelines(line + "\n" for line in export_log(record))
-        return 0
+        out.writelines(line + "\n" for line in round_log(record.config, record.events))
+        return ExitCode.OK
     out.writelines(
         json.dumps({"journal": entry.rowid, "at": entry.at, "kind": entry.kind, **entry.body})
         + "\n"
         for entry in record.journal
     )
     out.writelines(json.dumps(item) + "\n" for item in [*record.settlements, *record.notices])
-    return 0
+    return ExitCode.OK
+
+
+def _summary(record: RoundRecord) -> dict[str, object]:
+    """A round in `journal list`: when, how much happened, and what a person must review."""
+    return {
+        "table": record.table,
+        "round": record.round_id,
+        "started": record.started,
+        "ended": record.ended,
+        "events": len(record.journal),
+        "settlements": len(record.settlements),
+        "voided": record.voided,
+        "review": record.review,
+    }
+
+
+COMMAND: Final = Command(
+    name="journal",
+    help="read the journal: list rounds, show one, export it as a replay log",
+    description="Read the daemon's journal (read-only). Rounds are numbered per table.",
+    add_arguments=_add_arguments,
+    run=journal_command,
+)

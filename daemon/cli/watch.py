@@ -9,12 +9,13 @@ draws it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
-import ssl
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
 
 import aiomqtt
 from rich.console import Group
@@ -22,8 +23,14 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from daemon.cli.command import Command, broker_address, usage_error, write_config_errors
+from daemon.cli.exit_codes import ExitCode
+from daemon.mqtt.client import new_client
+
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Callable
+    from typing import TextIO
 
     from rich.console import RenderableType
 
@@ -210,36 +217,16 @@ async def watch(
             await asyncio.sleep(retry)
 
 
-def client_for(settings: MqttSettings, identifier: str) -> aiomqtt.Client:
-    """A display's client: the daemon's broker settings, its own id, no will."""
-    tls = settings.tls
-    return aiomqtt.Client(
-        settings.host,
-        settings.port,
-        identifier=identifier,
-        keepalive=settings.keepalive,
-        username=settings.username,
-        password=None if settings.password is None else settings.password.reveal(),
-        tls_params=None
-        if tls is None
-        else aiomqtt.TLSParameters(
-            ca_certs=None if tls.ca_file is None else str(tls.ca_file),
-            certfile=None if tls.cert_file is None else str(tls.cert_file),
-            keyfile=None if tls.key_file is None else str(tls.key_file),
-            cert_reqs=ssl.CERT_NONE if tls.insecure else ssl.CERT_REQUIRED,
-        ),
-        tls_insecure=None if tls is None else tls.insecure,
-    )
-
-
-async def run_watch(settings: MqttSettings, *, table: str | None, duration: float | None) -> None:
+async def run_watch(
+    settings: MqttSettings, *, table: str | None, duration: float | None, out: TextIO | None = None
+) -> None:
     """Draw the live view until Ctrl-C (or for `duration` seconds, then print it once)."""
     from rich.console import Console
     from rich.live import Live
 
     pit = PitView(settings.base_topic, table)
     identifier = f"shoe2mqtt-watch-{os.getpid()}"
-    console = Console()
+    console = Console(file=out)
     with Live(render(pit), console=console, auto_refresh=False, transient=False) as live:
 
         def redraw() -> None:
@@ -247,6 +234,50 @@ async def run_watch(settings: MqttSettings, *, table: str | None, duration: floa
 
         try:
             async with asyncio.timeout(duration):
-                await watch(lambda: client_for(settings, identifier), pit, redraw)
+                # A display's client: the daemon's broker settings, its own id, no will.
+                await watch(lambda: new_client(settings, identifier=identifier), pit, redraw)
         except TimeoutError:
             redraw()
+
+
+# ---------------------------------------------------------------------- the command
+def _add_arguments(cmd: argparse.ArgumentParser) -> None:
+    where = cmd.add_mutually_exclusive_group()
+    where.add_argument("--config", type=Path, help="take the broker settings from this file")
+    where.add_argument(
+        "--broker", default="127.0.0.1:1883", help="HOST[:PORT] (default: 127.0.0.1:1883)"
+    )
+    cmd.add_argument("--base-topic", default="shoe2mqtt", help="with --broker (default: shoe2mqtt)")
+    cmd.add_argument("--table", help="show only this table")
+    cmd.add_argument("--duration", type=float, help="stop after this many seconds")
+
+
+def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
+    from daemon.config import ConfigErrors, load_config
+    from daemon.mqtt.errors import MqttSettingsError
+    from daemon.mqtt.settings import MqttSettings
+
+    try:
+        if args.config is not None:
+            settings = load_config(args.config).mqtt
+        else:
+            host, port = broker_address(args.broker)
+            settings = MqttSettings(host=host, port=port, base_topic=args.base_topic)
+    except ConfigErrors as exc:
+        write_config_errors(err, exc)
+        return ExitCode.FAILURE
+    except (MqttSettingsError, ValueError) as exc:
+        return usage_error(err, "watch", exc)
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a person leaves the view
+        asyncio.run(run_watch(settings, table=args.table, duration=args.duration, out=out))
+    return ExitCode.OK
+
+
+COMMAND: Final = Command(
+    name="watch",
+    help="a live pit view of the tables, built from the MQTT topics alone",
+    description="Show tables, seats, revealed cards, settlements and notices live, as a "
+    "pit display would, from the broker's topics alone.",
+    add_arguments=_add_arguments,
+    run=_run,
+)

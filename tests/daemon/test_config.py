@@ -137,8 +137,8 @@ def test_unknown_sections_and_settings_are_refused(tmp_path: Path) -> None:
 def test_run_with_a_bad_config_exits_78_so_systemd_does_not_restart_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from daemon.cli import EX_CONFIG, main
+    from daemon.cli import ExitCode, main
 
     path = _write(tmp_path, GOOD.replace('max = "1000"', 'max = "5"'))
-    assert main(["run", "--config", str(path)]) == EX_CONFIG == 78
+    assert main(["run", "--config", str(path)]) == ExitCode.CONFIG.value == 78
     assert "table[1].limits.blackjack.max" in capsys.readouterr().err

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import io
 import json
@@ -14,28 +13,30 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from daemon.cli import listen as tools
+from daemon.cli import build_parser, main, ports
+from daemon.cli import listen as listen_command
+from daemon.cli.listen import ListenOptions
+from daemon.cli.output import event_record
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 from tests.drivers.usb_backend import FakeShoeBackend
 
 if TYPE_CHECKING:
+    import argparse
     from pathlib import Path
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="shoe2mqtt")
-    tools.register(parser.add_subparsers(dest="command", required=True))
-    return parser.parse_args(argv)
+    return build_parser().parse_args(argv)
 
 
 def json_lines(text: str) -> list[dict[str, object]]:
     return [json.loads(line) for line in text.splitlines()]
 
 
-async def listen(argv: list[str], options: tools.ListenOptions) -> tuple[int, str, str]:
+async def listen(argv: list[str], options: ListenOptions) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     async with asyncio.timeout(10):
-        code = await tools.listen(parse(["listen", *argv]), out, err, options)
+        code = await listen_command.listen(parse(["listen", *argv]), out, err, options)
     return code, out.getvalue(), err.getvalue()
 
 
@@ -43,7 +44,7 @@ async def listen(argv: list[str], options: tools.ListenOptions) -> tuple[int, st
 async def test_listen_prints_the_emulated_shoe_as_json_lines(protocol: str) -> None:
     settings = EmulatorSettings(protocol=protocol, script="BURN 7C QH 10S CUT 5D")  # type: ignore[arg-type]
     async with EmulatedShoe(settings) as shoe:
-        options = tools.ListenOptions(raw=True, count=6)
+        options = ListenOptions(raw=True, count=6)
         listening = asyncio.create_task(listen(["--driver", protocol, shoe.path], options))
         await asyncio.wait_for(shoe.wait_for_host(), 5)
         await shoe.run()
@@ -65,17 +66,17 @@ async def test_listen_prints_the_emulated_shoe_as_json_lines(protocol: str) -> N
 
 
 async def test_listen_says_what_to_fix_for_a_wrong_driver_or_port(tmp_path: Path) -> None:
-    code, _, err = await listen(["--driver", "acme", "/dev/ttyUSB0"], tools.ListenOptions())
+    code, _, err = await listen(["--driver", "acme", "/dev/ttyUSB0"], ListenOptions())
     assert code == 2
     assert "no shoe driver named 'acme'; known drivers: enq, reference" in err
     missing = str(tmp_path / "ttyUSB9")
-    code, _, err = await listen(["--driver", "enq", missing], tools.ListenOptions())
+    code, _, err = await listen(["--driver", "enq", missing], ListenOptions())
     assert code == 1
     assert f"no such serial port {missing}: check `shoe2mqtt ports`" in err
-    code, _, err = await listen(["--driver", "enq"], tools.ListenOptions())
+    code, _, err = await listen(["--driver", "enq"], ListenOptions())
     assert code == 2
     assert "either a serial port or --tcp" in err
-    code, _, err = await listen(["--driver", "enq", "--tcp", "nohost"], tools.ListenOptions())
+    code, _, err = await listen(["--driver", "enq", "--tcp", "nohost"], ListenOptions())
     assert code == 2
     assert "HOST:PORT" in err
 
@@ -83,14 +84,14 @@ async def test_listen_says_what_to_fix_for_a_wrong_driver_or_port(tmp_path: Path
 def test_event_records_write_cards_as_the_rules_core_does() -> None:
     from drivers.events import CardDrawn, VendorMessage
 
-    assert tools.event_record(CardDrawn("10", "S", seq=4)) == {
+    assert event_record(CardDrawn("10", "S", seq=4)) == {
         "type": "CardDrawn",
         "card": "10S",
         "seq": 4,
         "burned": False,
         "origin": "dealt",
     }
-    assert tools.event_record(VendorMessage("M", b"\x01\x02")) == {
+    assert event_record(VendorMessage("M", b"\x01\x02")) == {
         "type": "VendorMessage",
         "code": "M",
         "data": "01 02",
@@ -104,7 +105,7 @@ async def test_emulate_runs_as_a_process_prints_its_port_and_stops_on_sigterm(
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "daemon.cli.listen",
+        "daemon.cli",
         "emulate",
         "--seed",
         "5",
@@ -123,7 +124,7 @@ async def test_emulate_runs_as_a_process_prints_its_port_and_stops_on_sigterm(
             assert port.startswith("port: /dev/pts/")
             assert (await process.stdout.readline()).decode().strip() == f"link: {link}"
             assert (await process.stdout.readline()).decode().strip() == "seed: 5"
-        options = tools.ListenOptions(count=4)
+        options = ListenOptions(count=4)
         code, out, _ = await listen(["--driver", "reference", str(link)], options)
         assert code == 0
         assert [r["type"] for r in json_lines(out)][2:3] == ["DeviceIdentity"]
@@ -138,29 +139,29 @@ async def test_emulate_runs_as_a_process_prints_its_port_and_stops_on_sigterm(
 def test_emulate_refuses_impossible_options_before_opening_anything(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert tools.main(["emulate", "--drop", "1.5"]) == 2
+    assert main(["emulate", "--drop", "1.5"]) == 2
     assert "drop=1.5: must be a rate from 0 to 1" in capsys.readouterr().err
-    assert tools.main(["emulate", "--cards", "QH ZZ"]) == 2
+    assert main(["emulate", "--cards", "QH ZZ"]) == 2
     assert "not a card" in capsys.readouterr().err
 
 
 def test_ports_lists_serial_ports_and_says_when_usb_cannot_be_listed(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert tools.main(["ports", "--json"]) == 0
+    assert main(["ports", "--json"]) == 0
     records = json_lines(capsys.readouterr().out)
     assert all(r["kind"] in {"serial", "usb", "note"} for r in records)
-    assert tools.main(["ports"]) == 0
+    assert main(["ports"]) == 0
     assert "serial ports" in capsys.readouterr().out
-    assert tools.main(["ports", "--usb-id", "xyz"]) == 2
+    assert main(["ports", "--usb-id", "xyz"]) == 2
     assert "VID:PID in hex" in capsys.readouterr().err
 
 
 def test_usb_devices_with_a_known_or_requested_id_are_listed() -> None:
     backend = FakeShoeBackend(vendor_id=0x1209, product_id=0x5E0E)
-    found, note = tools.usb_devices({(0x1209, 0x5E0E): "asked for"}, backend=backend)
+    found, note = ports.usb_devices({(0x1209, 0x5E0E): "asked for"}, backend=backend)
     assert note is None
     assert [(d["vid"], d["pid"], d["description"]) for d in found] == [
         ("1209", "5e0e", "asked for")
     ]
-    assert tools.usb_devices({}, backend=backend) == ([], None)
+    assert ports.usb_devices({}, backend=backend) == ([], None)

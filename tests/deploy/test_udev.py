@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from daemon.cli.listen import SERIAL_ADAPTERS
+from daemon.cli.ports import SERIAL_ADAPTERS
 from tests.deploy.layout import SYSTEMD, UDEV
 
 if TYPE_CHECKING:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import shutil
@@ -12,17 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from daemon.cli import analyze as math_tools
+from daemon.cli import build_parser
+from daemon.cli.analyze import analyze, house_edge_series
+from daemon.cli.simulate import simulate
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
 
 def run(argv: list[str]) -> tuple[int, str, str]:
-    parser = argparse.ArgumentParser(prog="shoe2mqtt")
-    math_tools.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     out, err = io.StringIO(), io.StringIO()
-    command = math_tools.analyze if args.command == "analyze" else math_tools.simulate
+    command = analyze if args.command == "analyze" else simulate
     return command(args, out, err), out.getvalue(), err.getvalue()
 
 
@@ -108,7 +107,7 @@ def test_analyze_plots_the_house_edge_against_the_decks(tmp_path: Path) -> None:
 
 
 def test_house_edge_series_covers_one_to_eight_decks() -> None:
-    series = math_tools.house_edge_series([])
+    series = house_edge_series([])
     assert set(series) == {
         "20 point bonus, paytable A",
         "20 point bonus, paytable B",

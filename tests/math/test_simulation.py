@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from daemon.cli.analyze import run_simulation
+from daemon.cli.simulate import run_simulation
 from rules.analysis.simulation import (
     DEALER_STOPPED_SHORT,
     FastRoundPlayer,

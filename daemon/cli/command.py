@@ -1,0 +1,83 @@
+"""What a `shoe2mqtt` command is, and the few things every command does the same way.
+
+Each command module builds one `Command`: its name and help, a function that adds its
+arguments to its own parser, and the function that runs it. `daemon.cli.main` lists the
+commands and registers each alike; a command never touches the main parser.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from daemon.cli.exit_codes import ExitCode
+from daemon.mqtt.settings import DEFAULT_PORT
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable, Coroutine
+    from typing import TextIO
+
+    from daemon.config import ConfigErrors
+
+# A command runs with its parsed arguments, standard output and standard error; tests
+# hand it string buffers instead.
+Handler: TypeAlias = "Callable[[argparse.Namespace, TextIO, TextIO], ExitCode]"
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One subcommand of `shoe2mqtt`."""
+
+    name: str
+    help: str  # the line `shoe2mqtt --help` shows
+    description: str | None  # the text `shoe2mqtt NAME --help` opens with (None: none)
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Handler
+
+    def register(self, commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+        parser = commands.add_parser(self.name, help=self.help, description=self.description)
+        self.add_arguments(parser)
+        parser.set_defaults(run=self.run)
+
+
+def usage_error(err: TextIO, command: str, problem: object) -> ExitCode:
+    """Say which option is wrong and why; the command then exits with `ExitCode.USAGE`."""
+    err.write(f"shoe2mqtt {command}: {problem}\n")
+    return ExitCode.USAGE
+
+
+def failure(err: TextIO, command: str, problem: object) -> ExitCode:
+    """Say what went wrong; the command then exits with `ExitCode.FAILURE`."""
+    err.write(f"shoe2mqtt {command}: {problem}\n")
+    return ExitCode.FAILURE
+
+
+def write_config_errors(err: TextIO, mistakes: ConfigErrors) -> None:
+    """Every mistake of a configuration file, a line each: file, line, field, why."""
+    err.writelines(f"{error}\n" for error in mistakes.errors)
+
+
+def broker_address(text: str) -> tuple[str, int]:
+    """`HOST[:PORT]` as typed after `--broker`; raises ValueError for a port that is no number."""
+    host, colon, port = text.rpartition(":")
+    return (host, int(port)) if colon else (text, DEFAULT_PORT)
+
+
+async def until_signalled(work: Coroutine[Any, Any, ExitCode]) -> ExitCode:
+    """Run `work`; SIGINT or SIGTERM cancels it and the command ends with `ExitCode.OK`."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.create_task(work, name="shoe2mqtt command")
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, task.cancel)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        if task.cancelled():
+            return ExitCode.OK
+        raise
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)

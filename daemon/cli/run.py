@@ -1,0 +1,49 @@
+"""`shoe2mqtt run`: the service. Read every configured shoe, settle, publish over MQTT.
+
+A configuration it cannot start on exits 78 (`ExitCode.CONFIG`), which the systemd units
+name in RestartPreventExitStatus=: restarting cannot mend a file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from daemon.cli.command import Command, write_config_errors
+from daemon.cli.exit_codes import ExitCode
+
+if TYPE_CHECKING:
+    import argparse
+    from typing import TextIO
+
+DEFAULT_CONFIG: Final = Path("/etc/shoe2mqtt/shoe2mqtt.toml")
+
+
+def _add_arguments(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument(
+        "--config",
+        type=Path,
+        default=DEFAULT_CONFIG,
+        help=f"the configuration file (default: {DEFAULT_CONFIG})",
+    )
+
+
+def _run(args: argparse.Namespace, _out: TextIO, err: TextIO) -> ExitCode:
+    from daemon.config import ConfigErrors, load_config
+    from daemon.service import run_service
+
+    try:
+        config = load_config(args.config)
+    except ConfigErrors as exc:
+        write_config_errors(err, exc)
+        return ExitCode.CONFIG
+    return ExitCode(run_service(config))
+
+
+COMMAND: Final = Command(
+    name="run",
+    help="serve the configured tables: shoes in, settlements out over MQTT",
+    description="Run the daemon: read every configured shoe, settle, publish over MQTT.",
+    add_arguments=_add_arguments,
+    run=_run,
+)

@@ -1,0 +1,35 @@
+"""The `shoe2mqtt` command as a user types it: the installed script, run as a process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+REPO = Path(__file__).parents[2]
+SHOE2MQTT = Path(sys.executable).parent / "shoe2mqtt"  # the script pyproject.toml installs
+
+
+def shoe2mqtt(*words: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # noqa: S603 - the project's own script, fixed arguments
+        [SHOE2MQTT, *words], capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_version_prints_the_version_the_package_was_built_with() -> None:
+    with (REPO / "pyproject.toml").open("rb") as pyproject:
+        expected = tomllib.load(pyproject)["project"]["version"]
+    result = shoe2mqtt("--version")
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout == f"shoe2mqtt {expected}\n"
+
+
+def test_the_demo_command_plays_the_rounds_asked_for_and_says_so() -> None:
+    """README: `./scripts/demo --rounds 5`, which runs `shoe2mqtt demo`; here one quick round."""
+    result = shoe2mqtt("demo", "--rounds", "1", "--pace", "0", "--seed", "3", "--no-view")
+    assert result.returncode == 0, result.stderr
+    assert '"type": "settlement"' in result.stdout
+    # rich wraps the summary at the console's width; the words are what count.
+    summary = " ".join(result.stdout[result.stdout.index("demo finished: ") :].split())
+    assert all(f"{table}: 1 rounds" in summary for table in ("bj-1", "da-1", "ta-1"))
