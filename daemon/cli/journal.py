@@ -55,7 +55,6 @@ class _RoundCutter:
     def __init__(self, table_id: str, config: TableConfig) -> None:
         self.table_id = table_id
         self.service = TableService(config, Topics(), Envelopes(table_id))
-        self.service.quiet = True
         self.service.recorder = self._applied
         self.rounds: dict[int, RoundRecord] = {}
 
@@ -70,9 +69,8 @@ class _RoundCutter:
 
     def _current(self) -> tuple[int | None, int | None]:
         """(the open round's id, the latest round's id, open or not)."""
-        engine = self.service.engine
-        latest = engine.round.round_id if engine.round is not None else None
-        return (latest if engine.round_open else None), latest
+        latest = self.service.round_id
+        return (latest if self.service.engine.round_open else None), latest
 
     def take(self, entry: JournalEvent) -> None:
         open_before, latest_before = self._current()
@@ -111,8 +109,9 @@ def rounds_of(events: list[JournalEvent], table_id: str) -> list[RoundRecord]:
     if not configs:
         return []
     cutter = _RoundCutter(table_id, TableConfig.from_mapping(configs[0].body["table"]))
-    for entry in events:
-        cutter.take(entry)
+    with cutter.service.replaying():
+        for entry in events:
+            cutter.take(entry)
     return [cutter.rounds[k] for k in sorted(cutter.rounds)]
 
 
