@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 DEFAULT_STATE_DIRECTORY = Path("/var/lib/shoe2mqtt")
 _TOP_KEYS = {"mqtt", "table", "journal", "logging"}
-_SHOE_KEYS = {"driver", "transport", "idle_timeout"}
+_SHOE_KEYS = {"protocol", "driver", "transport", "idle_timeout"}
 _TRANSPORTS: dict[str, tuple[type[Any], set[str]]] = {
     "serial": (SerialSettings, {"port", "baudrate", "bytesize", "parity", "stopbits", "exclusive"}),
     "tcp": (TcpSettings, {"host", "port"}),
@@ -39,14 +39,16 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 
 @dataclass(frozen=True, slots=True)
 class ShoeConfig:
-    driver: str
+    protocol: str  # the registry's name of the shoe's protocol: reference, enq, ...
     transport: TransportSettings
     idle_timeout: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class TableSetup:
-    game: TableConfig
+    """One `[[table]]`: the table's game settings and the shoe that feeds it."""
+
+    table: TableConfig
     shoe: ShoeConfig
 
 
@@ -65,6 +67,9 @@ class ServiceConfig:
     state_directory: Path = DEFAULT_STATE_DIRECTORY
     outbox_limit: int = 100_000
     logging: LoggingConfig = field(default_factory=LoggingConfig)
+    # Settings that work but are on their way out, each with what replaces it: check-config
+    # prints them and the daemon logs them, so a site's old file never breaks without warning.
+    deprecations: tuple[ConfigFileError, ...] = ()
 
 
 class ConfigErrors(Exception):
@@ -89,10 +94,17 @@ class _Checker:
         self.text = text
         self.environ = environ
         self.errors: list[ConfigFileError] = []
+        self.deprecations: list[ConfigFileError] = []
 
     def error(self, where: FieldPath, message: str) -> None:
-        self.errors.append(
-            ConfigFileError(str(self.path), locate(self.text, where), format_field(where), message)
+        self.errors.append(self._at(where, message))
+
+    def deprecated(self, where: FieldPath, message: str) -> None:
+        self.deprecations.append(self._at(where, message))
+
+    def _at(self, where: FieldPath, message: str) -> ConfigFileError:
+        return ConfigFileError(
+            str(self.path), locate(self.text, where), format_field(where), message
         )
 
     def check(self, document: dict[str, Any]) -> ServiceConfig:
@@ -104,7 +116,15 @@ class _Checker:
         logging = self._logging(document.get("logging", {}))
         if self.errors or mqtt is None:
             raise ConfigErrors(self.errors)
-        return ServiceConfig(self.path, mqtt, tables, state_directory, outbox_limit, logging)
+        return ServiceConfig(
+            self.path,
+            mqtt,
+            tables,
+            state_directory,
+            outbox_limit,
+            logging,
+            tuple(self.deprecations),
+        )
 
     def _mqtt(self, section: object) -> MqttSettings | None:
         if not isinstance(section, dict):
@@ -126,7 +146,7 @@ class _Checker:
             setup = self._table(index, table)
             if setup is None:
                 continue
-            table_id = setup.game.table_id
+            table_id = setup.table.table_id
             if table_id in seen:
                 self.error(
                     ("table", index, "id"),
@@ -155,14 +175,11 @@ class _Checker:
         where: FieldPath = ("table", index, "shoe")
         if not isinstance(shoe, dict):
             self.error(
-                where, "required: a [table.shoe] section with driver, transport and its settings"
+                where, "required: a [table.shoe] section with protocol, transport and its settings"
             )
             return None
-        driver = shoe.get("driver")
-        if not isinstance(driver, str) or driver not in available_drivers():
-            self.error(
-                (*where, "driver"), f"unknown driver {driver!r}; available: {available_drivers()}"
-            )
+        protocol = self._protocol(where, shoe)
+        if protocol is None:
             return None
         transport = self._transport(where, shoe)
         idle = shoe.get("idle_timeout")
@@ -171,7 +188,27 @@ class _Checker:
         ):
             self.error((*where, "idle_timeout"), "seconds above 0, or left out")
             return None
-        return None if transport is None else ShoeConfig(driver, transport, idle)
+        return None if transport is None else ShoeConfig(protocol, transport, idle)
+
+    def _protocol(self, where: FieldPath, shoe: dict[str, Any]) -> str | None:
+        """The shoe's protocol; `driver` is its old name, still read, with a deprecation."""
+        key = "protocol"
+        if "driver" in shoe:
+            if "protocol" in shoe:
+                self.error((*where, "driver"), "the old name of `protocol`: give only `protocol`")
+                return None
+            key = "driver"
+            self.deprecated(
+                (*where, "driver"),
+                "renamed `protocol`; `driver` still works and will be refused in a later release",
+            )
+        protocol = shoe.get(key)
+        if not isinstance(protocol, str) or protocol not in available_drivers():
+            self.error(
+                (*where, key), f"unknown protocol {protocol!r}; available: {available_drivers()}"
+            )
+            return None
+        return protocol
 
     def _transport(self, where: FieldPath, shoe: dict[str, Any]) -> TransportSettings | None:
         kind = shoe.get("transport")

@@ -52,7 +52,7 @@ log = structlog.get_logger("daemon")
 
 def default_driver(setup: TableSetup) -> ShoeDriver:
     shoe = setup.shoe
-    return create_driver(shoe.driver, shoe.transport, idle_timeout=shoe.idle_timeout)
+    return create_driver(shoe.protocol, shoe.transport, idle_timeout=shoe.idle_timeout)
 
 
 class _Stop(Exception):
@@ -171,9 +171,9 @@ class Daemon:
             self.journal, config.outbox_limit, on_high_water=self._outbox_filling
         )
         self.tables = {
-            setup.game.table_id: _Table(
+            setup.table.table_id: _Table(
                 setup,
-                TableService(setup.game, self.topics, Envelopes(setup.game.table_id)),
+                TableService(setup.table, self.topics, Envelopes(setup.table.table_id)),
                 driver_factory(setup),
             )
             for setup in config.tables
@@ -245,7 +245,7 @@ class Daemon:
                     table_id, event.rowid, apply_record(service, event.kind, event.body, event.at)
                 )
             await self._commit(table, "start", {})
-            configured = table.setup.game.to_mapping()
+            configured = table.setup.table.to_mapping()
             if not any(e.kind == "config" for e in events) or _last_config(events) != configured:
                 await self._commit(table, "config", {"table": configured})
             # Retained state and snapshot at once, so displays never show a stale table.
@@ -269,7 +269,7 @@ class Daemon:
         return emit
 
     async def _consume(self, table: _Table) -> None:
-        table_id = table.setup.game.table_id
+        table_id = table.setup.table.table_id
         while True:
             item = await table.queue.get()
             match item:
@@ -294,7 +294,7 @@ class Daemon:
     async def _commit(self, table: _Table, kind: EventKind, record: dict[str, Any]) -> None:
         """Journal the event, apply it, journal what it caused, hand that to the outbox."""
         at = utc_timestamp()
-        table_id = table.setup.game.table_id
+        table_id = table.setup.table.table_id
         rowid = await self.journal.append_event(table_id, kind, record, at)
         messages = apply_record(table.service, kind, record, at)
         await self._publish(table_id, rowid, messages)
@@ -398,20 +398,20 @@ class Daemon:
         if fresh.mqtt != self.config.mqtt:
             log.warning("reload: [mqtt] changed; restart the service to apply it")
         for setup in fresh.tables:
-            table = self.tables.get(setup.game.table_id)
+            table = self.tables.get(setup.table.table_id)
             if table is None:
-                log.warning("reload: a new table needs a restart", table=setup.game.table_id)
+                log.warning("reload: a new table needs a restart", table=setup.table.table_id)
                 continue
             if setup.shoe != table.setup.shoe:
                 log.warning(
-                    "reload: shoe settings changed; restart to apply", table=setup.game.table_id
+                    "reload: shoe settings changed; restart to apply", table=setup.table.table_id
                 )
-            if setup.game != table.setup.game:
+            if setup.table != table.setup.table:
                 # Journaled and applied in the table's order: at once between rounds, else
                 # when the round in progress ends.
-                table.setup = TableSetup(setup.game, table.setup.shoe)
-                table.queue.put_nowait(ConfigItem(setup.game))
-                log.info("reload: new table settings queued", table=setup.game.table_id)
+                table.setup = TableSetup(setup.table, table.setup.shoe)
+                table.queue.put_nowait(ConfigItem(setup.table))
+                log.info("reload: new table settings queued", table=setup.table.table_id)
         log.info("configuration reloaded")
 
 
@@ -424,6 +424,10 @@ def run_service(config: ServiceConfig) -> int:
     logs.configure(
         fmt=config.logging.format, level=config.logging.level, raw_frames=config.logging.raw_frames
     )
+
+    for note in config.deprecations:
+        log.warning("config.deprecated", where=f"{note.path}:{note.line}", field=note.field,
+                    message=note.message)  # fmt: skip
 
     async def main() -> None:
         await Daemon(config).run()

@@ -177,7 +177,7 @@ def write_config(
         lines += ["[[table]]", *_toml_items(mapping, ())]
         lines += [
             "[table.shoe]",
-            'driver = "reference"',
+            'protocol = "reference"',
             'transport = "serial"',
             f'port = "{serial_port}"',
             "baudrate = 115200",

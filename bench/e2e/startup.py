@@ -82,7 +82,7 @@ async def write_journal(config_path: Path, events: int) -> None:
     await journal._run(lambda db: db.execute("PRAGMA synchronous = OFF"))  # noqa: SLF001 - generator only
     await daemon._recover()  # noqa: SLF001 - start and config events, as a first start writes
     streams = [
-        (table, records(table.setup.game, index))
+        (table, records(table.setup.table, index))
         for index, table in enumerate(daemon.tables.values())
     ]
     written = 0

@@ -28,8 +28,9 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
         write_config_errors(err, exc)
         err.write(f"{len(exc.errors)} mistake(s) in {path}\n")
         return ExitCode.FAILURE
+    err.writelines(f"{note} (deprecated)\n" for note in config.deprecations)
     tables = ", ".join(
-        f"{t.game.table_id} ({t.game.game.value}, {t.shoe.driver})" for t in config.tables
+        f"{t.table.table_id} ({t.table.game.value}, {t.shoe.protocol})" for t in config.tables
     )
     out.write(f"{path}: OK: broker {config.mqtt.host}:{config.mqtt.port}; tables: {tables}\n")
     return ExitCode.OK

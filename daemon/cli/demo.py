@@ -283,8 +283,8 @@ async def run_demo(
         topics = Topics(config.mqtt.base_topic)
         simulators = [
             TableSimulator(
-                setup.game,
-                shoes[setup.game.table_id],
+                setup.table,
+                shoes[setup.table.table_id],
                 topics,
                 random.Random(rng.random()),  # noqa: S311 - a demo's players, not a secret
                 pace,

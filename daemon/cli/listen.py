@@ -4,6 +4,7 @@ way `candump` prints a CAN bus: every decoded event and every change of the link
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import dataclasses
 import logging
@@ -17,7 +18,6 @@ from drivers.errors import DriverError
 from drivers.transports.base import Transport
 
 if TYPE_CHECKING:
-    import argparse
     from collections.abc import Awaitable, Callable
     from typing import TextIO
 
@@ -26,7 +26,10 @@ if TYPE_CHECKING:
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("--driver", required=True, help="the shoe's protocol: reference, enq, ...")
+    protocol = cmd.add_mutually_exclusive_group(required=True)
+    protocol.add_argument("--protocol", help="the shoe's protocol: reference, enq, ...")
+    # The old name of --protocol, as `driver` is of the configuration's `protocol`.
+    protocol.add_argument("--driver", dest="old_protocol", help=argparse.SUPPRESS)
     cmd.add_argument(
         "port", nargs="?", help="serial port, e.g. /dev/serial/by-id/... or /tmp/shoe0"
     )
@@ -103,8 +106,11 @@ async def listen(
     from drivers.registry import load_decoder_class
     from drivers.transports import transport_factory
 
+    if args.old_protocol is not None:
+        err.write("shoe2mqtt listen: --driver is now called --protocol; the old name still works\n")
+        args.protocol = args.old_protocol
     try:
-        decoder = load_decoder_class(args.driver)()
+        decoder = load_decoder_class(args.protocol)()
         settings = listen_transport(args)
     except DriverError as exc:
         return usage_error(err, "listen", exc)
@@ -114,7 +120,7 @@ async def listen(
     def tapped() -> Transport:
         return _TappedTransport(make_transport(), printer.print_bytes)
 
-    driver = ShoeDriver(args.driver, decoder, tapped if printer.options.raw else make_transport)
+    driver = ShoeDriver(args.protocol, decoder, tapped if printer.options.raw else make_transport)
     try:
         await driver.run(printer.emit)
     except _StopListening as stop:

@@ -108,7 +108,7 @@ def _config_file_tables(path: Path, err: TextIO) -> list[TableConfig]:
     from daemon.config_file import ConfigFileError, read_toml
 
     try:
-        return [setup.game for setup in load_config(path).tables]
+        return [setup.table for setup in load_config(path).tables]
     except ConfigErrors as exc:
         in_tables = [e for e in exc.errors if e.field.startswith("table") or not e.field]
         if in_tables:

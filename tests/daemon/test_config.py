@@ -27,7 +27,7 @@ max = "1000"
 min = "5"
 max = "100"
 [table.shoe]
-driver = "enq"
+protocol = "enq"
 transport = "serial"
 port = "/dev/ttyUSB0"
 baudrate = 4800
@@ -38,7 +38,7 @@ game = "triple_attack"
 limits.first_attack = { min = "10", max = "500" }
 limits.second_attack = { min = "10", max = "500" }
 limits.third_attack = { min = "10", max = "500" }
-shoe = { driver = "reference", transport = "tcp", host = "moxa-3.pit", port = 4001 }
+shoe = { protocol = "reference", transport = "tcp", host = "moxa-3.pit", port = 4001 }
 """
 
 
@@ -59,9 +59,9 @@ def _errors(tmp_path: Path, text: str) -> list[str]:
 def test_a_good_file_gives_every_table_its_game_and_its_shoe(tmp_path: Path) -> None:
     config = load_config(_write(tmp_path, GOOD), environ={})
     assert config.mqtt.host == "127.0.0.1"
-    assert [t.game.table_id for t in config.tables] == ["bj-1", "ta-1"]
+    assert [t.table.table_id for t in config.tables] == ["bj-1", "ta-1"]
     assert config.tables[0].shoe.transport == SerialSettings("/dev/ttyUSB0", baudrate=4800)
-    assert config.tables[1].shoe.driver == "reference"
+    assert config.tables[1].shoe.protocol == "reference"
     assert isinstance(config.tables[1].shoe.transport, TcpSettings)
 
 
@@ -72,7 +72,7 @@ def test_the_shipped_example_is_valid_once_its_files_exist(
     (tmp_path / "mqtt-password").write_text("s3cret\n", encoding="utf-8")
     text = EXAMPLE.read_text(encoding="utf-8").replace("/etc/shoe2mqtt/", f"{tmp_path}/")
     config = load_config(_write(tmp_path, text), environ={})
-    assert config.tables[0].game.queen_of_hearts_aggregate_limit == 2_500_000
+    assert config.tables[0].table.queen_of_hearts_aggregate_limit == 2_500_000
     assert "s3cret" not in repr(config)
 
 
@@ -89,7 +89,11 @@ def test_the_shipped_example_is_valid_once_its_files_exist(
             "baudrate = 4801",
             ":17: table[1].shoe.baudrate: 4801: not a standard baud rate",
         ),
-        ('driver = "enq"', 'driver = "angel"', ":14: table[1].shoe.driver: unknown driver 'angel'"),
+        (
+            'protocol = "enq"',
+            'protocol = "angel"',
+            ":14: table[1].shoe.protocol: unknown protocol 'angel'",
+        ),
         ('game = "triple_attack"', 'game = "poker"', ":21: table[2].game: must be one of"),
         (
             "port = 4001 }",
@@ -142,3 +146,20 @@ def test_run_with_a_bad_config_exits_78_so_systemd_does_not_restart_it(
     path = _write(tmp_path, GOOD.replace('max = "1000"', 'max = "5"'))
     assert main(["run", "--config", str(path)]) == ExitCode.CONFIG.value == 78
     assert "table[1].limits.blackjack.max" in capsys.readouterr().err
+
+
+def test_the_old_driver_key_still_works_and_says_it_is_now_protocol(tmp_path: Path) -> None:
+    """A site's file written before `protocol` was the key keeps working, with a note."""
+    config = load_config(_write(tmp_path, GOOD.replace('protocol = "enq"', 'driver = "enq"')))
+    assert config.tables[0].shoe.protocol == "enq"
+    (note,) = config.deprecations
+    assert (note.line, note.field) == (14, "table[1].shoe.driver")
+    assert "renamed `protocol`" in note.message
+    assert load_config(_write(tmp_path, GOOD), environ={}).deprecations == ()
+
+
+def test_the_old_and_the_new_key_together_are_a_mistake(tmp_path: Path) -> None:
+    both = GOOD.replace('protocol = "enq"', 'protocol = "enq"\ndriver = "enq"')
+    assert _errors(tmp_path, both) == [
+        ":15: table[1].shoe.driver: the old name of `protocol`: give only `protocol`"
+    ]

@@ -188,7 +188,7 @@ game = "triple_attack"
 limits.first_attack = {{ min = "10", max = "500" }}
 limits.second_attack = {{ min = "10", max = "500" }}
 limits.third_attack = {{ min = "10", max = "500" }}
-shoe = {{ driver = "reference", transport = "serial", port = "{shoe_path}" }}
+shoe = {{ protocol = "reference", transport = "serial", port = "{shoe_path}" }}
 """,
         encoding="utf-8",
     )

@@ -45,7 +45,7 @@ async def test_listen_prints_the_emulated_shoe_as_json_lines(protocol: str) -> N
     settings = EmulatorSettings(protocol=protocol, script="BURN 7C QH 10S CUT 5D")  # type: ignore[arg-type]
     async with EmulatedShoe(settings) as shoe:
         options = ListenOptions(raw=True, count=6)
-        listening = asyncio.create_task(listen(["--driver", protocol, shoe.path], options))
+        listening = asyncio.create_task(listen(["--protocol", protocol, shoe.path], options))
         await asyncio.wait_for(shoe.wait_for_host(), 5)
         await shoe.run()
         code, out, err = await listening
@@ -66,17 +66,17 @@ async def test_listen_prints_the_emulated_shoe_as_json_lines(protocol: str) -> N
 
 
 async def test_listen_says_what_to_fix_for_a_wrong_driver_or_port(tmp_path: Path) -> None:
-    code, _, err = await listen(["--driver", "acme", "/dev/ttyUSB0"], ListenOptions())
+    code, _, err = await listen(["--protocol", "acme", "/dev/ttyUSB0"], ListenOptions())
     assert code == 2
     assert "no shoe driver named 'acme'; known drivers: enq, reference" in err
     missing = str(tmp_path / "ttyUSB9")
-    code, _, err = await listen(["--driver", "enq", missing], ListenOptions())
+    code, _, err = await listen(["--protocol", "enq", missing], ListenOptions())
     assert code == 1
     assert f"no such serial port {missing}: check `shoe2mqtt ports`" in err
-    code, _, err = await listen(["--driver", "enq"], ListenOptions())
+    code, _, err = await listen(["--protocol", "enq"], ListenOptions())
     assert code == 2
     assert "either a serial port or --tcp" in err
-    code, _, err = await listen(["--driver", "enq", "--tcp", "nohost"], ListenOptions())
+    code, _, err = await listen(["--protocol", "enq", "--tcp", "nohost"], ListenOptions())
     assert code == 2
     assert "HOST:PORT" in err
 
@@ -125,7 +125,7 @@ async def test_emulate_runs_as_a_process_prints_its_port_and_stops_on_sigterm(
             assert (await process.stdout.readline()).decode().strip() == f"link: {link}"
             assert (await process.stdout.readline()).decode().strip() == "seed: 5"
         options = ListenOptions(count=4)
-        code, out, _ = await listen(["--driver", "reference", str(link)], options)
+        code, out, _ = await listen(["--protocol", "reference", str(link)], options)
         assert code == 0
         assert [r["type"] for r in json_lines(out)][2:3] == ["DeviceIdentity"]
     finally:
@@ -165,3 +165,10 @@ def test_usb_devices_with_a_known_or_requested_id_are_listed() -> None:
         ("1209", "5e0e", "asked for")
     ]
     assert ports.usb_devices({}, backend=backend) == ([], None)
+
+
+async def test_listen_takes_the_old_driver_option_and_says_it_is_now_protocol() -> None:
+    code, _, err = await listen(["--driver", "acme", "/dev/ttyUSB0"], ListenOptions())
+    assert code == 2
+    assert "--driver is now called --protocol" in err
+    assert "no shoe driver named 'acme'" in err

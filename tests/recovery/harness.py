@@ -113,7 +113,7 @@ level = "info"
 [[table]]
 {scalars}
 {limits}
-shoe = {{ driver = "reference", transport = "serial", port = "{shoe_port}" }}
+shoe = {{ protocol = "reference", transport = "serial", port = "{shoe_port}" }}
 """,
         encoding="utf-8",
     )
