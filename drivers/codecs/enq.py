@@ -197,7 +197,7 @@ def encode_device_frame(message: DeviceMessage, *, seq: int | None = None) -> by
             raise EncodeError("ACK and NAK carry no sequence number", field="seq", value=seq)
         return _reply_frame(message)
     seq = frame_seq(message, seq, SEQUENCE)
-    code, data = _event_data(message)
+    code, data = _device_payload(message)
     body = bytes([seq, code]) + data + bytes([ETX])
     return bytes([ENQ]) + body + _bcc_text(bcc(body))
 
@@ -236,7 +236,7 @@ def _command_bcc(frame_through_etx: bytes) -> int:
     return bcc(frame_through_etx if COMMAND_BCC_INCLUDES_STX else frame_through_etx[1:])
 
 
-def _event_data(message: _EventFrameMessage) -> tuple[int, bytes]:
+def _device_payload(message: _EventFrameMessage) -> tuple[int, bytes]:
     match message:
         case CardDrawn(rank=rank, suit=suit, burned=burned, origin=origin):
             code = next(c for c, o in CARD_ORIGINS.items() if o == origin)
@@ -250,12 +250,12 @@ def _event_data(message: _EventFrameMessage) -> tuple[int, bytes]:
         case VendorMessage():
             return _vendor_message_data(message)
         case CommunicationStarted() | Standby() | CutCardReached():
-            return _EMPTY_EVENT_CODES[type(message)], b""
+            return _EMPTY_DEVICE_MESSAGES[type(message)], b""
         case _:
             assert_never(message)
 
 
-_EMPTY_EVENT_CODES: Final[dict[type[_EventFrameMessage], EventCode]] = {
+_EMPTY_DEVICE_MESSAGES: Final[dict[type[_EventFrameMessage], EventCode]] = {
     CommunicationStarted: EventCode.START,
     Standby: EventCode.STANDBY,
     CutCardReached: EventCode.CUT_CARD,
@@ -407,7 +407,7 @@ class DeviceFrameDecoder(_EnqDecoder):
         if self._sequence.observe(seq) is SequenceVerdict.DUPLICATE:
             self._duplicate(frame, seq)
         else:
-            events.append(_event(code, seq, frame[3:-3]))
+            events.append(_device_message(code, seq, frame[3:-3]))
             self._counters.frames_ok += 1
 
 
@@ -469,7 +469,7 @@ def _parse_command(frame: bytes) -> VendorCommand:
     return VendorCommand(name=name, argument=argument)
 
 
-def _event(code: int, seq: int, data: bytes) -> Event:  # noqa: PLR0911 - one return per event code reads best
+def _device_message(code: int, seq: int, data: bytes) -> Event:  # noqa: PLR0911 - one return per event code reads best
     """The event for a checked frame of a known code; `data` has that code's length."""
     match code:
         case EventCode.CARD | EventCode.CARD_OUTSIDE_GAME | EventCode.CARD_RETRANSMITTED:

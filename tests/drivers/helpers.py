@@ -6,6 +6,7 @@ import dataclasses
 import itertools
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from drivers.events import (
@@ -86,6 +87,10 @@ def decode_all(make_decoder: Callable[[], Decoder], data: bytes) -> list[Event]:
 
 
 # ---------------------------------------------------------------- strategies
+
+PROPERTY_SETTINGS = settings(
+    deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow]
+)
 
 _printable = st.characters(min_codepoint=0x20, max_codepoint=0x7E)
 _identity_text = st.text(_printable, min_size=1, max_size=32)

@@ -292,11 +292,14 @@ async def test_a_silent_link_is_dropped_after_the_idle_timeout() -> None:
 # ---------------------------------------------------------------- USB
 
 
+def usb_driver(backend: FakeShoeBackend) -> ShoeDriver:
+    settings = UsbSettings(0x1209, 0x5E0E, read_timeout_ms=20)
+    return driver_for(lambda: UsbTransport(settings, backend=backend))
+
+
 async def test_usb_device_going_away_and_coming_back() -> None:
     backend = FakeShoeBackend()
-    settings = UsbSettings(0x1209, 0x5E0E, read_timeout_ms=20)
-    driver = driver_for(lambda: UsbTransport(settings, backend=backend))
-    async with running(driver) as shoe:
+    async with running(usb_driver(backend)) as shoe:
         await shoe.next(Connected)
         backend.send(reference("JS", 1))
         assert (await shoe.next(CardDrawn)).code == "JS"
@@ -311,9 +314,7 @@ async def test_usb_device_going_away_and_coming_back() -> None:
 
 
 async def test_cancelling_the_driver_stops_the_usb_worker_thread() -> None:
-    backend = FakeShoeBackend()
-    settings = UsbSettings(0x1209, 0x5E0E, read_timeout_ms=20)
-    driver = driver_for(lambda: UsbTransport(settings, backend=backend))
+    driver = usb_driver(FakeShoeBackend())
     async with running(driver) as shoe:
         await shoe.next(Connected)
         readers = [t for t in threading.enumerate() if t.name.startswith("shoe2mqtt usb")]

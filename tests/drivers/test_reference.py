@@ -6,7 +6,7 @@ import binascii
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from drivers.codecs import reference
@@ -32,6 +32,7 @@ from drivers.events import (
     StatusRequest,
 )
 from tests.drivers.helpers import (
+    PROPERTY_SETTINGS,
     every_split_in_two,
     feed_chunks,
     is_subsequence,
@@ -340,10 +341,6 @@ def test_encoders_reject_what_the_protocol_cannot_carry(
 
 # ---------------------------------------------------------------- properties
 
-PROPERTY_SETTINGS = settings(
-    deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow]
-)
-
 
 def numbered(messages: list[DeviceMessage], first_seq: int) -> tuple[list[DeviceMessage], bytes]:
     sent: list[DeviceMessage] = []
@@ -379,18 +376,6 @@ def test_host_round_trip_over_any_chunking(acked: list[int], data: st.DataObject
     wire = b"".join(encode_host_frame(m, seq=i) for i, m in enumerate(sent))
     cuts = data.draw(st.lists(st.integers(0, len(wire)), max_size=30))
     assert feed_chunks(HostFrameDecoder(), split_at(wire, cuts)) == sent
-
-
-@PROPERTY_SETTINGS
-@given(noise=st.binary(max_size=600), data=st.data())
-def test_arbitrary_bytes_never_raise_and_chunking_never_matters(
-    noise: bytes, data: st.DataObject
-) -> None:
-    cuts = data.draw(st.lists(st.integers(0, len(noise)), max_size=20))
-    for make in (DeviceFrameDecoder, HostFrameDecoder):
-        whole, chunked = make(), make()
-        assert whole.feed(noise) == feed_chunks(chunked, split_at(noise, cuts))
-        assert whole.counters == chunked.counters
 
 
 @PROPERTY_SETTINGS
