@@ -7,6 +7,10 @@ package adds a protocol by declaring an entry point in the `shoe2mqtt.drivers` g
     [project.entry-points."shoe2mqtt.drivers"]
     acme = "acme_shoe.codec:AcmeDecoder"
 
+A decoder class says how its shoe numbers frames in its `sequence` attribute (a
+`SequencePolicy`, see `drivers.codecs.sequence`); the daemon judges a jump in the numbers
+across a restart by it, and judges none for a plugin that leaves it None.
+
 Any driver runs over any transport: the name picks the protocol, the settings pick the wire.
 A built-in name wins over an entry point of the same name, so a plugin cannot quietly
 replace the protocol a table was certified with.
