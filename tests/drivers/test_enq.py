@@ -22,15 +22,13 @@ from drivers.events import (
     CardUnreadable,
     CommandAccepted,
     CommandRejected,
-    CommunicationStarted,
-    CutCardReached,
     FaultCleared,
     FaultSet,
-    LockChanged,
     Standby,
     VendorCommand,
     VendorMessage,
 )
+from tests.drivers.examples import ENQ_FRAMES, ENQ_MESSAGES
 from tests.drivers.helpers import (
     PROPERTY_SETTINGS,
     enq_device_messages,
@@ -49,25 +47,7 @@ if TYPE_CHECKING:
     from drivers.codecs.enq import DeviceMessage
     from drivers.events import Event, Rank, Suit
 
-# SEQ values chosen so that no SEQ or DATA byte equals a start byte (see test_bit_flips_*).
-MESSAGES: list[DeviceMessage] = [
-    CommunicationStarted(),
-    CardDrawn(rank="10", suit="S", seq=0x31),
-    CardDrawn(rank="A", suit="H", seq=0x32, burned=True),
-    CardDrawn(rank="Q", suit="D", seq=0x33, origin="outside_game"),
-    CardDrawn(rank="2", suit="C", seq=0x34, origin="retransmission"),
-    CardUnreadable(seq=0x35),
-    CutCardReached(),
-    FaultSet(kind="other", code=9),
-    FaultCleared(kind="other", code=9),
-    LockChanged(locked=True),
-    LockChanged(locked=False),
-    Standby(),
-    VendorMessage(code="G", data=b"\x01"),
-    VendorMessage(code="M", data=b"010064"),
-]
-FRAMES = [encode_device_frame(with_seq(m, 0x30 + i), seq=0x30 + i) for i, m in enumerate(MESSAGES)]
-MESSAGES = [with_seq(m, 0x30 + i) for i, m in enumerate(MESSAGES)]
+MESSAGES, FRAMES = ENQ_MESSAGES, ENQ_FRAMES
 STREAM = b"".join(FRAMES)
 
 
@@ -92,16 +72,6 @@ def test_a_stream_of_every_message_decodes_whole() -> None:
     assert decoder.feed(STREAM) == MESSAGES
     assert decoder.counters.frames_ok == len(MESSAGES)
     assert decoder.counters.garbage_bytes == decoder.counters.malformed == 0
-
-
-@pytest.mark.parametrize("index", range(len(FRAMES)))
-def test_each_frame_decodes_split_at_every_byte_boundary(index: int) -> None:
-    for chunks in every_split_in_two(FRAMES[index]):
-        assert feed_chunks(DeviceFrameDecoder(), chunks) == [MESSAGES[index]]
-
-
-def test_a_stream_fed_one_byte_at_a_time_decodes_the_same() -> None:
-    assert feed_chunks(DeviceFrameDecoder(), one_byte_at_a_time(STREAM)) == MESSAGES
 
 
 def test_ack_and_nak_between_event_frames() -> None:

@@ -20,20 +20,16 @@ from drivers.errors import DriverError, EncodeError
 from drivers.events import (
     Acknowledge,
     CardDrawn,
-    CardUnreadable,
-    CutCardReached,
     DeviceIdentity,
     Event,
-    FaultCleared,
     FaultSet,
     Heartbeat,
-    NewShoe,
     SequenceGap,
     StatusRequest,
 )
+from tests.drivers.examples import REFERENCE_FRAMES, REFERENCE_MESSAGES
 from tests.drivers.helpers import (
     PROPERTY_SETTINGS,
-    every_split_in_two,
     feed_chunks,
     is_subsequence,
     logged_bytes,
@@ -50,21 +46,7 @@ if TYPE_CHECKING:
     from drivers.codecs.reference import DeviceMessage, HostMessage
     from drivers.events import Rank, Suit
 
-IDENTITY = DeviceIdentity(vendor="Acme", model="Shoe-1", serial_number="SN0001", firmware="1.2.3")
-MESSAGES: list[DeviceMessage] = [
-    IDENTITY,
-    CardDrawn(rank="10", suit="S", seq=1),
-    CardDrawn(rank="A", suit="H", seq=2, burned=True),
-    CardUnreadable(seq=3, burned=True),
-    NewShoe(),
-    CutCardReached(),
-    Heartbeat(),
-    FaultSet(kind="cover_open"),
-    FaultCleared(kind="cover_open"),
-    FaultSet(kind="other", code=255),
-    CardDrawn(rank="K", suit="C", seq=10),
-]
-FRAMES = [encode_device_frame(m, seq=i) for i, m in enumerate(MESSAGES)]
+MESSAGES, FRAMES = REFERENCE_MESSAGES, REFERENCE_FRAMES
 STREAM = b"".join(FRAMES)
 
 
@@ -91,16 +73,6 @@ def test_a_stream_of_every_message_decodes_whole() -> None:
     counters = decoder.counters
     assert counters.frames_ok == len(MESSAGES)
     assert counters.garbage_bytes == counters.bad_checksum == counters.gaps == 0
-
-
-@pytest.mark.parametrize("index", range(len(FRAMES)))
-def test_each_frame_decodes_split_at_every_byte_boundary(index: int) -> None:
-    for chunks in every_split_in_two(FRAMES[index]):
-        assert feed_chunks(DeviceFrameDecoder(), chunks) == [MESSAGES[index]]
-
-
-def test_a_stream_fed_one_byte_at_a_time_decodes_the_same() -> None:
-    assert feed_chunks(DeviceFrameDecoder(), one_byte_at_a_time(STREAM)) == MESSAGES
 
 
 def test_host_frames_decode_on_the_device_side() -> None:
