@@ -26,6 +26,8 @@ from drivers.events import (
     SUITS,
     CardDrawn,
     CardUnreadable,
+    CommandAccepted,
+    CommandRejected,
     CommunicationStarted,
     CutCardReached,
     DeviceIdentity,
@@ -48,12 +50,12 @@ BATCH_FRAMES = 10_000
 MAX_CHUNK = 512
 PRINTABLE = "".join(chr(c) for c in range(0x20, 0x7F))
 REFERENCE_EMPTY: list[reference.DeviceMessage] = [NewShoe(), CutCardReached(), Heartbeat()]
-ENQ_EMPTY: list[enq.EnqEventMessage] = [CommunicationStarted(), Standby(), CutCardReached()]
+ENQ_EMPTY: list[enq.DeviceMessage] = [CommunicationStarted(), Standby(), CutCardReached()]
 FAULTS: list[type[FaultSet | FaultCleared]] = [FaultSet, FaultCleared]
 
 
 def reference_frame(rng: random.Random, seq: int) -> bytes:
-    seq %= reference.SEQ_MODULUS
+    seq %= reference.SEQUENCE.modulus
     pick = rng.random()
     message: reference.DeviceMessage
     if pick < 0.6:
@@ -72,13 +74,13 @@ def reference_frame(rng: random.Random, seq: int) -> bytes:
 
 
 def enq_frame(rng: random.Random, seq: int) -> bytes:
-    seq %= enq.SEQ_MODULUS
+    seq %= enq.SEQUENCE.modulus
     pick = rng.random()
-    message: enq.EnqEventMessage
+    message: enq.DeviceMessage
     if pick < 0.05:
-        return enq.encode_ack()
+        return enq.encode_device_frame(CommandAccepted())
     if pick < 0.08:
-        return enq.encode_nak(rng.choice([0x30, 0x31, 0x41]))
+        return enq.encode_device_frame(CommandRejected(rng.choice([0x30, 0x31, 0x41])))
     if pick < 0.6:
         origin = rng.choice(CARD_ORIGINS)
         message = CardDrawn(rng.choice(RANKS), rng.choice(SUITS), seq, rng.random() < 0.1, origin)
@@ -93,7 +95,7 @@ def enq_frame(rng: random.Random, seq: int) -> bytes:
         message = LockChanged(locked=rng.random() < 0.5)
     else:
         message = VendorMessage("M", bytes(rng.choices(b"0123456789", k=6)))
-    return enq.encode_event_frame(message, seq=seq)
+    return enq.encode_device_frame(message, seq=seq)
 
 
 def mutate(rng: random.Random, frame: bytes) -> bytes:  # noqa: PLR0911 - one return per mutation reads best
@@ -166,7 +168,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=20240601, help="random seed")
     args = parser.parse_args()
     ok = fuzz("reference", reference.DeviceFrameDecoder, reference_frame, args.frames, args.seed)
-    ok &= fuzz("enq", enq.EventFrameDecoder, enq_frame, args.frames, args.seed)
+    ok &= fuzz("enq", enq.DeviceFrameDecoder, enq_frame, args.frames, args.seed)
     return 0 if ok else 1
 
 

@@ -3,10 +3,13 @@
 JSON Lines on stdout under systemd (journald keeps them), a readable console on a terminal.
 Every line about a round carries `table` and `round` (the table service binds them).
 
-Raw frames: the drivers log every received byte in hex at DEBUG, which is what a technician
-needs on a shoe out of play, but the bytes of a live shoe include the hole card before its
-reveal. So the daemon hides the hex of frames unless `[logging] raw_frames = true` is set on
-purpose (docs/mqtt.md, "Logging"): the line still says how many bytes went by.
+Raw frames: the drivers log every received byte at DEBUG, which is what a technician needs
+on a shoe out of play, but the bytes of a live shoe include the hole card before its reveal.
+So the hex of frames stays hidden unless `[logging] raw_frames = true` is set on purpose
+(docs/mqtt.md, "Logging"): the line still says how many bytes went by. The drivers' own lines
+carry the bytes as `drivers.logs.WireBytes`, hidden unless `reveal_wire_bytes` is among the
+processors; `RawFrameGuard` does the same for a plugin that logs hex through the standard
+library.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import sys
 from typing import TextIO
 
 import structlog
+
+from drivers.logs import reveal_wire_bytes
 
 _HEX = re.compile(r"^[0-9a-f]{2}( [0-9a-f]{2})*$")
 
@@ -51,6 +56,8 @@ def configure(
         structlog.stdlib.add_logger_name,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]
+    if raw_frames:
+        shared.append(reveal_wire_bytes)
     renderer: structlog.types.Processor = (
         structlog.dev.ConsoleRenderer(colors=out.isatty())
         if console

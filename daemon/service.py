@@ -36,7 +36,7 @@ from daemon.mqtt.outbox import OutboundMessage
 from daemon.notify import Notifier
 from daemon.table_service import TableService
 from daemon.topics import Topics
-from drivers.registry import create_driver
+from drivers.registry import create_driver, sequence_policy
 from rules.config import TableConfig
 
 if TYPE_CHECKING:
@@ -52,7 +52,8 @@ log = structlog.get_logger("daemon")
 
 def default_driver(setup: TableSetup) -> ShoeDriver:
     shoe = setup.shoe
-    return create_driver(shoe.protocol, shoe.transport, idle_timeout=shoe.idle_timeout)
+    table = setup.table.table_id
+    return create_driver(shoe.protocol, shoe.transport, table=table, idle_timeout=shoe.idle_timeout)
 
 
 class _Stop(Exception):
@@ -173,7 +174,12 @@ class Daemon:
         self.tables = {
             setup.table.table_id: _Table(
                 setup,
-                TableService(setup.table, self.topics, Envelopes(setup.table.table_id)),
+                TableService(
+                    setup.table,
+                    self.topics,
+                    Envelopes(setup.table.table_id),
+                    sequence=sequence_policy(setup.shoe.protocol),
+                ),
                 driver_factory(setup),
             )
             for setup in config.tables

@@ -26,6 +26,7 @@ import structlog
 
 from daemon.topics import COMMANDS
 from drivers import events as shoe
+from drivers.codecs import reference
 from drivers.driver import Connected, Connecting, Disconnected, LinkFault, Reconnected
 from rules.cards import Card
 from rules.engine import TableEngine
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 
     from daemon.envelope import Envelopes, Outbound
     from daemon.topics import Topics
+    from drivers.codecs.sequence import SequencePolicy
     from rules.config import TableConfig
     from rules.events import TableEvent
     from rules.outputs import Output
@@ -78,7 +80,16 @@ class RequestError(Exception):
 
 
 class TableService:
-    def __init__(self, config: TableConfig, topics: Topics, envelopes: Envelopes) -> None:
+    def __init__(
+        self,
+        config: TableConfig,
+        topics: Topics,
+        envelopes: Envelopes,
+        *,
+        sequence: SequencePolicy | None = reference.SEQUENCE,
+    ) -> None:
+        """`sequence`: how the table's shoe numbers its frames (`registry.sequence_policy`),
+        to judge a jump across a restart; the reference protocol's unless told."""
         self.config = config
         self.table_id = config.table_id
         self.topics = topics
@@ -99,6 +110,7 @@ class TableService:
         # be checked against it: the decoder of a restarted daemon has no memory of it.
         self.last_seq: int | None = None
         self.check_seq = False
+        self.sequence = sequence
 
     def reconfigure(self, config: TableConfig) -> bool:
         """Take new game settings now if no round is open, keeping the shoe; else at the
@@ -152,7 +164,9 @@ class TableService:
                 "the daemon restarted with a burn card due and this card is not marked burned: "
                 "the burn card may have gone by unheard",
             )
-        if last is None or seq in ((last + 1) % 65536, (last + 1) % 256, last):
+        # Judged by the shoe's own numbering: where it is not known to count up by one (the
+        # ENQ family), a jump proves nothing and is not flagged.
+        if last is None or self.sequence is None or not self.sequence.is_gap(last, seq):
             return []
         return self._flag(
             "sequence_gap",

@@ -20,7 +20,6 @@ while the link was down): the decoder outlives the link on purpose so that it ca
 from __future__ import annotations
 
 import asyncio
-import logging
 import random
 import time
 from dataclasses import dataclass
@@ -28,10 +27,13 @@ from typing import TYPE_CHECKING, NoReturn, TypeAlias
 
 from drivers.backoff import Backoff, BackoffPolicy
 from drivers.events import Event, SequenceGap
+from drivers.logs import WireBytes, get_logger
 from drivers.transports.errors import LinkLost, NotConnected, SettingsError, TransportError
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
+
+    from structlog.typing import FilteringBoundLogger
 
     from drivers.codecs.base import Decoder, DecoderCounters
     from drivers.transports.base import Transport
@@ -96,6 +98,9 @@ class ShoeDriver:
 
     `emit` is awaited for every event, so a slow consumer slows reading down instead of
     events piling up in memory; the bytes wait in the kernel's buffer meanwhile.
+
+    Every line it logs (logger `drivers.reader`, events `reader.*`) and every line its codec
+    logs carries the `table` it serves and the `endpoint` it reads, as fields.
     """
 
     def __init__(
@@ -104,14 +109,16 @@ class ShoeDriver:
         decoder: Decoder,
         transport_factory: Callable[[], Transport],
         *,
+        table: str | None = None,
         backoff: BackoffPolicy | None = None,
         rng: random.Random | None = None,
         idle_timeout: float | None = None,
     ) -> None:
-        """`idle_timeout`: seconds without a byte after which the link counts as lost.
+        """`name`: the shoe protocol's name. `table`: the table this shoe deals for.
 
-        Leave it None unless the shoe sends heartbeats; a shoe that is idle between shoes
-        would otherwise be reconnected for nothing.
+        `idle_timeout`: seconds without a byte after which the link counts as lost. Leave
+        it None unless the shoe sends heartbeats; a shoe that is idle between shoes would
+        otherwise be reconnected for nothing.
         """
         if idle_timeout is not None and not (
             isinstance(idle_timeout, int | float) and idle_timeout > 0
@@ -122,13 +129,14 @@ class ShoeDriver:
                 value=idle_timeout,
             )
         self.name = name
+        self.table = table
         self._decoder = decoder
         self._transport_factory = transport_factory
         self._backoff_policy = backoff if backoff is not None else BackoffPolicy()
         # Jitter needs no cryptographic quality; tests inject a seeded generator.
         self._rng = rng if rng is not None else random.Random()  # noqa: S311
         self._idle_timeout = idle_timeout
-        self._log = logging.getLogger(f"drivers.{name}")
+        self._log = self._reader_log(None)
         self._link: Transport | None = None
         self._running = False
 
@@ -146,8 +154,7 @@ class ShoeDriver:
         link = self._link
         if link is None:
             raise NotConnected(f"driver {self.name} has no open link", endpoint=self.name)
-        if self._log.isEnabledFor(logging.DEBUG):
-            self._log.debug("tx %s: %s", link.endpoint, data.hex(" "))
+        self._log.debug("reader.sent", data=WireBytes(data))
         await link.write(data)
 
     async def run(self, emit: Emit) -> NoReturn:
@@ -162,26 +169,14 @@ class ShoeDriver:
             while True:
                 attempt += 1
                 transport = self._transport_factory()
-                endpoint = transport.endpoint
+                self._log = self._reader_log(transport.endpoint)
+                self._decoder.log_context(table=self.table, endpoint=transport.endpoint)
                 try:
-                    await emit(Connecting(endpoint, attempt))
-                    try:
-                        await transport.open()
-                    except TransportError as failure:
-                        opened = False
-                        error = failure
-                    else:
-                        opened = True
-                        if lost_at is None:
-                            self._log.info("connected to %s", endpoint)
-                            await emit(Connected(endpoint))
-                        else:
-                            outage = time.monotonic() - lost_at
-                            self._log.warning("reconnected to %s after %.1f s", endpoint, outage)
-                            await emit(Reconnected(endpoint, outage=outage, attempts=attempt))
-                        lost_at = None
-                        attempt = 0
-                        self._link = transport
+                    await emit(Connecting(transport.endpoint, attempt))
+                    error = await self._connect(transport, emit, lost_at, attempt)
+                    opened = error is None
+                    if error is None:
+                        lost_at, attempt = None, 0
                         error = await self._pump(transport, emit, backoff)
                 finally:
                     self._link = None
@@ -189,14 +184,62 @@ class ShoeDriver:
                 delay = backoff.next_delay()
                 if opened:
                     lost_at = time.monotonic()
-                    self._log.warning("%s; retrying in %.2f s", error, delay)
-                    await emit(Disconnected(endpoint, str(error), error.errno, retry_in=delay))
-                else:
-                    self._log.warning("%s; retrying in %.2f s", error, delay)
-                    await emit(LinkFault(endpoint, str(error), error.errno, attempt, delay))
+                await self._report(error, transport.endpoint, attempt, delay, emit, lost=opened)
                 await asyncio.sleep(delay)
         finally:
             self._running = False
+
+    def _reader_log(self, endpoint: str | None) -> FilteringBoundLogger:
+        return get_logger("drivers.reader", table=self.table, endpoint=endpoint)
+
+    async def _connect(
+        self, transport: Transport, emit: Emit, lost_at: float | None, attempt: int
+    ) -> TransportError | None:
+        """Open the link and say so; the failure when it would not open."""
+        try:
+            await transport.open()
+        except TransportError as failure:
+            return failure
+        endpoint = transport.endpoint
+        if lost_at is None:
+            self._log.info("reader.connected", protocol=self.name)
+            await emit(Connected(endpoint))
+        else:
+            outage = time.monotonic() - lost_at
+            self._log.warning(
+                "reader.reconnected", protocol=self.name, outage=round(outage, 2), attempts=attempt
+            )
+            await emit(Reconnected(endpoint, outage=outage, attempts=attempt))
+        self._link = transport
+        return None
+
+    async def _report(
+        self,
+        error: TransportError,
+        endpoint: str,
+        attempt: int,
+        delay: float,
+        emit: Emit,
+        *,
+        lost: bool,
+    ) -> None:
+        """One line and one link event per retry: a link that was lost, or an attempt that
+        failed to open one."""
+        retry_in = round(delay, 2)
+        if lost:
+            self._log.warning(
+                "reader.link_lost", reason=str(error), errno=error.errno, retry_in=retry_in
+            )
+            await emit(Disconnected(endpoint, str(error), error.errno, retry_in=delay))
+        else:
+            self._log.warning(
+                "reader.retrying",
+                reason=str(error),
+                errno=error.errno,
+                attempt=attempt,
+                retry_in=retry_in,
+            )
+            await emit(LinkFault(endpoint, str(error), error.errno, attempt, delay))
 
     async def _pump(self, transport: Transport, emit: Emit, backoff: Backoff) -> TransportError:
         """Feed the codec until the link fails; return why it failed."""
@@ -215,14 +258,8 @@ class ShoeDriver:
                 # accepts and at once drops us must not be hammered at the initial delay.
                 proven = True
                 backoff.reset()
-            if self._log.isEnabledFor(logging.DEBUG):
-                self._log.debug("rx %s: %s", transport.endpoint, data.hex(" "))
+            self._log.debug("reader.received", data=WireBytes(data))
             for event in self._decoder.feed(data):
                 if isinstance(event, SequenceGap):
-                    self._log.warning(
-                        "sequence gap on %s: expected %d, got %d",
-                        transport.endpoint,
-                        event.expected,
-                        event.got,
-                    )
+                    self._log.warning("reader.sequence_gap", expected=event.expected, got=event.got)
                 await emit(event)

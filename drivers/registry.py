@@ -7,6 +7,10 @@ package adds a protocol by declaring an entry point in the `shoe2mqtt.drivers` g
     [project.entry-points."shoe2mqtt.drivers"]
     acme = "acme_shoe.codec:AcmeDecoder"
 
+A decoder class says how its shoe numbers frames in its `sequence` attribute (a
+`SequencePolicy`, see `drivers.codecs.sequence`); the daemon judges a jump in the numbers
+across a restart by it, and judges none for a plugin that leaves it None.
+
 Any driver runs over any transport: the name picks the protocol, the settings pick the wire.
 A built-in name wins over an entry point of the same name, so a plugin cannot quietly
 replace the protocol a table was certified with.
@@ -27,6 +31,7 @@ if TYPE_CHECKING:
     import random
 
     from drivers.backoff import BackoffPolicy
+    from drivers.codecs.sequence import SequencePolicy
     from drivers.transports import TransportSettings
 
 ENTRY_POINT_GROUP: Final = "shoe2mqtt.drivers"
@@ -35,7 +40,7 @@ BUILTIN_DRIVERS: Final[dict[str, tuple[str, str]]] = {
     # shoe2mqtt's own protocol (docs/protocol.md): what a vendor or adapter board implements
     "reference": ("drivers.codecs.reference", "DeviceFrameDecoder"),
     # the ENQ/ETX/BCC frame family described in public for baccarat-era smart shoes
-    "enq": ("drivers.codecs.enq", "EventFrameDecoder"),
+    "enq": ("drivers.codecs.enq", "DeviceFrameDecoder"),
 }
 
 
@@ -87,20 +92,28 @@ def load_decoder_class(name: str) -> type[Decoder]:
     return loaded
 
 
+def sequence_policy(name: str) -> SequencePolicy | None:
+    """How driver `name`'s shoe numbers its frames (None: no number anyone should judge)."""
+    return load_decoder_class(name).sequence
+
+
 def create_driver(
     name: str,
     transport: TransportSettings,
     *,
+    table: str | None = None,
     backoff: BackoffPolicy | None = None,
     rng: random.Random | None = None,
     idle_timeout: float | None = None,
 ) -> ShoeDriver:
-    """A driver for shoe protocol `name` over `transport`: what the daemon builds from config."""
+    """A driver for shoe protocol `name` over `transport`, reading the shoe of `table`:
+    what the daemon builds from its configuration."""
     decoder = load_decoder_class(name)()
     return ShoeDriver(
         name,
         decoder,
         transport_factory(transport),
+        table=table,
         backoff=backoff,
         rng=rng,
         idle_timeout=idle_timeout,

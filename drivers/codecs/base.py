@@ -1,9 +1,15 @@
-"""What every shoe codec shares: the decoder interface, its counters and sequence tracking.
+"""What every shoe codec shares: the decoder interface, its counters, and how frames are dropped.
 
 Codecs are sans-I/O in the h11 sense: bytes in, events out, no sockets, clocks or tasks.
 A transport calls `feed` with whatever the line delivered, in chunks of any size, and gets
 back the events completed by those bytes. The result never depends on how the bytes were
 split, and a decoder never raises on bad input: it counts, logs at DEBUG and resynchronises.
+
+Every codec module has the same shape (docs/protocol.md): `DeviceFrameDecoder` reads what
+the shoe sends (the host runs it), `HostFrameDecoder` reads what the host sends (the shoe,
+or our emulator, runs it), `encode_device_frame` and `encode_host_frame` write them, and
+`SEQUENCE` says how the device numbers its frames. Inside a decoder, a check that fails
+raises `Rejected`; the decoder's feed loop catches it, counts it and resynchronises.
 """
 
 from __future__ import annotations
@@ -15,7 +21,10 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from drivers.logs import WireBytes, get_logger
+
 if TYPE_CHECKING:
+    from drivers.codecs.sequence import SequencePolicy
     from drivers.events import Event
 
 
@@ -40,15 +49,34 @@ class Drop(enum.Enum):
     UNKNOWN_MESSAGE = "unknown message"
 
 
+class Rejected(Exception):
+    """Raised inside a decoder to throw away the frame it is judging; never leaves `feed`."""
+
+    def __init__(self, reason: Drop, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+def malformed(detail: str) -> Rejected:
+    return Rejected(Drop.MALFORMED, detail)
+
+
 class Decoder(ABC):
     """Base of every codec's decoder; subclasses implement `feed`."""
 
     #: The codec's short name; its logger is `drivers.codecs.<name>`.
     codec_name: ClassVar[str]
+    #: How the frames this decoder reads are numbered; None when they carry no number it
+    #: checks (and for a plugin that does not say: then no one judges a jump in its numbers).
+    sequence: ClassVar[SequencePolicy | None] = None
 
     def __init__(self) -> None:
         self._counters = DecoderCounters()
-        self._log = logging.getLogger(f"drivers.codecs.{self.codec_name}")
+        self._log = get_logger(self._logger_name)
+        # Where the structlog lines end up, asked first: a noisy line then costs no DEBUG
+        # line per dropped byte when nobody listens at DEBUG.
+        self._stdlib_log = logging.getLogger(self._logger_name)
 
     @abstractmethod
     def feed(self, data: bytes) -> list[Event]:
@@ -58,10 +86,15 @@ class Decoder(ABC):
     def counters(self) -> DecoderCounters:
         return dataclasses.replace(self._counters)
 
-    # The isEnabledFor guards keep a noisy line from costing a hex dump per dropped byte
-    # when nobody is listening at DEBUG.
+    def log_context(self, **fields: object) -> None:
+        """Fields that every later line of this decoder carries (a driver's table, endpoint)."""
+        self._log = get_logger(self._logger_name, **fields)
 
-    def _drop(self, reason: Drop, frame: bytes, detail: str) -> None:
+    @property
+    def _logger_name(self) -> str:
+        return f"drivers.codecs.{self.codec_name}"
+
+    def _drop(self, reason: Drop, detail: str, frame: bytes) -> None:
         counters = self._counters
         match reason:
             case Drop.BAD_CHECKSUM:
@@ -70,55 +103,20 @@ class Decoder(ABC):
                 counters.malformed += 1
             case Drop.UNKNOWN_MESSAGE:
                 counters.unknown_message += 1
-        if self._log.isEnabledFor(logging.DEBUG):
-            self._log.debug("dropped %s (%s): %s", reason.value, detail, frame.hex(" "))
+        if self._stdlib_log.isEnabledFor(logging.DEBUG):
+            self._log.debug(
+                "codec.frame_dropped",
+                reason=reason.value,
+                detail=detail,
+                frame=WireBytes(frame),
+            )
 
     def _skip_garbage(self, garbage: bytes) -> None:
         self._counters.garbage_bytes += len(garbage)
-        if self._log.isEnabledFor(logging.DEBUG):
-            self._log.debug("skipped %d garbage bytes: %s", len(garbage), garbage.hex(" "))
+        if self._stdlib_log.isEnabledFor(logging.DEBUG):
+            self._log.debug("codec.garbage_skipped", count=len(garbage), garbage=WireBytes(garbage))
 
     def _duplicate(self, frame: bytes, seq: int) -> None:
         self._counters.duplicates += 1
-        if self._log.isEnabledFor(logging.DEBUG):
-            self._log.debug("dropped duplicate of seq %d: %s", seq, frame.hex(" "))
-
-
-class SequenceVerdict(enum.Enum):
-    FIRST = "first"  # nothing to compare with yet
-    NEXT = "next"
-    DUPLICATE = "duplicate"
-    GAP = "gap"
-
-
-class SequenceTracker:
-    """Follows a wrapping per-device sequence number.
-
-    A frame that repeats the previous number is a retransmission of it (the device did not
-    see our acknowledgement, or simply sends everything more than once). Any other jump,
-    forwards or backwards, is a gap: frames were lost, or the device restarted its count.
-    """
-
-    def __init__(self, modulus: int) -> None:
-        self._modulus = modulus
-        self._last: int | None = None
-
-    @property
-    def last(self) -> int | None:
-        """The most recent sequence number seen, duplicates included."""
-        return self._last
-
-    @property
-    def expected(self) -> int | None:
-        return None if self._last is None else (self._last + 1) % self._modulus
-
-    def observe(self, seq: int) -> SequenceVerdict:
-        """Classify `seq` and, unless it is a duplicate, remember it as the latest."""
-        last, self._last = self._last, seq
-        if last is None:
-            return SequenceVerdict.FIRST
-        if seq == last:
-            return SequenceVerdict.DUPLICATE
-        if seq == (last + 1) % self._modulus:
-            return SequenceVerdict.NEXT
-        return SequenceVerdict.GAP
+        if self._stdlib_log.isEnabledFor(logging.DEBUG):
+            self._log.debug("codec.duplicate_dropped", seq=seq, frame=WireBytes(frame))

@@ -25,7 +25,9 @@ import re
 from abc import abstractmethod
 from typing import TYPE_CHECKING, ClassVar, Final, TypeAlias, assert_never
 
-from drivers.codecs.base import Decoder, Drop, SequenceTracker, SequenceVerdict
+from drivers.codecs.base import Decoder, Drop, Rejected, malformed
+from drivers.codecs.card_byte import card_byte, card_of
+from drivers.codecs.sequence import SequencePolicy, SequenceTracker, SequenceVerdict, frame_seq
 from drivers.errors import EncodeError
 from drivers.events import (
     CardDrawn,
@@ -39,9 +41,7 @@ from drivers.events import (
     FaultKind,
     FaultSet,
     LockChanged,
-    Rank,
     Standby,
-    Suit,
     VendorCommand,
     VendorMessage,
 )
@@ -61,7 +61,9 @@ HOST_START_BYTES: Final = frozenset({STX})
 
 BUFFER_CAP: Final = 128  # bytes after a start byte with no ETX: it was not a frame
 BCC_DIGITS: Final = b"0123456789ABCDEF"  # uppercase only, as described
-SEQ_MODULUS: Final = 256
+# One byte. Repeating the previous SEQ marks a duplicate; that the shoe counts up by one is
+# not known, so a jump is never taken for a loss (no SequenceGap from this family).
+SEQUENCE: Final = SequencePolicy(modulus=256, reports_gaps=False)
 
 
 class EventCode(enum.IntEnum):
@@ -109,13 +111,7 @@ BURN_TARGETS: Final = frozenset({2})  # baccarat targets: 0 player, 1 banker, 2 
 ENCODED_TARGET_DEALT: Final = 0  # what our device-side encoder sends for a dealt card
 ENCODED_TARGET_BURNED: Final = 2
 
-# Card byte (third DATA byte): bits 6-4 suit, bits 3-0 rank.
-SUIT_SHIFT: Final = 4
-SUIT_CODES: Final[dict[Suit, int]] = {"D": 1, "C": 2, "S": 3, "H": 4}
-RANK_CODES: Final[dict[Rank, int]] = {
-    "A": 1, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7,
-    "8": 8, "9": 9, "10": 10, "J": 11, "Q": 12, "K": 13,
-}  # fmt: skip
+# Card byte (third DATA byte): bits 6-4 suit, bits 3-0 rank, in `drivers.codecs.card_byte`.
 # Not described in public: a card byte outside the table decodes as CardUnreadable, and this
 # is what our emulator sends to simulate one.
 UNREADABLE_CARD_BYTE: Final = 0x00
@@ -142,18 +138,12 @@ CLEAR_ERROR: Final = "EC"
 CONFIRM_GAME_PROCESS: Final = "GP"
 # ================================================================ end of the table
 
-CARD_BY_BYTE: Final[dict[int, tuple[Rank, Suit]]] = {
-    (suit_code << SUIT_SHIFT) | rank_code: (rank, suit)
-    for suit, suit_code in SUIT_CODES.items()
-    for rank, rank_code in RANK_CODES.items()
-}
 _ERROR_CODES_BY_FAULT_KIND: Final = {kind: code for code, kind in FAULT_KINDS_BY_ERROR_CODE.items()}
 _SHOE_START: Final = re.compile(b"[" + re.escape(bytes(sorted(SHOE_START_BYTES))) + b"]")
 _HOST_START: Final = re.compile(b"[" + re.escape(bytes(sorted(HOST_START_BYTES))) + b"]")
-_NEED_MORE: Final = 0  # a parser's "consumed" result when the frame is not complete yet
-_BACK_OFF: Final = 1  # a parser's "consumed" result for a rejected candidate
 
-EnqEventMessage: TypeAlias = (
+# What an event frame (ENQ SEQ CODE ...) carries.
+_EventFrameMessage: TypeAlias = (
     CommunicationStarted
     | Standby
     | CardDrawn
@@ -164,6 +154,9 @@ EnqEventMessage: TypeAlias = (
     | LockChanged
     | VendorMessage
 )
+# ACK (CommandAccepted) and NAK (CommandRejected) carry no SEQ.
+DeviceMessage: TypeAlias = _EventFrameMessage | CommandAccepted | CommandRejected
+HostMessage: TypeAlias = VendorCommand
 
 
 def bcc(data: bytes) -> int:
@@ -181,42 +174,40 @@ def _parse_bcc_text(text: bytes) -> int | None:
     return int(text, 16)
 
 
+def _check_bcc(frame: bytes, expected: int) -> None:
+    """The frame's last two bytes must be `expected` as two uppercase hex digits."""
+    check = _parse_bcc_text(frame[-2:])
+    if check is None:
+        raise malformed("BCC is not 2 uppercase hex digits")
+    if check != expected:
+        raise Rejected(Drop.BAD_CHECKSUM, "BCC mismatch")
+
+
 # ---------------------------------------------------------------- encoders
 
 
-def encode_event_frame(message: EnqEventMessage, *, seq: int | None = None) -> bytes:
-    """One shoe -> host event frame, as a device (or our emulator) sends it.
+def encode_device_frame(message: DeviceMessage, *, seq: int | None = None) -> bytes:
+    """One shoe -> host frame, as a device (or our emulator) sends it.
 
     Card messages carry their own `seq`; pass `seq` only for the others (or the same value).
+    ACK (`CommandAccepted`) and NAK (`CommandRejected`) carry no SEQ: pass none.
     """
-    if isinstance(message, CardDrawn | CardUnreadable):
-        if seq is not None and seq != message.seq:
-            raise EncodeError("seq differs from the card's own seq", field="seq", value=seq)
-        seq = message.seq
-    elif seq is None:
-        raise EncodeError("this message needs a frame sequence number", field="seq", value=seq)
-    if not 0 <= seq < SEQ_MODULUS:
-        raise EncodeError("sequence number out of range 0..255", field="seq", value=seq)
-    code, data = _event_data(message)
+    if isinstance(message, CommandAccepted | CommandRejected):
+        if seq is not None:
+            raise EncodeError("ACK and NAK carry no sequence number", field="seq", value=seq)
+        return _reply_frame(message)
+    seq = frame_seq(message, seq, SEQUENCE)
+    code, data = _device_payload(message)
     body = bytes([seq, code]) + data + bytes([ETX])
     return bytes([ENQ]) + body + _bcc_text(bcc(body))
 
 
-def encode_ack() -> bytes:
-    return bytes([ACK])
+def encode_host_frame(message: HostMessage) -> bytes:
+    """One host -> shoe command frame, e.g. `encode_host_frame(VendorCommand(LOCK, LOCK_ON))`.
 
-
-def encode_nak(code: int) -> bytes:
-    # A code equal to a start byte would read as a bare NAK followed by a new frame.
-    if not 0 <= code <= 0xFF or code in SHOE_START_BYTES:
-        raise EncodeError(
-            "NAK code must be a byte other than a start byte", field="code", value=code
-        )
-    return bytes([NAK, code])
-
-
-def encode_command(name: str, argument: str) -> bytes:
-    """One host -> shoe command frame, e.g. `encode_command(LOCK, LOCK_ON)`."""
+    Commands carry no sequence number.
+    """
+    name, argument = message.name, message.argument
     if len(name) != 2 or not (name.isascii() and name.isalpha() and name.isupper()):
         raise EncodeError(
             "command name must be 2 uppercase ASCII letters", field="name", value=name
@@ -229,18 +220,27 @@ def encode_command(name: str, argument: str) -> bytes:
     return frame + _bcc_text(_command_bcc(frame))
 
 
+def _reply_frame(message: CommandAccepted | CommandRejected) -> bytes:
+    if isinstance(message, CommandAccepted):
+        return bytes([ACK])
+    code = message.code
+    # A code equal to a start byte would read as a bare NAK followed by a new frame.
+    if not 0 <= code <= 0xFF or code in SHOE_START_BYTES:
+        raise EncodeError(
+            "NAK code must be a byte other than a start byte", field="code", value=code
+        )
+    return bytes([NAK, code])
+
+
 def _command_bcc(frame_through_etx: bytes) -> int:
     return bcc(frame_through_etx if COMMAND_BCC_INCLUDES_STX else frame_through_etx[1:])
 
 
-def _event_data(message: EnqEventMessage) -> tuple[int, bytes]:
+def _device_payload(message: _EventFrameMessage) -> tuple[int, bytes]:
     match message:
         case CardDrawn(rank=rank, suit=suit, burned=burned, origin=origin):
-            if rank not in RANK_CODES or suit not in SUIT_CODES:
-                raise EncodeError("not a card", field="card", value=(rank, suit))
             code = next(c for c, o in CARD_ORIGINS.items() if o == origin)
-            card = (SUIT_CODES[suit] << SUIT_SHIFT) | RANK_CODES[rank]
-            return code, bytes([_target_byte(burned=burned), card])
+            return code, bytes([_target_byte(burned=burned), card_byte(rank, suit)])
         case CardUnreadable(burned=burned):
             return EventCode.CARD, bytes([_target_byte(burned=burned), UNREADABLE_CARD_BYTE])
         case FaultSet() | FaultCleared():
@@ -250,12 +250,12 @@ def _event_data(message: EnqEventMessage) -> tuple[int, bytes]:
         case VendorMessage():
             return _vendor_message_data(message)
         case CommunicationStarted() | Standby() | CutCardReached():
-            return _EMPTY_EVENT_CODES[type(message)], b""
+            return _EMPTY_DEVICE_MESSAGES[type(message)], b""
         case _:
             assert_never(message)
 
 
-_EMPTY_EVENT_CODES: Final[dict[type[EnqEventMessage], EventCode]] = {
+_EMPTY_DEVICE_MESSAGES: Final[dict[type[_EventFrameMessage], EventCode]] = {
     CommunicationStarted: EventCode.START,
     Standby: EventCode.STANDBY,
     CutCardReached: EventCode.CUT_CARD,
@@ -296,6 +296,13 @@ def _error_code(kind: FaultKind, code: int) -> int:
 
 
 class _EnqDecoder(Decoder):
+    """Hunts for a start byte, delimits the frame it may begin, then judges that frame.
+
+    A frame that fails a check is dropped and the hunt resumes one byte after its start
+    byte, not after its end (docs/protocol.md §2.3, rule 6): a start byte in line noise then
+    costs only itself, and the real frame behind it is found.
+    """
+
     codec_name: ClassVar[str] = "enq"
     _start: ClassVar[re.Pattern[bytes]]
 
@@ -317,146 +324,158 @@ class _EnqDecoder(Decoder):
             if start.start() > pos:
                 self._skip_garbage(bytes(buffer[pos : start.start()]))
             pos = start.start()
-            consumed = self._parse_at(buffer, pos, events)
-            if consumed == _NEED_MORE:
+            end = self._frame_end(buffer, pos)
+            if end is None:  # not all of it is here yet
                 break
-            pos += consumed
+            frame = bytes(buffer[pos:end])
+            try:
+                self._on_frame(frame, events)
+            except Rejected as rejected:
+                self._drop(rejected.reason, rejected.detail, frame)
+                end = pos + 1
+            pos = end
         del buffer[:pos]
         return events
 
     @abstractmethod
-    def _parse_at(self, buffer: bytearray, pos: int, events: list[Event]) -> int:
-        """Bytes used by the frame at `pos` (a start byte), _BACK_OFF, or _NEED_MORE."""
+    def _frame_end(self, buffer: bytearray, pos: int) -> int | None:
+        """Where the frame starting at `pos` ends, or None until enough bytes are here.
 
-    def _reject(self, reason: Drop, frame: bytes, detail: str) -> int:
-        self._drop(reason, frame, detail)
-        return _BACK_OFF
+        It ends early, before all its bytes arrived, when the bytes present already
+        contradict its layout: it is judged, and rejected, at once.
+        """
 
-    def _parse_command(self, buffer: bytearray, pos: int) -> tuple[int, VendorCommand | None]:
-        """(_NEED_MORE, None), (_BACK_OFF, None) after a rejection, or (length, command)."""
-        frame = bytes(buffer[pos : pos + COMMAND_LENGTH])
-        prefix_end = 1 + len(COMMAND_PREFIX)
-        # Reject as soon as the bytes present contradict the layout, not when all ten arrive.
-        if not COMMAND_PREFIX.startswith(frame[1:prefix_end]) or (
-            len(frame) > COMMAND_ETX_OFFSET and frame[COMMAND_ETX_OFFSET] != ETX
-        ):
-            return self._reject(Drop.MALFORMED, frame, "not a command frame layout"), None
-        if len(frame) < COMMAND_LENGTH:
-            return _NEED_MORE, None
-        check = _parse_bcc_text(frame[-2:])
-        if check is None:
-            return self._reject(Drop.MALFORMED, frame, "BCC is not 2 uppercase hex digits"), None
-        if check != _command_bcc(frame[:-2]):
-            return self._reject(Drop.BAD_CHECKSUM, frame, "BCC mismatch"), None
-        name = frame[prefix_end : prefix_end + 2].decode("latin-1")
-        argument = frame[prefix_end + 2 : COMMAND_ETX_OFFSET].decode("latin-1")
-        return COMMAND_LENGTH, VendorCommand(name=name, argument=argument)
+    @abstractmethod
+    def _on_frame(self, frame: bytes, events: list[Event]) -> None:
+        """Judge one delimited frame: append its event, or raise `Rejected`."""
 
 
-class EventFrameDecoder(_EnqDecoder):
+class DeviceFrameDecoder(_EnqDecoder):
     """Decodes what the shoe sends (events, ACK, NAK); the host runs this one."""
 
+    sequence: ClassVar[SequencePolicy | None] = SEQUENCE
     _start: ClassVar[re.Pattern[bytes]] = _SHOE_START
 
     def __init__(self) -> None:
         super().__init__()
-        self._sequence = SequenceTracker(SEQ_MODULUS)
+        self._sequence = SequenceTracker(SEQUENCE)
 
-    def _parse_at(self, buffer: bytearray, pos: int, events: list[Event]) -> int:
+    def _frame_end(self, buffer: bytearray, pos: int) -> int | None:
         start = buffer[pos]
         if start == ENQ:
-            return self._parse_event_frame(buffer, pos, events)
+            return _event_frame_end(buffer, pos)
+        if start == ACK:
+            return pos + 1
+        if start == NAK:
+            return pos + 2 if len(buffer) >= pos + 2 else None
+        return _command_frame_end(buffer, pos)
+
+    def _on_frame(self, frame: bytes, events: list[Event]) -> None:
+        start = frame[0]
+        if start == ENQ:
+            self._on_event_frame(frame, events)
+            return
+        if start == STX:
+            # A host command on the shoe's line (an echo): checked, then skipped whole.
+            _parse_command(frame)
+            self._drop(Drop.UNKNOWN_MESSAGE, "host command on the shoe's line", frame)
+            return
         if start == ACK:
             events.append(CommandAccepted())
-            self._counters.frames_ok += 1
-            return 1
-        if start == NAK:
-            if len(buffer) < pos + 2:
-                return _NEED_MORE
-            if buffer[pos + 1] in SHOE_START_BYTES:
-                # More likely a stray NAK byte before a real frame than a code that would
-                # make the NAK unreadable; never let it swallow the frame's start byte.
-                return self._reject(Drop.MALFORMED, bytes(buffer[pos : pos + 2]), "bare NAK")
-            events.append(CommandRejected(code=buffer[pos + 1]))
-            self._counters.frames_ok += 1
-            return 2
-        # STX: a host command on the shoe's line (an echo): checked, then skipped.
-        consumed, command = self._parse_command(buffer, pos)
-        if command is not None:
-            frame = bytes(buffer[pos : pos + consumed])
-            self._drop(Drop.UNKNOWN_MESSAGE, frame, "host command on the shoe's line")
-        return consumed
+        elif frame[1] in SHOE_START_BYTES:
+            # More likely a stray NAK byte before a real frame than a code that would make
+            # the NAK unreadable; never let it swallow the frame's start byte.
+            raise malformed("bare NAK")
+        else:
+            events.append(CommandRejected(code=frame[1]))
+        self._counters.frames_ok += 1
 
-    def _parse_event_frame(self, buffer: bytearray, pos: int, events: list[Event]) -> int:
-        length = self._event_frame_length(buffer, pos)
-        if length in {_NEED_MORE, _BACK_OFF}:  # no real frame is that short
-            return length
-        frame = bytes(buffer[pos : pos + length])
-        check = _parse_bcc_text(frame[-2:])
-        if check is None:
-            return self._reject(Drop.MALFORMED, frame, "BCC is not 2 uppercase hex digits")
-        if check != bcc(frame[1:-2]):
-            return self._reject(Drop.BAD_CHECKSUM, frame, "BCC mismatch")
-        seq, code = frame[1], frame[2]
-        if code not in EVENT_DATA_LENGTHS:
+    def _on_event_frame(self, frame: bytes, events: list[Event]) -> None:
+        code = frame[2]
+        data_length = EVENT_DATA_LENGTHS.get(code)
+        if data_length is None:
+            if frame[-3] != ETX:
+                raise malformed(f"no ETX in {BUFFER_CAP} bytes")
+        elif len(frame) != 3 + data_length + 3:
+            raise malformed(f"no ETX after {chr(code)!r} data")
+        _check_bcc(frame, bcc(frame[1:-2]))
+        if data_length is None:
             # Its length was a guess (the first ETX), so this may be noise that happened to
             # check out, lying over a real frame: back off rather than skip it whole.
-            return self._reject(Drop.UNKNOWN_MESSAGE, frame, f"event code 0x{code:02X}")
+            raise Rejected(Drop.UNKNOWN_MESSAGE, f"event code 0x{code:02X}")
+        seq = frame[1]
         if self._sequence.observe(seq) is SequenceVerdict.DUPLICATE:
             self._duplicate(frame, seq)
         else:
-            events.append(_event(code, seq, frame[3:-3]))
+            events.append(_device_message(code, seq, frame[3:-3]))
             self._counters.frames_ok += 1
-        return length
-
-    def _event_frame_length(self, buffer: bytearray, pos: int) -> int:
-        """Length of the candidate frame at `pos` once all of it is here, else _NEED_MORE.
-
-        Only the layout is checked here (ETX where the event code puts it); after rejecting
-        a candidate whose layout is wrong this returns _BACK_OFF.
-        """
-        if len(buffer) < pos + 3:
-            return _NEED_MORE
-        code = buffer[pos + 2]
-        data_length = EVENT_DATA_LENGTHS.get(code)
-        if data_length is not None:
-            etx_at = pos + 3 + data_length
-            if len(buffer) <= etx_at:
-                return _NEED_MORE
-            if buffer[etx_at] != ETX:
-                frame = bytes(buffer[pos : etx_at + 1])
-                return self._reject(Drop.MALFORMED, frame, f"no ETX after {chr(code)!r} data")
-        else:
-            etx_at = buffer.find(ETX, pos + 3, pos + BUFFER_CAP)
-            if etx_at < 0:
-                if len(buffer) - pos < BUFFER_CAP:
-                    return _NEED_MORE
-                frame = bytes(buffer[pos : pos + BUFFER_CAP])
-                return self._reject(Drop.MALFORMED, frame, f"no ETX in {BUFFER_CAP} bytes")
-        end = etx_at + 3  # ETX and two BCC digits
-        return end - pos if len(buffer) >= end else _NEED_MORE
 
 
-class CommandFrameDecoder(_EnqDecoder):
+class HostFrameDecoder(_EnqDecoder):
     """Decodes what the host sends (commands); a shoe, or our emulator, runs this one."""
 
     _start: ClassVar[re.Pattern[bytes]] = _HOST_START
 
-    def _parse_at(self, buffer: bytearray, pos: int, events: list[Event]) -> int:
-        consumed, command = self._parse_command(buffer, pos)
-        if command is not None:
-            events.append(command)
-            self._counters.frames_ok += 1
-        return consumed
+    def _frame_end(self, buffer: bytearray, pos: int) -> int | None:
+        return _command_frame_end(buffer, pos)
+
+    def _on_frame(self, frame: bytes, events: list[Event]) -> None:
+        events.append(_parse_command(frame))
+        self._counters.frames_ok += 1
 
 
-def _event(code: int, seq: int, data: bytes) -> Event:  # noqa: PLR0911 - one return per event code reads best
+def _event_frame_end(buffer: bytearray, pos: int) -> int | None:
+    """ENQ SEQ CODE DATA... ETX BCC BCC: a known code fixes where ETX is; for an unknown
+    one, the first ETX within BUFFER_CAP bytes is taken (DATA may hold 03 for a known one)."""
+    if len(buffer) < pos + 3:
+        return None
+    data_length = EVENT_DATA_LENGTHS.get(buffer[pos + 2])
+    if data_length is not None:
+        etx_at = pos + 3 + data_length
+        if len(buffer) <= etx_at:
+            return None
+        if buffer[etx_at] != ETX:
+            return etx_at + 1
+    else:
+        etx_at = buffer.find(ETX, pos + 3, pos + BUFFER_CAP)
+        if etx_at < 0:
+            return pos + BUFFER_CAP if len(buffer) - pos >= BUFFER_CAP else None
+    end = etx_at + 3  # ETX and two BCC digits
+    return end if len(buffer) >= end else None
+
+
+def _command_frame_end(buffer: bytearray, pos: int) -> int | None:
+    present = bytes(buffer[pos : pos + COMMAND_LENGTH])
+    if not _command_layout_so_far(present):
+        return pos + len(present)
+    return pos + COMMAND_LENGTH if len(present) == COMMAND_LENGTH else None
+
+
+def _command_layout_so_far(frame: bytes) -> bool:
+    """Whether the bytes present fit STX 'O' 'P' TYPE TYPE ARG ARG ETX, so far."""
+    prefix_end = 1 + len(COMMAND_PREFIX)
+    return COMMAND_PREFIX.startswith(frame[1:prefix_end]) and (
+        len(frame) <= COMMAND_ETX_OFFSET or frame[COMMAND_ETX_OFFSET] == ETX
+    )
+
+
+def _parse_command(frame: bytes) -> VendorCommand:
+    if len(frame) != COMMAND_LENGTH or not _command_layout_so_far(frame):
+        raise malformed("not a command frame layout")
+    _check_bcc(frame, _command_bcc(frame[:-2]))
+    prefix_end = 1 + len(COMMAND_PREFIX)
+    name = frame[prefix_end : prefix_end + 2].decode("latin-1")
+    argument = frame[prefix_end + 2 : COMMAND_ETX_OFFSET].decode("latin-1")
+    return VendorCommand(name=name, argument=argument)
+
+
+def _device_message(code: int, seq: int, data: bytes) -> Event:  # noqa: PLR0911 - one return per event code reads best
     """The event for a checked frame of a known code; `data` has that code's length."""
     match code:
         case EventCode.CARD | EventCode.CARD_OUTSIDE_GAME | EventCode.CARD_RETRANSMITTED:
             target, card = data
             burned = (target >> TARGET_SHIFT) & TARGET_MASK in BURN_TARGETS
-            rank_suit = CARD_BY_BYTE.get(card)
+            rank_suit = card_of(card)
             if rank_suit is None:
                 return CardUnreadable(seq=seq, burned=burned)
             rank, suit = rank_suit

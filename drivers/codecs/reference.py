@@ -14,7 +14,9 @@ import enum
 from abc import abstractmethod
 from typing import TYPE_CHECKING, ClassVar, Final, TypeAlias, assert_never
 
-from drivers.codecs.base import Decoder, Drop, SequenceTracker, SequenceVerdict
+from drivers.codecs.base import Decoder, Drop, Rejected, malformed
+from drivers.codecs.card_byte import card_byte, card_of
+from drivers.codecs.sequence import SequencePolicy, SequenceTracker, SequenceVerdict, frame_seq
 from drivers.errors import EncodeError
 from drivers.events import (
     FAULT_KINDS,
@@ -28,14 +30,12 @@ from drivers.events import (
     FaultSet,
     Heartbeat,
     NewShoe,
-    Rank,
     SequenceGap,
     StatusRequest,
-    Suit,
 )
 
 if TYPE_CHECKING:
-    from drivers.events import Event
+    from drivers.events import Event, Rank, Suit
 
 # ================================================================ the protocol, as a table
 # Framing (RFC 1662 style asynchronous byte stuffing): FLAG never occurs inside a frame, so a
@@ -56,7 +56,8 @@ MAX_STUFFED_BODY: Final = 2 * MAX_BODY  # every byte escaped
 # 0x29B1 for b"123456789". binascii.crc_hqx computes exactly this when seeded with 0xFFFF.
 CRC_INIT: Final = 0xFFFF
 
-SEQ_MODULUS: Final = 1 << 16  # 16-bit sequence number, wraps 65535 -> 0
+# 16-bit, wraps 65535 -> 0; every new frame is the previous plus one, so a jump is a loss.
+SEQUENCE: Final = SequencePolicy(modulus=1 << 16, reports_gaps=True)
 
 HOST_TO_DEVICE: Final = 0x80  # bit 7 of the type byte: set on frames the host sends
 
@@ -76,16 +77,8 @@ class MessageType(enum.IntEnum):
     STATUS_REQUEST = 0x82
 
 
-# Card byte: bits 6-4 suit, bits 3-0 rank; bit 7 is zero. The same layout as the ENQ family
-# (docs/protocol.md) so an adapter board can pass that family's card byte through unchanged.
-SUIT_SHIFT: Final = 4
-RANK_MASK: Final = 0x0F
-RANK_CODES: Final[dict[Rank, int]] = {
-    "A": 1, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7,
-    "8": 8, "9": 9, "10": 10, "J": 11, "Q": 12, "K": 13,
-}  # fmt: skip
-SUIT_CODES: Final[dict[Suit, int]] = {"D": 1, "C": 2, "S": 3, "H": 4}
-
+# Card byte: the ENQ family's layout (drivers.codecs.card_byte), so an adapter board can
+# pass that family's card byte through unchanged.
 CARD_FLAG_BURNED: Final = 0x01  # card flags byte; the other bits are reserved and zero
 
 FAULT_KIND_CODES: Final[dict[FaultKind, int]] = {
@@ -99,11 +92,6 @@ IDENTITY_FIELD_MAX: Final = 32  # bytes of printable ASCII per identity string
 PRINTABLE_ASCII: Final = range(0x20, 0x7F)
 # ================================================================ end of the table
 
-CARD_BY_BYTE: Final[dict[int, tuple[Rank, Suit]]] = {
-    (suit_code << SUIT_SHIFT) | rank_code: (rank, suit)
-    for suit, suit_code in SUIT_CODES.items()
-    for rank, rank_code in RANK_CODES.items()
-}
 FAULT_KIND_BY_CODE: Final[dict[int, FaultKind]] = {v: k for k, v in FAULT_KIND_CODES.items()}
 assert set(FAULT_KIND_CODES) == set(FAULT_KINDS)
 
@@ -153,8 +141,7 @@ def unstuff(stuffed: bytes) -> bytes | None:
 
 
 def _frame(message_type: int, seq: int, payload: bytes) -> bytes:
-    if not 0 <= seq < SEQ_MODULUS:
-        raise EncodeError("sequence number out of range 0..65535", field="seq", value=seq)
+    SEQUENCE.check(seq)
     if len(payload) > MAX_PAYLOAD:  # the callers' own limits keep this unreachable
         raise EncodeError("payload too long", field="payload", value=payload)
     body = bytes([PROTOCOL_VERSION, message_type]) + seq.to_bytes(2, "big")
@@ -171,12 +158,7 @@ def encode_device_frame(message: DeviceMessage, *, seq: int | None = None) -> by
 
     Card messages carry their own `seq`; pass `seq` only for the others (or the same value).
     """
-    if isinstance(message, CardDrawn | CardUnreadable):
-        if seq is not None and seq != message.seq:
-            raise EncodeError("seq differs from the card's own seq", field="seq", value=seq)
-        seq = message.seq
-    elif seq is None:
-        raise EncodeError("this message needs a frame sequence number", field="seq", value=seq)
+    seq = frame_seq(message, seq, SEQUENCE)
     message_type, payload = _device_payload(message)
     return _frame(message_type, seq, payload)
 
@@ -185,9 +167,8 @@ def encode_host_frame(message: HostMessage, *, seq: int) -> bytes:
     """One frame as the host sends it; `seq` is the host's own frame counter."""
     match message:
         case Acknowledge(acknowledged_seq=acked):
-            if not 0 <= acked < SEQ_MODULUS:
-                raise EncodeError("acknowledged seq out of range", field="seq", value=acked)
-            return _frame(MessageType.ACKNOWLEDGE, seq, acked.to_bytes(2, "big"))
+            payload = SEQUENCE.check(acked).to_bytes(2, "big")
+            return _frame(MessageType.ACKNOWLEDGE, seq, payload)
         case StatusRequest():
             return _frame(MessageType.STATUS_REQUEST, seq, b"")
         case _:
@@ -201,7 +182,7 @@ def _device_payload(message: DeviceMessage) -> tuple[MessageType, bytes]:
         case CardDrawn(rank=rank, suit=suit, burned=burned, origin=origin):
             if origin != "dealt":
                 raise EncodeError("only dealt cards exist here", field="origin", value=origin)
-            card = bytes([_card_byte(rank, suit), _card_flags(burned=burned)])
+            card = bytes([card_byte(rank, suit), _card_flags(burned=burned)])
             return MessageType.CARD_DRAWN, card
         case CardUnreadable(burned=burned):
             return MessageType.CARD_UNREADABLE, bytes([_card_flags(burned=burned)])
@@ -238,14 +219,6 @@ def _identity_payload(identity: DeviceIdentity) -> bytes:
     return bytes(payload)
 
 
-def _card_byte(rank: Rank, suit: Suit) -> int:
-    if rank not in RANK_CODES:
-        raise EncodeError("not a rank", field="rank", value=rank)
-    if suit not in SUIT_CODES:
-        raise EncodeError("not a suit", field="suit", value=suit)
-    return (SUIT_CODES[suit] << SUIT_SHIFT) | RANK_CODES[rank]
-
-
 def _card_flags(*, burned: bool) -> int:
     return CARD_FLAG_BURNED if burned else 0
 
@@ -261,21 +234,9 @@ def _fault_payload(kind: FaultKind, code: int) -> bytes:
 # ---------------------------------------------------------------- decoders
 
 
-class _Rejected(Exception):
-    """Internal: why a frame is dropped; caught in this module, never seen by a caller."""
-
-    def __init__(self, reason: Drop, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
-
-
-def _malformed(detail: str) -> _Rejected:
-    return _Rejected(Drop.MALFORMED, detail)
-
-
 class _ReferenceDecoder(Decoder):
     codec_name: ClassVar[str] = "reference"
+    sequence: ClassVar[SequencePolicy | None] = SEQUENCE
     _direction: ClassVar[int]  # the HOST_TO_DEVICE bit of the frames this decoder accepts
 
     def __init__(self) -> None:
@@ -285,7 +246,7 @@ class _ReferenceDecoder(Decoder):
         # Until the first FLAG we may have joined mid-frame; after an over-long run we are
         # inside something that is not a frame. Either way: drop up to the next FLAG.
         self._discarding = True
-        self._sequence = SequenceTracker(SEQ_MODULUS)
+        self._sequence = SequenceTracker(SEQUENCE)
 
     @property
     def last_seq(self) -> int | None:
@@ -324,8 +285,8 @@ class _ReferenceDecoder(Decoder):
         else:
             try:
                 self._on_frame(stuffed, events)
-            except _Rejected as rejected:
-                self._drop(rejected.reason, stuffed, rejected.detail)
+            except Rejected as rejected:
+                self._drop(rejected.reason, rejected.detail, stuffed)
 
     def _on_frame(self, stuffed: bytes, events: list[Event]) -> None:
         message_type, seq, payload = self._open(stuffed)
@@ -337,7 +298,6 @@ class _ReferenceDecoder(Decoder):
         if verdict is SequenceVerdict.GAP:
             assert expected is not None
             self._counters.gaps += 1
-            self._log.debug("sequence gap: expected %d, got %d", expected, seq)
             events.append(SequenceGap(expected=expected, got=seq))
         events.append(self._message(message_type, seq, payload))
         self._counters.frames_ok += 1
@@ -350,24 +310,24 @@ class _ReferenceDecoder(Decoder):
         """
         body = unstuff(stuffed)
         if body is None:
-            raise _malformed("invalid escape sequence")
+            raise malformed("invalid escape sequence")
         if len(body) < MIN_BODY:
-            raise _malformed("shorter than a header and CRC")
+            raise malformed("shorter than a header and CRC")
         if crc16(body[:-CRC_SIZE]) != int.from_bytes(body[-CRC_SIZE:], "big"):
-            raise _Rejected(Drop.BAD_CHECKSUM, "CRC mismatch")
+            raise Rejected(Drop.BAD_CHECKSUM, "CRC mismatch")
         version, message_type, seq_hi, seq_lo, length = body[:HEADER_SIZE]
         payload = body[HEADER_SIZE:-CRC_SIZE]
         if version != PROTOCOL_VERSION:
-            raise _Rejected(Drop.UNKNOWN_MESSAGE, f"protocol version {version}")
+            raise Rejected(Drop.UNKNOWN_MESSAGE, f"protocol version {version}")
         if length != len(payload):
-            raise _malformed(f"length field {length}, payload {len(payload)}")
+            raise malformed(f"length field {length}, payload {len(payload)}")
         if message_type & HOST_TO_DEVICE != self._direction:
-            raise _Rejected(Drop.UNKNOWN_MESSAGE, "frame from the other direction")
+            raise Rejected(Drop.UNKNOWN_MESSAGE, "frame from the other direction")
         return message_type, (seq_hi << 8) | seq_lo, payload
 
     @abstractmethod
     def _message(self, message_type: int, seq: int, payload: bytes) -> Event:
-        """The event for an intact frame of this direction; raises _Rejected otherwise."""
+        """The event for an intact frame of this direction; raises Rejected otherwise."""
 
 
 class DeviceFrameDecoder(_ReferenceDecoder):
@@ -394,7 +354,7 @@ class DeviceFrameDecoder(_ReferenceDecoder):
                 _expect_length(payload, 0)
                 return _EMPTY_DEVICE_EVENTS[message_type]
             case _:
-                raise _Rejected(Drop.UNKNOWN_MESSAGE, f"message type 0x{message_type:02X}")
+                raise Rejected(Drop.UNKNOWN_MESSAGE, f"message type 0x{message_type:02X}")
 
 
 _EMPTY_DEVICE_EVENTS: Final[dict[int, Event]] = {
@@ -418,24 +378,24 @@ class HostFrameDecoder(_ReferenceDecoder):
                 _expect_length(payload, 0)
                 return StatusRequest()
             case _:
-                raise _Rejected(Drop.UNKNOWN_MESSAGE, f"message type 0x{message_type:02X}")
+                raise Rejected(Drop.UNKNOWN_MESSAGE, f"message type 0x{message_type:02X}")
 
 
 def _expect_length(payload: bytes, length: int) -> None:
     if len(payload) != length:
-        raise _malformed(f"payload of {len(payload)} bytes, expected {length}")
+        raise malformed(f"payload of {len(payload)} bytes, expected {length}")
 
 
 def _parse_card_byte(card: int) -> tuple[Rank, Suit]:
-    try:
-        return CARD_BY_BYTE[card]
-    except KeyError:
-        raise _malformed(f"card byte 0x{card:02X}") from None
+    rank_suit = card_of(card)
+    if rank_suit is None:
+        raise malformed(f"card byte 0x{card:02X}")
+    return rank_suit
 
 
 def _parse_flags(flags: int) -> bool:
     if flags & ~CARD_FLAG_BURNED:
-        raise _malformed(f"reserved card flag bits set: 0x{flags:02X}")
+        raise malformed(f"reserved card flag bits set: 0x{flags:02X}")
     return bool(flags & CARD_FLAG_BURNED)
 
 
@@ -443,7 +403,7 @@ def _parse_fault(payload: bytes) -> tuple[FaultKind, int]:
     _expect_length(payload, 2)
     kind = FAULT_KIND_BY_CODE.get(payload[0])
     if kind is None:
-        raise _malformed(f"fault kind 0x{payload[0]:02X}")
+        raise malformed(f"fault kind 0x{payload[0]:02X}")
     return kind, payload[1]
 
 
@@ -452,16 +412,16 @@ def _parse_identity(payload: bytes) -> DeviceIdentity:
     offset = 0
     for _ in range(4):
         if offset >= len(payload):
-            raise _malformed("identity payload ends early")
+            raise malformed("identity payload ends early")
         size = payload[offset]
         raw = payload[offset + 1 : offset + 1 + size]
         if not 1 <= size <= IDENTITY_FIELD_MAX or len(raw) != size:
-            raise _malformed(f"identity string of length {size}")
+            raise malformed(f"identity string of length {size}")
         if any(b not in PRINTABLE_ASCII for b in raw):
-            raise _malformed("identity string is not printable ASCII")
+            raise malformed("identity string is not printable ASCII")
         fields.append(raw.decode("ascii"))
         offset += 1 + size
     if offset != len(payload):
-        raise _malformed("bytes after the identity strings")
+        raise malformed("bytes after the identity strings")
     vendor, model, serial, firmware = fields
     return DeviceIdentity(vendor=vendor, model=model, serial_number=serial, firmware=firmware)

@@ -253,7 +253,7 @@ class ShoeEmulator:
         frame = personality.encode(message, self._seq)
         if frame is None:  # this protocol cannot say it: no frame, no seq used
             return "intact", []
-        self._seq = (self._seq + 1) % personality.seq_modulus
+        self._seq = personality.sequence.successor(self._seq)
         stats = self._stats
         stats.frames += 1
         plan = self.faults.plan_frame(len(frame), personality.noise_alphabet)

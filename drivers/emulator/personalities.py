@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING, ClassVar, Final, Literal, TypeAlias
 from drivers.codecs import enq, reference
 from drivers.emulator.errors import EmulatorError
 from drivers.events import (
-    CardDrawn,
-    CardUnreadable,
+    CommandAccepted,
+    CommandRejected,
     CommunicationStarted,
-    CutCardReached,
     DeviceIdentity,
     FaultCleared,
     FaultSet,
@@ -30,24 +29,15 @@ from drivers.events import (
 
 if TYPE_CHECKING:
     from drivers.codecs.base import Decoder
+    from drivers.codecs.sequence import SequencePolicy
     from drivers.events import Event
 
 ProtocolName: TypeAlias = Literal["reference", "enq"]
 PROTOCOLS: Final[tuple[ProtocolName, ...]] = ("reference", "enq")
 
-# Everything the emulator ever sends; a personality says None for what its protocol lacks.
-DeviceMessage: TypeAlias = (
-    DeviceIdentity
-    | CommunicationStarted
-    | CardDrawn
-    | CardUnreadable
-    | NewShoe
-    | CutCardReached
-    | Heartbeat
-    | FaultSet
-    | FaultCleared
-    | LockChanged
-)
+# Everything the emulator ever frames: the reference protocol's messages and the ENQ
+# family's start and lock frames; a personality says None for what its protocol lacks.
+DeviceMessage: TypeAlias = reference.DeviceMessage | CommunicationStarted | LockChanged
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +61,7 @@ class Answer:
 
 class Personality(ABC):
     name: ClassVar[ProtocolName]
-    seq_modulus: ClassVar[int]
+    sequence: ClassVar[SequencePolicy]  # the codec's: how the device numbers its frames
     #: Bytes line noise is drawn from: none that starts a frame, so a burst between frames
     #: is skipped by a correct decoder and costs no frame (hostile noise is the fuzzer's job).
     noise_alphabet: ClassVar[bytes]
@@ -113,14 +103,12 @@ def _all_bytes_except(*excluded: int) -> bytes:
 
 class ReferencePersonality(Personality):
     name: ClassVar[ProtocolName] = "reference"
-    seq_modulus: ClassVar[int] = reference.SEQ_MODULUS
+    sequence: ClassVar[SequencePolicy] = reference.SEQUENCE
     noise_alphabet: ClassVar[bytes] = _all_bytes_except(reference.FLAG)
 
     def encode(self, message: DeviceMessage, seq: int) -> bytes | None:
         if isinstance(message, CommunicationStarted | LockChanged):
             return None
-        if isinstance(message, CardDrawn | CardUnreadable):
-            return reference.encode_device_frame(message)
         return reference.encode_device_frame(message, seq=seq)
 
     @property
@@ -159,15 +147,13 @@ class EnqPersonality(Personality):
     """
 
     name: ClassVar[ProtocolName] = "enq"
-    seq_modulus: ClassVar[int] = enq.SEQ_MODULUS
+    sequence: ClassVar[SequencePolicy] = enq.SEQUENCE
     noise_alphabet: ClassVar[bytes] = _all_bytes_except(*enq.SHOE_START_BYTES)
 
     def encode(self, message: DeviceMessage, seq: int) -> bytes | None:
         if isinstance(message, DeviceIdentity | NewShoe | Heartbeat):
             return None
-        if isinstance(message, CardDrawn | CardUnreadable):
-            return enq.encode_event_frame(message)
-        return enq.encode_event_frame(message, seq=seq)
+        return enq.encode_device_frame(message, seq=seq)
 
     @property
     def checksum_bits(self) -> int:
@@ -183,12 +169,12 @@ class EnqPersonality(Personality):
         return [CommunicationStarted()]
 
     def host_decoder(self) -> Decoder:
-        return enq.CommandFrameDecoder()
+        return enq.HostFrameDecoder()
 
     def answer(self, command: Event, state: DeviceState) -> Answer:
         if not isinstance(command, VendorCommand):
             return Answer()
-        ack = enq.encode_ack()
+        ack = enq.encode_device_frame(CommandAccepted())
         match command.name, command.argument:
             case enq.LOCK, (enq.LOCK_ON | enq.LOCK_OFF) as argument:
                 locked = argument == enq.LOCK_ON
@@ -201,7 +187,8 @@ class EnqPersonality(Personality):
             case enq.CONFIRM_GAME_PROCESS, _:
                 return Answer(raw=ack)
             case _:
-                return Answer(raw=enq.encode_nak(ENQ_NAK_UNKNOWN_COMMAND))
+                rejected = CommandRejected(code=ENQ_NAK_UNKNOWN_COMMAND)
+                return Answer(raw=enq.encode_device_frame(rejected))
 
     def check_fault(self, fault: FaultSet | FaultCleared) -> None:
         if fault.kind != "other" or not 0 <= fault.code <= enq.ERROR_CODE_MASK:

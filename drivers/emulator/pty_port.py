@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
-import logging
 import os
 import struct
 import termios
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING, Final
 
 from drivers.emulator.errors import EmulatorError
 from drivers.errors import DriverError
+from drivers.logs import get_logger
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -38,7 +38,7 @@ READ_SIZE: Final = 4096
 _PACKET_DATA: Final = 0  # TIOCPKT_DATA: the first byte of a packet that carries data
 _ENABLE: Final = struct.pack("i", 1)
 
-_log = logging.getLogger("drivers.emulator")
+_log = get_logger("drivers.emulator")
 
 
 class PortUnplugged(DriverError):
@@ -111,7 +111,9 @@ class VirtualSerialPort:
         self._master, self._slave, self._path = master, slave, path
         self._generation += 1
         self._plugged.set()
-        _log.info("virtual serial port %s plugged in%s", path, self._link_note())
+        _log.info(
+            "emulator.plugged_in", port=path, link=None if self.link is None else str(self.link)
+        )
 
     def unplug(self) -> None:
         """Pull the cable: the host's reads fail, the link disappears. Idempotent."""
@@ -134,7 +136,7 @@ class VirtualSerialPort:
             with contextlib.suppress(OSError):
                 if str(self.link.readlink()) == self._path:
                     self.link.unlink()
-        _log.info("virtual serial port %s unplugged", self._path)
+        _log.info("emulator.unplugged", port=self._path)
 
     def close(self) -> None:
         self.unplug()
@@ -205,9 +207,6 @@ class VirtualSerialPort:
             self._waiters.discard(waiter)
             if generation == self._generation and self.plugged:
                 remove(fd)  # otherwise unplug has unregistered it already
-
-    def _link_note(self) -> str:
-        return "" if self.link is None else f" (link {self.link})"
 
 
 def _replace_symlink(link: Path, target: str) -> None:

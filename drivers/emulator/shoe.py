@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import logging
 import secrets
 from typing import TYPE_CHECKING, Self
 
 from drivers.emulator.core import Dealt, EmulatorStats, ShoeEmulator, Write
 from drivers.emulator.pty_port import PortUnplugged, VirtualSerialPort
 from drivers.emulator.settings import EmulatorSettings
+from drivers.logs import get_logger
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Coroutine
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from drivers.emulator.faults import FaultName
     from drivers.events import Event, FaultKind
 
-_log = logging.getLogger("drivers.emulator")
+_log = get_logger("drivers.emulator")
 DRAIN_POLL = 0.01  # seconds between looks at what the host has not read yet
 
 
@@ -224,7 +224,7 @@ class EmulatedShoe:
                 continue
             if packet.host_opened:
                 self._runner_stats.host_opens += 1
-                _log.info("a host opened %s", self._port.path)
+                _log.info("emulator.host_opened", port=self._port.path)
                 await self._send(self.core.power_up())
                 self._host_opened.set()
             if packet.data:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from drivers.events import (
@@ -28,13 +29,13 @@ from drivers.events import (
     Standby,
     VendorMessage,
 )
+from drivers.logs import WireBytes
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
+    from drivers.codecs import enq, reference
     from drivers.codecs.base import Decoder
-    from drivers.codecs.enq import EnqEventMessage
-    from drivers.codecs.reference import DeviceMessage
 
 
 _M = TypeVar("_M", bound=Event)
@@ -76,11 +77,20 @@ def with_seq(message: _M, seq: int) -> _M:
     return message
 
 
+def logged_bytes(lines: Iterable[Mapping[str, Any]]) -> list[bytes]:
+    """The line bytes that captured log lines carry (as `WireBytes` fields), in order."""
+    return [value.data for line in lines for value in line.values() if isinstance(value, WireBytes)]
+
+
 def decode_all(make_decoder: Callable[[], Decoder], data: bytes) -> list[Event]:
     return make_decoder().feed(data)
 
 
 # ---------------------------------------------------------------- strategies
+
+PROPERTY_SETTINGS = settings(
+    deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow]
+)
 
 _printable = st.characters(min_codepoint=0x20, max_codepoint=0x7E)
 _identity_text = st.text(_printable, min_size=1, max_size=32)
@@ -99,7 +109,7 @@ faults = st.sampled_from(FAULT_KINDS).flatmap(
     )
 )
 
-reference_device_messages: st.SearchStrategy[DeviceMessage] = st.one_of(
+reference_device_messages: st.SearchStrategy[reference.DeviceMessage] = st.one_of(
     cards,
     cards,  # twice: cards are what matters, let them dominate
     st.builds(CardUnreadable, seq=st.just(0), burned=st.booleans()),
@@ -110,7 +120,7 @@ reference_device_messages: st.SearchStrategy[DeviceMessage] = st.one_of(
     faults,
 )
 
-enq_event_messages: st.SearchStrategy[EnqEventMessage] = st.one_of(
+enq_device_messages: st.SearchStrategy[enq.DeviceMessage] = st.one_of(
     st.builds(
         CardDrawn,
         rank=st.sampled_from(RANKS),

@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import pytest
 
-from drivers.codecs.base import SequenceTracker, SequenceVerdict
-from drivers.codecs.enq import EventFrameDecoder
-from drivers.codecs.reference import DeviceFrameDecoder
+from drivers.codecs.sequence import SequencePolicy, SequenceTracker, SequenceVerdict
 from drivers.events import RANKS, SUITS, CardDrawn
-
-if TYPE_CHECKING:
-    from drivers.codecs import Decoder
 
 
 @pytest.mark.parametrize(
@@ -25,26 +18,16 @@ if TYPE_CHECKING:
     ],
 )
 def test_sequence_tracker_verdicts(modulus: int, seqs: list[int], verdicts: list[str]) -> None:
-    tracker = SequenceTracker(modulus)
+    tracker = SequenceTracker(SequencePolicy(modulus, reports_gaps=True))
     assert [tracker.observe(s).value for s in seqs] == verdicts
     assert tracker.last == seqs[-1]
     assert tracker.expected == (seqs[-1] + 1) % modulus
 
 
 def test_a_new_tracker_expects_nothing() -> None:
-    tracker = SequenceTracker(256)
+    tracker = SequenceTracker(SequencePolicy(256, reports_gaps=True))
     assert (tracker.last, tracker.expected) == (None, None)
     assert tracker.observe(200) is SequenceVerdict.FIRST
-
-
-@pytest.mark.parametrize("make", [DeviceFrameDecoder, EventFrameDecoder])
-def test_counters_are_a_copy_the_caller_cannot_corrupt(make: type[Decoder]) -> None:
-    decoder = make()
-    decoder.feed(b"\x00\x01\x7e")
-    snapshot = decoder.counters
-    counted = snapshot.garbage_bytes
-    snapshot.garbage_bytes = 999
-    assert decoder.counters.garbage_bytes == counted > 0
 
 
 def test_card_codes_are_the_rules_core_text_codes() -> None:
@@ -52,3 +35,16 @@ def test_card_codes_are_the_rules_core_text_codes() -> None:
     assert CardDrawn(rank="Q", suit="H", seq=0).code == "QH"
     assert len(RANKS) == 13
     assert set(SUITS) == {"S", "H", "D", "C"}
+
+
+def test_a_numbering_not_known_to_count_by_one_sees_duplicates_but_no_gaps() -> None:
+    policy = SequencePolicy(256, reports_gaps=False)
+    tracker = SequenceTracker(policy)
+    assert [tracker.observe(s).value for s in [7, 9, 9, 3]] == [
+        "first",
+        "next",
+        "duplicate",
+        "next",
+    ]
+    assert not policy.is_gap(7, 200)
+    assert SequencePolicy(256, reports_gaps=True).is_gap(7, 200)

@@ -9,15 +9,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import logging
 import random
 import threading
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
 from drivers.backoff import Backoff, BackoffPolicy
-from drivers.codecs.enq import EventFrameDecoder, encode_event_frame
+from drivers.codecs import enq
 from drivers.codecs.reference import DeviceFrameDecoder, encode_device_frame
 from drivers.driver import (
     Connected,
@@ -98,15 +97,20 @@ async def running(driver: ShoeDriver) -> AsyncIterator[Recorder]:
 
 
 def driver_for(
-    factory: Callable[[], Transport], decoder: Decoder | None = None, **options: float
+    factory: Callable[[], Transport],
+    decoder: Decoder | None = None,
+    *,
+    idle_timeout: float | None = None,
+    table: str | None = None,
 ) -> ShoeDriver:
     return ShoeDriver(
         "reference",
         decoder or DeviceFrameDecoder(),
         factory,
+        table=table,
         backoff=FAST,
         rng=seeded(7),
-        **options,
+        idle_timeout=idle_timeout,
     )
 
 
@@ -172,24 +176,25 @@ async def test_cards_arrive_over_a_pty_in_order() -> None:
 async def test_enq_frames_over_a_pty() -> None:
     with Pty() as pty:
         settings = SerialSettings(pty.path, baudrate=4800)
-        driver = driver_for(transport_factory(settings), EventFrameDecoder())
+        driver = driver_for(transport_factory(settings), enq.DeviceFrameDecoder())
         async with running(driver) as shoe:
             await shoe.next(Connected)
-            pty.write(encode_event_frame(CommunicationStarted(), seq=0))
-            pty.write(encode_event_frame(card("QC", 1)))
+            pty.write(enq.encode_device_frame(CommunicationStarted(), seq=0))
+            pty.write(enq.encode_device_frame(card("QC", 1)))
             assert await shoe.next(CommunicationStarted) == CommunicationStarted()
             assert (await shoe.next(CardDrawn)).code == "QC"
 
 
-async def test_raw_bytes_are_logged_in_hex_at_debug(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG, logger="drivers.reference")
+async def test_raw_bytes_are_logged_in_hex_at_debug(driver_logs: list[dict[str, Any]]) -> None:
     frame = reference("2C", 1)
     with Pty() as pty:
         async with running(driver_for(transport_factory(SerialSettings(pty.path)))) as shoe:
             await shoe.next(Connected)
             pty.write(frame)
             await shoe.next(CardDrawn)
-    assert f"rx {pty.path}: {frame.hex(' ')}" in caplog.messages
+    received = [line for line in driver_logs if line["event"] == "reader.received"]
+    assert [(line["log_level"], line["endpoint"]) for line in received] == [("debug", pty.path)]
+    assert received[0]["data"].hex == frame.hex(" ")
 
 
 async def test_unplug_and_replug_over_socat(tmp_path: Path) -> None:
@@ -287,11 +292,14 @@ async def test_a_silent_link_is_dropped_after_the_idle_timeout() -> None:
 # ---------------------------------------------------------------- USB
 
 
+def usb_driver(backend: FakeShoeBackend) -> ShoeDriver:
+    settings = UsbSettings(0x1209, 0x5E0E, read_timeout_ms=20)
+    return driver_for(lambda: UsbTransport(settings, backend=backend))
+
+
 async def test_usb_device_going_away_and_coming_back() -> None:
     backend = FakeShoeBackend()
-    settings = UsbSettings(0x1209, 0x5E0E, read_timeout_ms=20)
-    driver = driver_for(lambda: UsbTransport(settings, backend=backend))
-    async with running(driver) as shoe:
+    async with running(usb_driver(backend)) as shoe:
         await shoe.next(Connected)
         backend.send(reference("JS", 1))
         assert (await shoe.next(CardDrawn)).code == "JS"
@@ -306,9 +314,7 @@ async def test_usb_device_going_away_and_coming_back() -> None:
 
 
 async def test_cancelling_the_driver_stops_the_usb_worker_thread() -> None:
-    backend = FakeShoeBackend()
-    settings = UsbSettings(0x1209, 0x5E0E, read_timeout_ms=20)
-    driver = driver_for(lambda: UsbTransport(settings, backend=backend))
+    driver = usb_driver(FakeShoeBackend())
     async with running(driver) as shoe:
         await shoe.next(Connected)
         readers = [t for t in threading.enumerate() if t.name.startswith("shoe2mqtt usb")]

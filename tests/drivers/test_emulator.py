@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 DECODERS: dict[str, Callable[[], Decoder]] = {
     "reference": reference.DeviceFrameDecoder,
-    "enq": enq.EventFrameDecoder,
+    "enq": enq.DeviceFrameDecoder,
 }
 PROTOCOL_NAMES: tuple[ProtocolName, ...] = ("reference", "enq")
 
@@ -390,7 +390,7 @@ async def test_the_enq_shoe_locks_on_command_and_then_deals_outside_the_game() -
         host = Host(shoe.path, "enq")
         async with host.port:
             await asyncio.wait_for(shoe.wait_for_host(), 5)
-            await host.port.write(enq.encode_command(enq.LOCK, enq.LOCK_ON))
+            await host.port.write(enq.encode_host_frame(VendorCommand(enq.LOCK, enq.LOCK_ON)))
             await host.until(lambda events: LockChanged(locked=True) in events)
             await shoe.next_card()
             (card,) = await host.cards(1)

@@ -15,8 +15,9 @@ import pytest
 from drivers.codecs import enq, reference
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from drivers.codecs.base import Decoder
-    from drivers.codecs.enq import EnqEventMessage
     from drivers.codecs.reference import DeviceMessage, HostMessage
     from drivers.events import Event, VendorCommand
 
@@ -68,20 +69,27 @@ def test_enq_example_decodes_and_encodes_as_documented(
 ) -> None:
     frame = bytes.fromhex(frame_hex)
     if direction == "host → shoe":
-        event = decode_one(enq.CommandFrameDecoder(), frame)
+        event = decode_one(enq.HostFrameDecoder(), frame)
         assert repr(event) == decodes_to
-        command = cast("VendorCommand", event)
-        assert enq.encode_command(command.name, command.argument) == frame
+        assert enq.encode_host_frame(cast("VendorCommand", event)) == frame
         return
     assert direction == "shoe → host"
-    event = decode_one(enq.EventFrameDecoder(), frame)
+    event = decode_one(enq.DeviceFrameDecoder(), frame)
     assert repr(event) == decodes_to
-    if frame[0] == enq.ACK:
-        assert enq.encode_ack() == frame
-    elif frame[0] == enq.NAK:
-        assert enq.encode_nak(frame[1]) == frame
-    else:
-        assert enq.encode_event_frame(cast("EnqEventMessage", event), seq=frame[1]) == frame
+    seq = None if frame[0] in {enq.ACK, enq.NAK} else frame[1]  # ACK and NAK carry no SEQ
+    assert enq.encode_device_frame(cast("enq.DeviceMessage", event), seq=seq) == frame
+
+
+_SHAPE = re.compile(r"<!-- codec shape -->\n(.*?)<!-- /codec shape -->", re.DOTALL)
+
+
+@pytest.mark.parametrize("codec", [reference, enq], ids=["reference", "enq"])
+def test_each_codec_offers_every_name_of_the_documented_shape(codec: ModuleType) -> None:
+    [table] = _SHAPE.findall(DOC.read_text(encoding="utf-8"))
+    names = [line.split("|")[1].strip().strip("`") for line in table.splitlines()[2:]]
+    assert len(names) == 7, names
+    assert [name for name in names if not hasattr(codec, name)] == []
+    assert codec.DeviceFrameDecoder.sequence is codec.SEQUENCE
 
 
 def test_the_worked_example_is_the_table_row() -> None:

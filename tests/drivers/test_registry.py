@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from drivers.codecs.enq import EventFrameDecoder
+from drivers.codecs import enq, reference
 from drivers.codecs.reference import DeviceFrameDecoder
+from drivers.codecs.sequence import SequencePolicy
 from drivers.driver import ShoeDriver
 from drivers.registry import (
     BUILTIN_DRIVERS,
@@ -22,6 +23,7 @@ from drivers.registry import (
     available_drivers,
     create_driver,
     load_decoder_class,
+    sequence_policy,
 )
 from drivers.transports import TcpSettings
 
@@ -64,7 +66,7 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 def test_built_in_drivers_load_their_codecs() -> None:
     assert load_decoder_class("reference") is DeviceFrameDecoder
-    assert load_decoder_class("enq") is EventFrameDecoder
+    assert load_decoder_class("enq") is enq.DeviceFrameDecoder
     assert {"reference", "enq"} <= set(available_drivers())
 
 
@@ -112,3 +114,13 @@ def test_create_driver_wires_codec_and_transport() -> None:
     assert driver.name == "enq"
     assert driver.counters.frames_ok == 0
     assert not driver.connected
+
+
+def test_each_protocol_says_how_its_shoe_numbers_frames(site: Path) -> None:
+    """What the table service judges a jump across a restart by; a plugin that says
+    nothing gets no judgement rather than a guess."""
+    install_plugin(site, {"acme": "acme_shoe_codec:AcmeDecoder"})
+    assert sequence_policy("reference") == SequencePolicy(65536, reports_gaps=True)
+    assert sequence_policy("reference") is reference.SEQUENCE
+    assert sequence_policy("enq") == SequencePolicy(256, reports_gaps=False)
+    assert sequence_policy("acme") is None

@@ -1,0 +1,97 @@
+"""Frame sequence numbers: how a codec counts its frames, and what a jump in the count means.
+
+A codec states its numbering once, as a `SequencePolicy`: the decoder tracks frames with it,
+the encoder checks the numbers it is given against it, and anyone who must judge a jump the
+decoder never saw (the table service, across a restart of the daemon) asks the codec's
+policy instead of guessing the width of the counter.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from drivers.errors import EncodeError
+from drivers.events import CardDrawn, CardUnreadable
+
+
+@dataclass(frozen=True, slots=True)
+class SequencePolicy:
+    """How a codec numbers its frames."""
+
+    modulus: int  # numbers run 0 .. modulus - 1, then wrap to 0
+    #: The sender gives every new frame the previous number plus one, so any other jump
+    #: means frames were lost. False where that is not known (the ENQ family): then only a
+    #: repeated number means something (a duplicate), and a jump is never a gap.
+    reports_gaps: bool
+
+    def successor(self, seq: int) -> int:
+        return (seq + 1) % self.modulus
+
+    def is_gap(self, last: int, seq: int) -> bool:
+        """Whether `seq` coming after `last` means frames went missing in between."""
+        return self.reports_gaps and seq not in {last, self.successor(last)}
+
+    def check(self, seq: int) -> int:
+        """`seq` if a frame can carry it; raises `EncodeError` otherwise."""
+        if not 0 <= seq < self.modulus:
+            raise EncodeError(
+                f"sequence number out of range 0..{self.modulus - 1}", field="seq", value=seq
+            )
+        return seq
+
+
+def frame_seq(message: object, seq: int | None, policy: SequencePolicy) -> int:
+    """The sequence number of the frame an encoder is asked for, checked.
+
+    Card messages carry their own `seq` (the host reports it with the card); the caller
+    passes `seq` only for the other messages, or the card's own value again.
+    """
+    if isinstance(message, CardDrawn | CardUnreadable):
+        if seq is not None and seq != message.seq:
+            raise EncodeError("seq differs from the card's own seq", field="seq", value=seq)
+        seq = message.seq
+    elif seq is None:
+        raise EncodeError("this message needs a frame sequence number", field="seq", value=seq)
+    return policy.check(seq)
+
+
+class SequenceVerdict(enum.Enum):
+    FIRST = "first"  # nothing to compare with yet
+    NEXT = "next"
+    DUPLICATE = "duplicate"
+    GAP = "gap"
+
+
+class SequenceTracker:
+    """Follows one sender's wrapping sequence number.
+
+    A frame that repeats the previous number is a retransmission of it (the device did not
+    see our acknowledgement, or simply sends everything more than once). Any other jump,
+    forwards or backwards, is a gap if the policy says numbers count up by one: frames were
+    lost, or the device restarted its count.
+    """
+
+    def __init__(self, policy: SequencePolicy) -> None:
+        self._policy = policy
+        self._last: int | None = None
+
+    @property
+    def last(self) -> int | None:
+        """The most recent sequence number seen, duplicates included."""
+        return self._last
+
+    @property
+    def expected(self) -> int | None:
+        return None if self._last is None else self._policy.successor(self._last)
+
+    def observe(self, seq: int) -> SequenceVerdict:
+        """Classify `seq` and, unless it is a duplicate, remember it as the latest."""
+        last, self._last = self._last, seq
+        if last is None:
+            return SequenceVerdict.FIRST
+        if seq == last:
+            return SequenceVerdict.DUPLICATE
+        if self._policy.is_gap(last, seq):
+            return SequenceVerdict.GAP
+        return SequenceVerdict.NEXT
