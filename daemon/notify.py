@@ -57,7 +57,7 @@ class Notifier:
         address = env.get("NOTIFY_SOCKET") or None
         if address is not None and not address.startswith(("/", "@")):
             # Newer systemd may pass vsock: addresses (VMs); a table PC never needs them.
-            log.warning("NOTIFY_SOCKET not understood: notifications disabled", address=address)
+            log.warning("systemd.notify_socket_invalid", address=address, hint="notifications off")
             address = None
         return cls(address, watchdog_usec=_watchdog_usec(env, os.getpid() if pid is None else pid))
 
@@ -136,14 +136,14 @@ class Notifier:
             if not self._failing:
                 self._failing = True
                 log.warning(
-                    "cannot notify systemd; carrying on without it",
+                    "systemd.notify_failed",
                     error=exc.strerror or str(exc),
                     message=lines[0],
                 )
             return
         if self._failing:
             self._failing = False
-            log.info("notifying systemd again")
+            log.info("systemd.notify_resumed")
 
 
 def _socket_address(name: str) -> str | bytes:

@@ -123,7 +123,8 @@ def apply_record(
         # The exception's text is not logged: it may quote the event, and the event may be
         # a card not yet revealed. Its type and where it happened are enough to find it.
         log.error(  # noqa: TRY400 - the traceback is attached below, without the message
-            "an event could not be applied: a bug; the round is flagged and the table goes on",
+            "table.apply_failed",
+            hint="a bug: the round is flagged for review and the table goes on",
             table=service.table_id,
             kind=kind,
             error=type(exc).__name__,
@@ -204,7 +205,7 @@ class Daemon:
     async def run(self) -> None:
         """Serve until `stop()` or a stopping signal; every task ends before this returns."""
         log.info(
-            "starting",
+            "daemon.starting",
             tables=list(self.tables),
             broker=f"{self.config.mqtt.host}:{self.config.mqtt.port}",
         )
@@ -228,7 +229,7 @@ class Daemon:
         finally:
             await self.outbox.drain()
             await self.journal.close()
-        log.info("stopped")
+        log.info("daemon.stopped")
 
     # ---------------------------------------------------------------- recovery
     async def _recover(self) -> None:
@@ -257,7 +258,7 @@ class Daemon:
             # Retained state and snapshot at once, so displays never show a stale table.
             await self._publish(table_id, None, [service.state(), service.snapshot()])
             log.info(
-                "journal replayed",
+                "journal.replayed",
                 table=table_id,
                 events=len(events),
                 resending=sum(1 for m in pending if m.table_id == table_id),
@@ -319,12 +320,12 @@ class Daemon:
         parsed = self.topics.parse_request(message.topic)
         table = self.tables.get(parsed[0]) if parsed else None
         if parsed is None or table is None:
-            log.warning("message on an unexpected topic dropped", topic=message.topic)
+            log.warning("request.unexpected_topic", topic=message.topic)
             return
         if message.retain:
             # A retained request would be handed to us again on every reconnect and obeyed
             # again: a command is a moment, never a state. Dropped, with a line.
-            log.warning("retained request dropped", table=parsed[0], command=parsed[1])
+            log.warning("request.retained_dropped", table=parsed[0], command=parsed[1])
             return
         await table.queue.put(RequestItem(parsed[1], message.payload))
 
@@ -339,12 +340,11 @@ class Daemon:
         finally:
             for signum in (*stopping, signal.SIGHUP):
                 loop.remove_signal_handler(signum)
-        log.info("stopping")
+        log.info("daemon.stopping")
         self.notifier.stopping("stopping: delivering what the broker has not acknowledged")
         raise _Stop
 
     def _outbox_filling(self, length: int, capacity: int) -> None:
-        log.warning("outbox filling while the broker is away", queued=length, capacity=capacity)
         message = (
             f"{length} messages wait for the broker (limit {capacity}): "
             "new rounds stop at the limit; nothing is dropped"
@@ -354,9 +354,6 @@ class Daemon:
 
     def _on_link_state(self, change: LinkStateChange) -> None:
         self.broker_state = change.state.value
-        log.info(
-            "broker link", state=change.state.value, reason=change.reason, retry_in=change.retry_in
-        )
         if change.state is LinkState.CONNECTED and not self._ready_sent:
             # READY=1 only now: configuration loaded, journal replayed, broker connected.
             self._ready_sent = True
@@ -390,7 +387,7 @@ class Daemon:
             fresh = load_config(self.config.path)
         except ConfigErrors as exc:
             log.error(  # noqa: TRY400 - the mistakes are the message, not a traceback
-                "reload refused: the configuration has mistakes",
+                "config.reload_refused",
                 errors=[str(e) for e in exc.errors],
             )
             return
@@ -402,23 +399,25 @@ class Daemon:
                 raw_frames=fresh.logging.raw_frames,
             )
         if fresh.mqtt != self.config.mqtt:
-            log.warning("reload: [mqtt] changed; restart the service to apply it")
+            log.warning("config.reload_needs_restart", section="mqtt")
         for setup in fresh.tables:
             table = self.tables.get(setup.table.table_id)
             if table is None:
-                log.warning("reload: a new table needs a restart", table=setup.table.table_id)
+                log.warning(
+                    "config.reload_needs_restart", section="table", table=setup.table.table_id
+                )
                 continue
             if setup.shoe != table.setup.shoe:
                 log.warning(
-                    "reload: shoe settings changed; restart to apply", table=setup.table.table_id
+                    "config.reload_needs_restart", section="shoe", table=setup.table.table_id
                 )
             if setup.table != table.setup.table:
                 # Journaled and applied in the table's order: at once between rounds, else
                 # when the round in progress ends.
                 table.setup = TableSetup(setup.table, table.setup.shoe)
                 table.queue.put_nowait(ConfigItem(setup.table))
-                log.info("reload: new table settings queued", table=setup.table.table_id)
-        log.info("configuration reloaded")
+                log.info("config.reload_queued", table=setup.table.table_id)
+        log.info("config.reloaded")
 
 
 def _last_config(events: list[JournalEvent]) -> dict[str, Any] | None:

@@ -291,7 +291,7 @@ class TableService:
             data, out = self._request(command, request, outbox_full=outbox_full)
         except RequestError as exc:
             self._log_info(
-                "request refused",
+                "table.request_refused",
                 table=self.table_id,
                 round=self.round_id,
                 command=command,
@@ -369,7 +369,7 @@ class TableService:
             outputs = self.engine.apply(event)
         except EventError as exc:
             self._log_warning(
-                "event refused",
+                "table.event_refused",
                 table=self.table_id,
                 round=self.round_id,
                 source=source,
@@ -394,7 +394,7 @@ class TableService:
                 self.round_settlements.append(body)
                 out.append(self.envelopes.seal(self.topics.settlement(self.table_id), body))
                 self._log_info(
-                    "settled",
+                    "table.settled",
                     table=self.table_id,
                     round=output.round_id,
                     seat=output.seat,
@@ -428,7 +428,7 @@ class TableService:
         if self.engine.round_open:
             self.round_notices.append(body)
         self._log_info(
-            "notice", table=self.table_id, round=self.round_id, kind=kind, message=message
+            "table.notice", table=self.table_id, round=self.round_id, kind=kind, message=message
         )
         return self.envelopes.seal(self.topics.notice(self.table_id, kind), body)
 

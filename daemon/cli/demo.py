@@ -208,9 +208,8 @@ class TableSimulator:
                 await self._changed.wait()
         response = self._responses.pop(transaction)
         if response.get("status") != "ok":
-            log.warning(
-                "request refused", table=self.table, command=command, error=response.get("error")
-            )
+            error = response.get("error")
+            log.warning("demo.request_refused", table=self.table, command=command, error=error)
 
     async def _step(self, client: aiomqtt.Client, act: Callable[[aiomqtt.Client], Any]) -> None:
         """Do one thing at the table, then wait until the daemon's snapshot shows its effect."""

@@ -112,6 +112,7 @@ class MqttLink:
     ) -> None:
         self._settings = settings
         self._outbox = outbox
+        self._retrying = False  # since the last successful connection
         self._on_message = on_message
         self._subscriptions = tuple(subscriptions)
         for topic_filter in self._subscriptions:
@@ -300,7 +301,8 @@ class MqttLink:
         self._state = change.state
         settings = self._settings
         if change.state is LinkState.CONNECTING:
-            _log.info(
+            # Said once at start; a retry already said why and when, in one line.
+            (_log.debug if self._retrying else _log.info)(
                 "mqtt.connecting",
                 host=settings.host,
                 port=settings.port,
@@ -309,9 +311,15 @@ class MqttLink:
                 username=settings.username,
             )
         elif change.state is LinkState.CONNECTED:
+            self._retrying = False
             _log.info("mqtt.connected", host=settings.host, port=settings.port)
+        elif change.retry_in is None:  # we stopped: nothing is wrong
+            _log.info("mqtt.disconnected", reason=change.reason)
         else:
-            _log.warning("mqtt.disconnected", reason=change.reason, retry_in=change.retry_in)
+            self._retrying = True
+            _log.warning(
+                "mqtt.disconnected", reason=change.reason, retry_in=round(change.retry_in, 2)
+            )
         if self._on_state_change is not None:
             self._on_state_change(change)
 

@@ -33,11 +33,11 @@ def _lines(stream: io.StringIO) -> list[dict[str, object]]:
 def test_service_logs_are_json_lines_with_table_and_round() -> None:
     stream = io.StringIO()
     configure(fmt="json", level="info", stream=stream)
-    structlog.get_logger("daemon.table").info("settled", table="bj-1", round=7, won="40.00")
+    structlog.get_logger("daemon.table").info("table.settled", table="bj-1", round=7, won="40.00")
     logging.getLogger("drivers.enq").warning("reconnected to %s after %.1f s", "/dev/ttyUSB0", 2.0)
     first, second = _lines(stream)
     assert {k: first[k] for k in ("event", "table", "round", "won", "level")} == {
-        "event": "settled",
+        "event": "table.settled",
         "table": "bj-1",
         "round": 7,
         "won": "40.00",

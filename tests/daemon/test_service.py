@@ -77,7 +77,7 @@ def test_a_reload_with_mistakes_changes_nothing_and_says_why(tmp_path: Path) -> 
     with structlog.testing.capture_logs() as logs:
         daemon.reload()
     assert daemon.tables["bj-1"].service.config.paytable_name == "A"
-    [refused] = [entry for entry in logs if entry["event"].startswith("reload refused")]
+    [refused] = [entry for entry in logs if entry["event"] == "config.reload_refused"]
     assert refused["errors"] == [
         f"{path}:10: table[1].limits.blackjack.max: must not be below the minimum"
     ]
@@ -89,5 +89,6 @@ def test_reload_names_what_needs_a_restart(tmp_path: Path) -> None:
     with structlog.testing.capture_logs() as logs:
         daemon.reload()
     assert any(
-        entry["event"] == "reload: shoe settings changed; restart to apply" for entry in logs
+        (entry["event"], entry.get("section")) == ("config.reload_needs_restart", "shoe")
+        for entry in logs
     )

@@ -184,7 +184,7 @@ def test_a_missing_socket_is_logged_once_and_never_raised() -> None:
     with structlog.testing.capture_logs() as logs:
         for _ in range(5):
             notifier.watchdog()
-    assert [entry["event"] for entry in logs] == ["cannot notify systemd; carrying on without it"]
+    assert [entry["event"] for entry in logs] == ["systemd.notify_failed"]
     assert logs[0]["log_level"] == "warning"
 
 
@@ -198,9 +198,7 @@ def test_a_full_socket_neither_blocks_nor_raises_and_recovery_is_logged() -> Non
             for _ in range(1000):  # far past net.unix.max_dgram_qlen
                 notifier.watchdog()
             assert time.monotonic() - started < 1.0
-            assert [entry["event"] for entry in logs] == [
-                "cannot notify systemd; carrying on without it"
-            ]
+            assert [entry["event"] for entry in logs] == ["systemd.notify_failed"]
             deaf.setblocking(False)
             while True:  # systemd catches up
                 try:
@@ -208,7 +206,7 @@ def test_a_full_socket_neither_blocks_nor_raises_and_recovery_is_logged() -> Non
                 except BlockingIOError:
                     break
             notifier.ready()
-        assert logs[-1]["event"] == "notifying systemd again"
+        assert logs[-1]["event"] == "systemd.notify_resumed"
 
 
 async def test_until_ready_each_ping_extends_the_start_timeout(listener: Listener) -> None:
