@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from daemon.availability import OFFLINE, ONLINE
 from daemon.envelope import SCHEMA_VERSION
 from daemon.topics import COMMANDS
 from rules.games import Action, WagerKind
@@ -207,16 +208,32 @@ _TABLE = {"table": {"description": "the table's configured id"}}
 
 
 def _bridge_channel(api: _Channels, base: str) -> None:
+    """Each daemon's own state and each table's availability (decision D1, docs/mqtt.md)."""
     message = _message(
         "bridge_state",
-        {"type": "string", "enum": ["online", "offline"]},
-        "plain text, retained; the will sets offline",
+        {"type": "string", "enum": [ONLINE, OFFLINE]},
+        "plain text, retained; the daemon's will sets offline",
     )
     api.add(
         "bridge_state",
-        f"{base}/bridge/state",
-        "Availability of the daemon (retained, QoS 1).",
+        f"{base}/bridge/{{node}}/state",
+        "Availability of one daemon (retained, QoS 1). A table is live iff its availability "
+        "says online and so does the bridge state of the node it names.",
         {**message, "contentType": "text/plain"},
+        parameters={"node": {"description": "the daemon's node name ([mqtt] node)"}},
+    )
+    api.add(
+        "availability",
+        f"{base}/{{table}}/availability",
+        "Whether a daemon serves the table (retained, QoS 1): online once it has recovered "
+        "the table and is connected, offline on a clean stop; live only while the bridge "
+        "state of the node it names says online too.",
+        _message(
+            "availability",
+            _object({"state": {"enum": [ONLINE, OFFLINE]}, "node": _STR}),
+            "retained; a state, so no envelope",
+        ),
+        parameters=_TABLE,
     )
 
 

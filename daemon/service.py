@@ -26,12 +26,13 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from daemon import logs
+from daemon.availability import OFFLINE, ONLINE, availability_payload
 from daemon.config import ConfigErrors, TableSetup, load_config
 from daemon.envelope import Envelopes, Outbound, utc_timestamp
 from daemon.inbound import LINK_EVENTS, from_record, is_journaled, to_record
 from daemon.journal import JOURNAL_FILE, Journal, prepare_state_directory
 from daemon.journal_outbox import JournalOutbox
-from daemon.mqtt.link import InboundMessage, LinkState, LinkStateChange, MqttLink
+from daemon.mqtt.link import InboundMessage, LinkState, LinkStateChange, MqttLink, Presence
 from daemon.mqtt.outbox import OutboundMessage
 from daemon.notify import Notifier
 from daemon.table_service import TableService
@@ -191,6 +192,16 @@ class Daemon:
             on_message=self._on_message,
             subscriptions=[self.topics.request_filter(t) for t in self.tables],
             on_state_change=self._on_link_state,
+            # Announced once connected, and the link runs only after `_recover`: a table is
+            # `online` once it is rebuilt from the journal (decision D1, docs/mqtt.md).
+            presences=[
+                Presence(
+                    self.topics.availability(t),
+                    availability_payload(ONLINE, config.mqtt.node),
+                    availability_payload(OFFLINE, config.mqtt.node),
+                )
+                for t in self.tables
+            ],
         )
         self.logging = config.logging  # as configured by run_service, changed by reloads
         self._stop = asyncio.Event()

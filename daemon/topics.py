@@ -19,9 +19,17 @@ def valid_segment(text: str) -> bool:
 class Topics:
     base: str = "shoe2mqtt"
 
+    def bridge_state(self, node: str) -> str:
+        """Retained `online`/`offline` of the daemon named `node`, and its will."""
+        return f"{self.base}/bridge/{node}/state"
+
     @property
-    def bridge_state(self) -> str:
-        return f"{self.base}/bridge/state"
+    def bridge_state_filter(self) -> str:
+        return f"{self.base}/bridge/+/state"
+
+    def availability(self, table: str) -> str:
+        """Retained JSON: whether the daemon named in it serves the table (docs/mqtt.md)."""
+        return f"{self.base}/{table}/availability"
 
     def table_state(self, table: str) -> str:
         return f"{self.base}/{table}/state"

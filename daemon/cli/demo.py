@@ -246,7 +246,7 @@ def demo_config(
         tables.append(TableSetup(settings, shoe))
     return ServiceConfig(
         path=Path("<demo>"),
-        mqtt=MqttSettings(host=host, port=port, client_id="shoe2mqtt-demo"),
+        mqtt=MqttSettings(host=host, port=port, node="demo"),
         tables=tuple(tables),
         logging=LoggingConfig(format="console", level="warning"),
     )

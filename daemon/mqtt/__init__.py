@@ -10,6 +10,7 @@ from daemon.mqtt.link import (
     MqttLink,
     OnMessage,
     OnStateChange,
+    Presence,
 )
 from daemon.mqtt.outbox import (
     MemoryOutbox,
@@ -40,6 +41,7 @@ __all__ = [
     "Outbox",
     "OutboxFull",
     "PendingMessages",
+    "Presence",
     "QoS",
     "QueuedMessage",
     "Secret",

@@ -5,13 +5,14 @@ connection is a fresh `aiomqtt.Client` (and so a fresh paho client): paho would 
 resend its own copy of an in-flight message after a reconnect, behind the outbox's back.
 
 Per connection, in this order: subscribe to the request filters, publish `online` retained
-on `<base>/bridge/state`, then run two named tasks in a TaskGroup, one handing received
-messages to `on_message` and one publishing the outbox oldest first. aiomqtt signals a lost
-connection by ending the message iteration with `MqttError` (or by failing a publish); the
-publisher is then cancelled, and its unacknowledged message stays at the head of the outbox
-for the next connection. The broker publishes the Last Will (`offline`, retained) if the
-process or its socket dies; a clean stop publishes `offline` itself, because a graceful
-DISCONNECT discards the will.
+on `<base>/bridge/<node>/state` and then each presence's `online` (the daemon's tables'
+availability), then run two named tasks in a TaskGroup, one handing received messages to
+`on_message` and one publishing the outbox oldest first. aiomqtt signals a lost connection
+by ending the message iteration with `MqttError` (or by failing a publish); the publisher is
+then cancelled, and its unacknowledged message stays at the head of the outbox for the next
+connection. The broker publishes the Last Will (`offline`, retained, on the bridge state) if
+the process or its socket dies; a clean stop publishes each presence's `offline` and then
+the bridge's itself, because a graceful DISCONNECT discards the will.
 """
 
 from __future__ import annotations
@@ -88,6 +89,16 @@ class InboundMessage:
     retain: bool
 
 
+@dataclass(frozen=True, slots=True)
+class Presence:
+    """A retained message the link keeps true: `online` on every connect, `offline` on a
+    clean stop (a table's availability; the bridge state itself is the link's own)."""
+
+    topic: str
+    online: bytes
+    offline: bytes
+
+
 OnMessage = Callable[[InboundMessage], Awaitable[None]]
 OnStateChange = Callable[[LinkStateChange], None]
 
@@ -108,9 +119,11 @@ class MqttLink:
         on_message: OnMessage | None = None,
         subscriptions: Iterable[str] = (),
         on_state_change: OnStateChange | None = None,
+        presences: Iterable[Presence] = (),
         rng: random.Random | None = None,
     ) -> None:
         self._settings = settings
+        self._presences = tuple(presences)
         self._outbox = outbox
         self._retrying = False  # since the last successful connection
         self._on_message = on_message
@@ -177,7 +190,7 @@ class MqttLink:
                     self._change(LinkStateChange(LinkState.CONNECTED))
                     return await self._serve(client)
                 except asyncio.CancelledError:
-                    await _say_goodbye(client, self._settings.state_topic)
+                    await _say_goodbye(client, self._presences, self._settings.state_topic)
                     raise
         except aiomqtt.MqttError as exc:
             return _describe(exc)
@@ -232,6 +245,9 @@ class MqttLink:
                 _log.error("mqtt.subscription_refused", topic_filters=refused)
         await client.publish(self._settings.state_topic, ONLINE, qos=1, retain=True)
         _raise_if_cancelled()
+        for presence in self._presences:
+            await client.publish(presence.topic, presence.online, qos=1, retain=True)
+            _raise_if_cancelled()
 
     async def _hand_over_messages(self, client: aiomqtt.Client) -> None:
         # Ends with MqttError when the connection is lost: that is how aiomqtt reports it.
@@ -387,9 +403,14 @@ async def _reporting_loss(
             lost.set_result(exc)
 
 
-async def _say_goodbye(client: aiomqtt.Client, state_topic: str) -> None:
+async def _say_goodbye(
+    client: aiomqtt.Client, presences: Sequence[Presence], state_topic: str
+) -> None:
+    # The tables first: while the bridge still says `online`, each is seen to stop itself.
+    goodbyes = [(p.topic, p.offline) for p in presences] + [(state_topic, OFFLINE)]
     try:
-        await client.publish(state_topic, OFFLINE, qos=1, retain=True, timeout=_GOODBYE_TIMEOUT)
+        for topic, payload in goodbyes:
+            await client.publish(topic, payload, qos=1, retain=True, timeout=_GOODBYE_TIMEOUT)
     except aiomqtt.MqttError as exc:
         # The broker is gone too; the will it holds says `offline` when it notices.
         _log.warning("mqtt.goodbye_failed", reason=_describe(exc))

@@ -20,6 +20,7 @@ from typing import Final
 
 from daemon.mqtt.errors import MqttSettingsError
 from daemon.mqtt.secret import Secret
+from daemon.topics import Topics, valid_segment
 from drivers.backoff import BackoffPolicy
 from drivers.transports.errors import SettingsError as BackoffSettingsError
 
@@ -39,9 +40,28 @@ _MIN_KEEPALIVE: Final = 5  # shorter, and one slow PINGRESP from a busy broker d
 _MAX_KEEPALIVE: Final = 65535  # the CONNECT packet's 16-bit field
 
 
-def default_client_id() -> str:
-    """Stable across restarts, so the broker replaces a half-dead session of the same host."""
-    return f"shoe2mqtt-{socket.gethostname()}"
+# Set by the template unit shoe2mqtt@.service (`Environment=SHOE2MQTT_INSTANCE=%i`): two
+# instances on one PC must not share a node name, nor so a client id (the broker would
+# disconnect one whenever the other connects) or an availability topic.
+INSTANCE_VARIABLE: Final = "SHOE2MQTT_INSTANCE"
+_NOT_IN_SEGMENT = re.compile(r"[^a-z0-9_-]+")
+
+
+def default_node(environ: Mapping[str, str] | None = None) -> str:
+    """The host name as a topic segment, plus `-<instance>` under the template unit.
+
+    Stable across restarts, so the broker replaces a half-dead session of the same daemon
+    and its retained `bridge/<node>/state` is the same topic after a reboot.
+    """
+    environ = os.environ if environ is None else environ
+    node = _as_segment(socket.gethostname()) or "shoe2mqtt"
+    instance = _as_segment(environ.get(INSTANCE_VARIABLE, ""))
+    return f"{node}-{instance}" if instance else node
+
+
+def _as_segment(text: str) -> str:
+    """Lowercased, every run of other characters (dots of a domain, spaces) made one '-'."""
+    return _NOT_IN_SEGMENT.sub("-", text.lower()).strip("-_")
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +125,10 @@ class MqttSettings:
 
     host: str
     port: int = DEFAULT_PORT
-    client_id: str = field(default_factory=default_client_id)
+    # Names this daemon on `<base>/bridge/<node>/state` and in each table's availability.
+    node: str = field(default_factory=default_node)
+    # Empty means `shoe2mqtt-<node>`, filled in when the settings are built.
+    client_id: str = ""
     keepalive: int = DEFAULT_KEEPALIVE
     base_topic: str = DEFAULT_BASE_TOPIC
     tls: TlsSettings | None = None
@@ -118,6 +141,14 @@ class MqttSettings:
             raise MqttSettingsError("mqtt.host", "must be a host name or IP address")
         _require_int("mqtt.port", self.port, 1, 65535)
         _require_int("mqtt.keepalive", self.keepalive, _MIN_KEEPALIVE, _MAX_KEEPALIVE)
+        if not isinstance(self.node, str) or not valid_segment(self.node):
+            raise MqttSettingsError(
+                "mqtt.node",
+                "must be one lowercase topic segment (a-z, 0-9, _ and -), e.g. 'pit-a-pc-3'",
+            )
+        if self.client_id == "":
+            # A frozen dataclass fills a derived default in only this way.
+            object.__setattr__(self, "client_id", f"shoe2mqtt-{self.node}")
         if (
             not isinstance(self.client_id, str)
             or not self.client_id
@@ -142,8 +173,8 @@ class MqttSettings:
 
     @property
     def state_topic(self) -> str:
-        """Retained `online`/`offline`: what a pit display shows when the table goes quiet."""
-        return f"{self.base_topic}/bridge/state"
+        """Retained `online`/`offline` of this daemon, and its will (docs/mqtt.md)."""
+        return Topics(self.base_topic).bridge_state(self.node)
 
     @classmethod
     def from_mapping(
@@ -151,7 +182,7 @@ class MqttSettings:
     ) -> MqttSettings:
         """Validate the `[mqtt]` table of the TOML config (as parsed by tomllib).
 
-        Keys: host (required), port, client_id, keepalive, base_topic, username, and at most
+        Keys: host (required), port, node, client_id, keepalive, base_topic, username, and at most
         one of password_file / password_env; sub-tables `tls` (ca_file, cert_file, key_file,
         insecure) and `reconnect` (initial, maximum, multiplier, jitter; seconds).
         `environ` defaults to `os.environ`; tests pass their own.
@@ -177,8 +208,11 @@ class MqttSettings:
             "password": _password_from(table, os.environ if environ is None else environ),
             "reconnect": _reconnect_from(table.get("reconnect", {})),
         }
+        kwargs["node"] = _text(table, "node") if "node" in table else default_node(environ)
         if "client_id" in table:
             kwargs["client_id"] = _text(table, "client_id")
+            if not kwargs["client_id"]:  # empty would quietly mean the default
+                raise MqttSettingsError("mqtt.client_id", "must not be empty; or leave it out")
         return cls(**kwargs)  # type: ignore[arg-type]  # each value was type-checked above
 
 
@@ -186,6 +220,7 @@ _KNOWN_KEYS: Final = frozenset(
     {
         "host",
         "port",
+        "node",
         "client_id",
         "keepalive",
         "base_topic",

@@ -180,7 +180,8 @@ async def running_pit(
             service = group.create_task(daemon.run(), name="daemon")
             await asyncio.wait_for(shoe.wait_for_host(), STEP)
             await pit.wait(
-                lambda m: m.topic == f"{BASE}/bridge/state" and m.payload == b"online", after=0
+                lambda m: m.topic == daemon.config.mqtt.state_topic and m.payload == b"online",
+                after=0,
             )
             try:
                 yield pit

@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 
 from daemon.asyncapi import build
+from daemon.availability import availability_payload
 from drivers import events as shoe
 from tests.daemon.test_table_service import SEEN, drawn, make_service, request
 
@@ -30,6 +31,7 @@ def _schema_for(topic: str, document: dict[str, Any]) -> dict[str, Any]:
         pattern = (
             re.escape(channel["address"])
             .replace(r"\{table\}", "[a-z0-9_-]+")
+            .replace(r"\{node\}", "[a-z0-9_-]+")
             .replace(r"\{kind\}", "[a-z0-9_]+")
             .replace(r"\{command\}", "[a-z0-9_]+")
         )
@@ -80,3 +82,13 @@ def test_every_message_of_a_round_matches_its_channel_schema(game: str) -> None:
     topics = {m.topic.split("/", 2)[2] for m in out}
     assert {"settlement", "round", "state", "response/wager", "notice/sequence_gap"} <= topics
     assert _check(out) == len(out)
+
+
+def test_availability_matches_its_channels() -> None:
+    """Decision D1: the daemon's bridge state (plain text) and each table's availability."""
+    document = build(base="casino")
+    bridge = _schema_for("casino/bridge/pc-a/state", document)
+    assert bridge["enum"] == ["online", "offline"]
+    schema = _schema_for("casino/bj-1/availability", document)
+    for state in ("online", "offline"):
+        jsonschema.validate(json.loads(availability_payload(state, "pc-a")), schema)

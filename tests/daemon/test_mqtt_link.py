@@ -26,6 +26,7 @@ from daemon.mqtt import (
     MqttSettingsError,
     OutboundMessage,
     OutboxFull,
+    Presence,
     Secret,
     TlsSettings,
 )
@@ -35,10 +36,13 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
     from contextlib import AbstractAsyncContextManager
 
+    import aiomqtt
+
     from tests.daemon.conftest import Certificates, Mosquitto, Subscribe, Subscriber
 
 BASE = "test/bj-1"
-STATE = f"{BASE}/bridge/state"
+NODE = "test-node"
+STATE = f"{BASE}/bridge/{NODE}/state"
 # Quick retries keep each test short; the production defaults are checked with the settings.
 FAST_RECONNECT = BackoffPolicy(initial=0.05, maximum=0.2, multiplier=2.0, jitter=0.2)
 
@@ -47,7 +51,7 @@ def settings_for(broker: Mosquitto, **overrides: object) -> MqttSettings:
     fields: dict[str, object] = {
         "host": broker.host,
         "port": broker.port,
-        "client_id": "shoe2mqtt-test",
+        "node": NODE,
         "base_topic": BASE,
         "reconnect": FAST_RECONNECT,
         **overrides,
@@ -120,7 +124,7 @@ from daemon.mqtt import MemoryOutbox, MqttLink, MqttSettings
 
 async def main() -> None:
     settings = MqttSettings(
-        host=sys.argv[1], port=int(sys.argv[2]), client_id="doomed", base_topic=sys.argv[3]
+        host=sys.argv[1], port=int(sys.argv[2]), node="test-node", base_topic=sys.argv[3]
     )
     async with MqttLink(settings, MemoryOutbox()):
         await asyncio.Event().wait()
@@ -295,6 +299,40 @@ async def test_run_in_a_task_group_stops_cleanly_and_says_offline(
     assert len(outbox) == 0
 
 
+async def test_presences_are_online_on_every_connect_and_offline_before_the_bridge_on_a_stop(
+    mosquitto: Mosquitto, subscribe: Subscribe
+) -> None:
+    """The daemon's tables (decision D1): each `online` once connected, again after a broker
+    restart; on a clean stop each `offline` while the bridge still says `online`."""
+    presences = [Presence(f"{BASE}/t{n}/availability", b"up", b"down") for n in (1, 2)]
+    topics = [p.topic for p in presences]
+    announced = {(STATE, b"online"), *((t, b"up") for t in topics)}
+    async with contextlib.AsyncExitStack() as stack:
+        link = await stack.enter_async_context(
+            running_link(settings_for(mosquitto), MemoryOutbox(), presences=presences)
+        )
+        async with subscribe(STATE, *topics) as display:
+            assert {_retained(await display.next()) for _ in range(3)} == announced
+        mosquitto.stop()
+        await link.until(LinkState.DISCONNECTED)
+        mosquitto.start()  # it forgot every retained message: the link announces them again
+        await link.until(LinkState.CONNECTED)
+        async with subscribe(STATE, *topics) as display:
+            assert {_retained(await display.next()) for _ in range(3)} == announced
+            await stack.aclose()  # the clean stop
+            goodbye = [await display.next() for _ in range(3)]
+    assert [(m.topic.value, m.payload) for m in goodbye] == [
+        *((t, b"down") for t in topics),
+        (STATE, b"offline"),
+    ]
+
+
+def _retained(message: aiomqtt.Message) -> tuple[str, bytes]:
+    assert message.retain
+    assert isinstance(message.payload, bytes)
+    return message.topic.value, message.payload
+
+
 @pytest.mark.parametrize("broker", ["down", "up"])
 async def test_stopping_at_any_moment_leaves_nothing_behind(
     mosquitto: Mosquitto, broker: str
@@ -409,15 +447,44 @@ def test_outbox_bounds_are_checked(capacity: int, high_water: int | None) -> Non
 
 
 def test_settings_defaults() -> None:
-    """Only the host is required; the client id is stable per host."""
-    settings = MqttSettings.from_mapping({"host": "broker.pit"})
+    """Only the host is required; the node and the client id are stable per host."""
+    settings = MqttSettings.from_mapping({"host": "broker.pit"}, environ={})
     assert settings.port == 1883
     assert settings.keepalive == 30
     assert settings.base_topic == "shoe2mqtt"
-    assert settings.client_id == f"shoe2mqtt-{socket.gethostname()}"
-    assert settings.state_topic == "shoe2mqtt/bridge/state"
+    node = socket.gethostname().lower().replace(".", "-")
+    assert settings.node == node
+    assert settings.client_id == f"shoe2mqtt-{node}"
+    assert settings.state_topic == f"shoe2mqtt/bridge/{node}/state"
     assert (settings.tls, settings.username, settings.password) == (None, None, None)
     assert settings == MqttSettings.from_mapping({"host": "broker.pit"})
+
+
+@pytest.mark.parametrize(
+    ("hostname", "environ", "node"),
+    [
+        ("pc-a", {}, "pc-a"),
+        ("Table-PC3.casino.example", {}, "table-pc3-casino-example"),
+        ("pc-a", {"SHOE2MQTT_INSTANCE": "bj-1"}, "pc-a-bj-1"),
+        # systemd's %i of a udev-named reader: upper case and an escaped character
+        ("pc-a", {"SHOE2MQTT_INSTANCE": "Reader\\x2dA1"}, "pc-a-reader-x2da1"),
+        ("pc-a", {"SHOE2MQTT_INSTANCE": ""}, "pc-a"),
+        ("--", {}, "shoe2mqtt"),
+    ],
+)
+def test_the_default_node_is_the_host_name_and_the_template_units_instance(
+    monkeypatch: pytest.MonkeyPatch, hostname: str, environ: dict[str, str], node: str
+) -> None:
+    """Decision D1: two instances of shoe2mqtt@.service on one PC never share a node name,
+    nor so a client id (each would disconnect the other) or a will."""
+    monkeypatch.setattr(socket, "gethostname", lambda: hostname)
+    settings = MqttSettings.from_mapping({"host": "broker.pit"}, environ=environ)
+    assert (settings.node, settings.client_id) == (node, f"shoe2mqtt-{node}")
+    chosen = MqttSettings.from_mapping(
+        {"host": "broker.pit", "node": "pit-a", "client_id": "legacy-id"}, environ=environ
+    )
+    assert (chosen.node, chosen.client_id) == ("pit-a", "legacy-id")
+    assert chosen.state_topic == "shoe2mqtt/bridge/pit-a/state"
 
 
 @pytest.mark.parametrize(
@@ -432,6 +499,11 @@ def test_settings_defaults() -> None:
         ({"host": "h", "keepalive": 1}, "mqtt.keepalive"),
         ({"host": "h", "client_id": "two words"}, "mqtt.client_id"),
         ({"host": "h", "client_id": ""}, "mqtt.client_id"),
+        ({"host": "h", "node": "PC-A"}, "mqtt.node"),
+        ({"host": "h", "node": "pit/a"}, "mqtt.node"),
+        ({"host": "h", "node": "+"}, "mqtt.node"),
+        ({"host": "h", "node": ""}, "mqtt.node"),
+        ({"host": "h", "node": 3}, "mqtt.node"),
         ({"host": "h", "base_topic": "Shoe2MQTT"}, "mqtt.base_topic"),
         ({"host": "h", "base_topic": "casino/pit 3"}, "mqtt.base_topic"),
         ({"host": "h", "base_topic": "casino/"}, "mqtt.base_topic"),

@@ -82,7 +82,7 @@ def test_exposure_is_at_most_the_goal(unit: Path) -> None:
 def test_the_template_is_hardened_exactly_like_the_main_unit() -> None:
     main = service_section(SYSTEMD / "shoe2mqtt.service")
     template = service_section(SYSTEMD / "shoe2mqtt@.service")
-    per_instance = {"ExecStart", "StateDirectory", "DeviceAllow"}
+    per_instance = {"ExecStart", "StateDirectory", "DeviceAllow", "Environment"}
     assert {k: v for k, v in main.items() if k not in per_instance} == {
         k: v for k, v in template.items() if k not in per_instance
     }
@@ -90,6 +90,8 @@ def test_the_template_is_hardened_exactly_like_the_main_unit() -> None:
         "/opt/shoe2mqtt/bin/shoe2mqtt run --config /etc/shoe2mqtt/%i.toml"
     ]
     assert template["DeviceAllow"] == ["/dev/shoe2mqtt/%i rw"]
+    # Decision D1: the default node name of an instance is `<hostname>-<instance>`.
+    assert template["Environment"] == ["SHOE2MQTT_INSTANCE=%i"]
 
 
 @pytest.mark.parametrize("unit", UNITS, ids=lambda unit: unit.name)

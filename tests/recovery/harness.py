@@ -286,7 +286,12 @@ class Collector:
     async def wait_online(self, after: int) -> None:
         """Until the daemon announces itself live (not a retained `online` of the past)."""
         await self.wait(
-            lambda m: m.topic == f"{BASE}/bridge/state" and m.payload == b"online" and not m.retain,
+            lambda m: (
+                m.topic.startswith(f"{BASE}/bridge/")
+                and m.topic.endswith("/state")
+                and m.payload == b"online"
+                and not m.retain
+            ),
             after=after,
         )
 
@@ -567,6 +572,8 @@ def check_sequence(messages: list[Received]) -> list[str]:
     prefix = f"{BASE}/{TABLE_ID}/"
     for message in messages:
         if not message.topic.startswith(prefix) or "/request/" in message.topic:
+            continue
+        if message.topic.endswith("/availability"):  # a state, without envelope (docs/mqtt.md)
             continue
         body = message.body
         event_id, seq = body["id"], int(body["seq"])

@@ -39,6 +39,7 @@ MOSQUITTO_PASSWD: Final = Path("/usr/bin/mosquitto_passwd")
 
 # The example ACL's users (docs/mosquitto/acl).
 DAEMON: Final = "shoe2mqtt-pit-a"
+NODE: Final = "pit-a"  # the daemon's [mqtt] node, whose bridge state its user may write
 DISPLAY: Final = "display-pit-a"
 CONSOLE_1: Final = "console-bj-1"
 CONSOLE_2: Final = "console-bj-2"
@@ -49,6 +50,7 @@ BASE: Final = "shoe2mqtt"
 # Every filter the example ACL lets a display read: a display subscribes to these one by one.
 DISPLAY_FILTERS: Final = (
     f"{BASE}/bridge/#",
+    f"{BASE}/+/availability",
     f"{BASE}/+/state",
     f"{BASE}/+/round",
     f"{BASE}/+/event/#",

@@ -22,7 +22,15 @@ from drivers.emulator import EmulatedShoe, EmulatorSettings
 from drivers.transports import SerialSettings
 from rules.config import TableConfig
 from tests.daemon.pit import MessageLog, Received
-from tests.security.conftest import BASE, CONSOLE_1, CONSOLE_2, DAEMON, DISPLAY, DISPLAY_FILTERS
+from tests.security.conftest import (
+    BASE,
+    CONSOLE_1,
+    CONSOLE_2,
+    DAEMON,
+    DISPLAY,
+    DISPLAY_FILTERS,
+    NODE,
+)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -120,7 +128,7 @@ def secure_config(
         {
             "host": broker.host,
             "port": broker.port,
-            "client_id": "shoe2mqtt-pit-a",
+            "node": NODE,
             "username": DAEMON,
             "password_file": str(password_file),
             "tls": {"ca_file": str(broker.ca)},
@@ -169,7 +177,11 @@ async def running_secure_pit(
             service = group.create_task(daemon.run(), name="daemon")
             for shoe in shoes.values():
                 await asyncio.wait_for(shoe.wait_for_host(), STEP)
-            await pit.wait(lambda m: m.topic == f"{BASE}/bridge/state" and m.payload == b"online")
+            await pit.wait(lambda m: m.topic == config.mqtt.state_topic and m.payload == b"online")
+            # The ACL lets the daemon announce its tables, and a display read it.
+            announced = {f"{BASE}/{table}/availability" for table in shoes}
+            while announced:
+                announced.discard((await pit.wait(lambda m: m.topic in announced)).topic)
             try:
                 yield pit
             finally:

@@ -1,0 +1,192 @@
+"""Two daemons on one broker and one base topic: each table's liveness follows its own daemon.
+
+Decision D1 (docs/mqtt.md, "Availability"): the daemon of node pc-a serves bj-1, that of
+pc-b serves bj-2, both under `shoe2mqtt`. A display applies the liveness rule to what it
+reads; a SIGKILL or a clean stop of one daemon must take its own table offline and leave
+the other's live, for a display that is watching and for one that connects afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import aiomqtt
+import pytest
+
+from daemon.availability import Liveness, availability_payload
+from drivers.emulator import EmulatedShoe, EmulatorSettings
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable
+
+    from tests.daemon.conftest import Mosquitto
+
+BASE = "shoe2mqtt"
+STEP = 15.0  # seconds: a daemon process starting, or the broker noticing one died
+NODES = {"pc-a": "bj-1", "pc-b": "bj-2"}
+ROOT = Path(__file__).parents[2]
+
+
+@dataclass
+class Display:
+    """A display's view of liveness, from the two retained topic families alone."""
+
+    client: aiomqtt.Client
+    liveness: Liveness = field(default_factory=Liveness)
+    _changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def follow(self) -> None:
+        async for message in self.client.messages:
+            parts = message.topic.value.split("/")
+            payload = message.payload
+            assert isinstance(payload, bytes)
+            if parts[1] == "bridge":
+                self.liveness.on_bridge_state(parts[2], payload)
+            else:
+                self.liveness.on_availability(parts[1], payload)
+            self._changed.set()
+
+    async def until(self, condition: Callable[[Liveness], bool]) -> None:
+        async with asyncio.timeout(STEP):
+            while not condition(self.liveness):
+                self._changed.clear()
+                await self._changed.wait()
+
+    def live(self) -> dict[str, bool]:
+        return {table: self.liveness.is_live(table) for table in NODES.values()}
+
+
+@contextlib.asynccontextmanager
+async def display_on(broker: Mosquitto) -> AsyncIterator[Display]:
+    async with aiomqtt.Client(broker.host, broker.port) as client:
+        await client.subscribe([(f"{BASE}/bridge/+/state", 1), (f"{BASE}/+/availability", 1)])
+        display = Display(client)
+        follower = asyncio.create_task(display.follow(), name="display-follow")
+        try:
+            yield display
+        finally:
+            follower.cancel()
+            await asyncio.wait([follower])
+
+
+def _config(directory: Path, broker: Mosquitto, node: str, shoe_path: str) -> Path:
+    path = directory / f"{node}.toml"
+    path.write_text(
+        f"""\
+[mqtt]
+host = "{broker.host}"
+port = {broker.port}
+node = "{node}"
+reconnect = {{ initial = 0.05, maximum = 0.5 }}
+
+[logging]
+format = "json"
+level = "warning"
+
+[journal]
+state_directory = "{directory / node}"
+
+[[table]]
+id = "{NODES[node]}"
+game = "blackjack"
+limits.blackjack = {{ min = "10", max = "500" }}
+limits.twenty_point_bonus = {{ min = "5", max = "100" }}
+shoe = {{ driver = "reference", transport = "serial", port = "{shoe_path}" }}
+""",
+        encoding="utf-8",
+    )
+    return path
+
+
+async def _start(config: Path) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "daemon.cli", "run", "--config", str(config),
+        cwd=ROOT, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+
+
+async def _end(process: asyncio.subprocess.Process, stop: signal.Signals) -> str:
+    """Send `stop`, reap the process, return what it wrote to stderr."""
+    if process.returncode is None:
+        process.send_signal(stop)
+    try:
+        _, stderr = await asyncio.wait_for(process.communicate(), STEP)
+    except TimeoutError:
+        process.kill()
+        _, stderr = await process.communicate()
+    return stderr.decode(errors="replace")
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [b"", b"online", b"{}", b'{"state":"online"}', b'{"state":"up","node":"pc-a"}',
+     b'{"state":"online","node":"PC A"}', b"\xff", b"[]"],
+)  # fmt: skip
+def test_what_is_not_an_availability_makes_a_table_not_live(payload: bytes) -> None:
+    """An empty retained message clears the topic; garbage is no claim to be live."""
+    liveness = Liveness()
+    liveness.on_bridge_state("pc-a", b"online")
+    liveness.on_availability("bj-1", availability_payload("online", "pc-a"))
+    assert liveness.is_live("bj-1")
+    liveness.on_availability("bj-1", payload)
+    assert not liveness.is_live("bj-1")
+    assert liveness.describe("bj-1") == "no daemon serves it"
+
+
+def test_a_table_is_live_only_while_both_topics_say_online() -> None:
+    liveness = Liveness()
+    liveness.on_availability("bj-1", availability_payload("online", "pc-a"))
+    assert not liveness.is_live("bj-1")  # its daemon's state is unknown
+    liveness.on_bridge_state("pc-a", b"online")
+    assert liveness.is_live("bj-1")
+    liveness.on_bridge_state("pc-a", b"")  # cleared
+    assert not liveness.is_live("bj-1")
+
+
+async def test_each_table_follows_its_own_daemon_on_a_shared_broker(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    async with contextlib.AsyncExitStack() as stack:
+        configs = {}
+        for node in NODES:
+            shoe = await stack.enter_async_context(
+                EmulatedShoe(EmulatorSettings(protocol="reference", seed=1))
+            )
+            configs[node] = _config(tmp_path, mosquitto, node, shoe.path)
+        display = await stack.enter_async_context(display_on(mosquitto))
+        daemons = {node: await _start(config) for node, config in configs.items()}
+        try:
+            await display.until(lambda s: s.is_live("bj-1") and s.is_live("bj-2"))
+            assert display.liveness.node_of("bj-2") == "pc-b"
+
+            # SIGKILL: pc-b says nothing; its will turns its bridge state offline.
+            await _end(daemons["pc-b"], signal.SIGKILL)
+            assert daemons["pc-b"].returncode == -signal.SIGKILL
+            await display.until(lambda s: not s.is_live("bj-2"))
+            assert display.live() == {"bj-1": True, "bj-2": False}
+            # bj-2's own availability still says online: only the join tells the truth.
+            assert display.liveness.tables["bj-2"] == ("online", "pc-b")
+            async with display_on(mosquitto) as late:  # from the retained messages alone
+                await late.until(lambda s: len(s.tables) == 2 and len(s.nodes) == 2)
+                assert late.live() == {"bj-1": True, "bj-2": False}
+
+            # pc-b back: live again. Then a clean stop of pc-a: bj-1 offline, bj-2 live.
+            daemons["pc-b"] = await _start(configs["pc-b"])
+            await display.until(lambda s: s.is_live("bj-2"))
+            stderr = await _end(daemons["pc-a"], signal.SIGTERM)
+            assert daemons["pc-a"].returncode == 0, stderr
+            await display.until(lambda s: s.nodes.get("pc-a") == "offline")
+            assert display.liveness.tables["bj-1"] == ("offline", "pc-a")
+            assert display.live() == {"bj-1": False, "bj-2": True}
+            async with display_on(mosquitto) as late:
+                await late.until(lambda s: len(s.tables) == 2 and len(s.nodes) == 2)
+                assert late.live() == {"bj-1": False, "bj-2": True}
+        finally:
+            for process in daemons.values():
+                await _end(process, signal.SIGTERM)
