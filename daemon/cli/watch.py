@@ -2,8 +2,9 @@
 
 It knows nothing the broker does not tell it, which is the point: what it shows is what a
 display at the pit podium shows (retained state and round snapshots first, then settlements
-and notices as they come). The model is pure and tested by feeding it messages; `rich`
-draws it.
+and notices as they come). A table is shown live only by the rule of daemon/availability.py:
+its availability says `online` and so does the bridge state of the daemon it names. The
+model is pure and tested by feeding it messages; `rich` draws it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from daemon.availability import Liveness
 from daemon.cli.command import Command, broker_address, usage_error, write_config_errors
 from daemon.cli.exit_codes import ExitCode
 from daemon.mqtt.client import new_client
@@ -57,17 +59,23 @@ class PitView:
 
     base: str = "shoe2mqtt"
     only_table: str | None = None
-    bridge: str = "unknown"
+    broker: str = "connecting"
     tables: dict[str, TableView] = field(default_factory=dict)
+    liveness: Liveness = field(default_factory=Liveness)
 
     def apply(self, topic: str, payload: bytes) -> bool:
         """Take one message; True when the view changed."""
         route = self._route(topic)
         if route is None:
             return False
-        if route == ["bridge", "state"]:
-            self.bridge = _bridge_state(payload)
-            return True
+        match route:
+            case ["bridge", node, "state"]:
+                self.liveness.on_bridge_state(node, payload)
+                return True
+            case [table, "availability"]:
+                self.tables.setdefault(table, TableView(table))
+                self.liveness.on_availability(table, payload)
+                return True
         body = _json_object(payload)
         if body is None:
             return False
@@ -86,7 +94,7 @@ class PitView:
         rest = parts[len(base) :]
         if parts[: len(base)] != base or len(rest) < 2:
             return None
-        if rest != ["bridge", "state"] and self.only_table and rest[0] != self.only_table:
+        if rest[0] != "bridge" and self.only_table and rest[0] != self.only_table:
             return None
         return rest
 
@@ -97,15 +105,6 @@ def _json_object(payload: bytes) -> dict[str, Any] | None:
     except (json.JSONDecodeError, UnicodeDecodeError):
         return None
     return body if isinstance(body, dict) else None
-
-
-def _bridge_state(payload: bytes) -> str:
-    text = payload.decode(errors="replace").strip()
-    try:
-        body = json.loads(text)
-    except json.JSONDecodeError:
-        return text
-    return str(body.get("state", text)) if isinstance(body, dict) else text
 
 
 def _apply_to_table(view: TableView, rest: list[str], body: dict[str, Any]) -> bool:
@@ -131,15 +130,21 @@ def _apply_to_table(view: TableView, rest: list[str], body: dict[str, Any]) -> b
 
 # ---------------------------------------------------------------------- drawing
 def render(pit: PitView) -> RenderableType:
-    header = Text(f"shoe2mqtt  bridge: {pit.bridge}", style="bold")
+    header = Text(f"shoe2mqtt  broker: {pit.broker}", style="bold")
     if not pit.tables:
         return Group(header, Text("waiting for tables…", style="dim"))
-    return Group(header, *(render_table(view) for _, view in sorted(pit.tables.items())))
+    return Group(
+        header,
+        *(render_table(view, pit.liveness) for _, view in sorted(pit.tables.items())),
+    )
 
 
-def render_table(view: TableView) -> Panel:
+def render_table(view: TableView, liveness: Liveness) -> Panel:
     round_ = view.round or {}
-    title = f"{view.table} · {view.game} · reader {view.reader.get('link', '?')}"
+    live = liveness.is_live(view.table)
+    # Not live: what follows is the last the daemon said, and the title says so first.
+    title = "" if live else f"OFFLINE: {liveness.describe(view.table)} · "
+    title += f"{view.table} · {view.game} · reader {view.reader.get('link', '?')}"
     if round_:
         title += f" · round {round_.get('id')} ({round_.get('stage')})"
     if view.review:
@@ -183,6 +188,7 @@ def render_table(view: TableView) -> Panel:
         ),
         title=title,
         title_align="left",
+        border_style="" if live else "red",
     )
 
 
@@ -203,6 +209,8 @@ async def watch(
         try:
             async with client_factory() as client:
                 await client.subscribe(f"{pit.base}/#", qos=1)
+                pit.broker = "connected"
+                on_change()
                 async for message in client.messages:
                     payload = (
                         message.payload
@@ -212,7 +220,7 @@ async def watch(
                     if pit.apply(str(message.topic), payload):
                         on_change()
         except aiomqtt.MqttError:
-            pit.bridge = "broker unreachable"
+            pit.broker = "unreachable"
             on_change()
             await asyncio.sleep(retry)
 

@@ -6,6 +6,7 @@ import io
 
 from rich.console import Console
 
+from daemon.availability import availability_payload
 from daemon.cli.watch import PitView, render
 from tests.daemon.test_table_service import drawn, make_service, request
 
@@ -24,7 +25,8 @@ def _round() -> PitView:
     messages += request(service, "wager", seat=3, kind="twenty_point_bonus", amount="10")
     messages += drawn(service, "KD 7S KH QC")
     pit = PitView("casino")
-    pit.apply("casino/bridge/state", b"online")
+    pit.apply("casino/bridge/pc-a/state", b"online")
+    pit.apply("casino/bj1/availability", availability_payload("online", "pc-a"))
     for message in messages:
         pit.apply(message.topic, message.payload)
     return pit
@@ -32,7 +34,7 @@ def _round() -> PitView:
 
 def test_the_view_shows_seats_revealed_cards_and_settlements() -> None:
     screen = _screen(_round())
-    assert "bridge: online" in screen
+    assert "OFFLINE" not in screen
     assert "bj1" in screen
     assert "KD KH (20)" in screen
     assert "any_20" in screen
@@ -64,3 +66,16 @@ def test_garbage_on_a_topic_does_not_break_the_view() -> None:
     assert pit.apply("casino/bj1/settlement", b"\xff not json") is False
     assert pit.apply("elsewhere/bj1/settlement", b"{}") is False
     assert "waiting for tables" in _screen(pit)
+
+
+def test_a_table_is_offline_when_its_daemon_dies_or_stops_it() -> None:
+    """The liveness rule (docs/mqtt.md): the table's availability and its node's state."""
+    pit = _round()
+    pit.apply("casino/bridge/pc-a/state", b"offline")  # the will of a killed daemon
+    assert "OFFLINE: daemon pc-a is gone" in _screen(pit)
+    pit.apply("casino/bridge/pc-a/state", b"online")
+    assert "OFFLINE" not in _screen(pit)
+    pit.apply("casino/bj1/availability", availability_payload("offline", "pc-a"))
+    assert "OFFLINE: daemon pc-a stopped it" in _screen(pit)
+    pit.apply("casino/bj1/availability", availability_payload("online", "pc-b"))
+    assert "OFFLINE: daemon pc-b is gone" in _screen(pit)  # pc-b never said online
