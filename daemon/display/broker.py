@@ -1,0 +1,78 @@
+"""The display's broker connection: subscribe as the read-only display user, feed the model.
+
+Subscribes to what a display may read and needs (docs/mosquitto/acl): the daemons' bridge
+states, each table's availability, state, round snapshot, settlements and notices. Never a
+request topic: a display cannot move money, and a hand-entered hole card travels there.
+It never publishes and sets no will. A lost broker is retried with the daemon's backoff;
+each new connection replaces what the display knew of availability with what the retained
+messages say now (PitModel.broker_connected).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import TYPE_CHECKING, NoReturn
+
+import aiomqtt
+import structlog
+
+from daemon.mqtt.client import new_client
+from daemon.topics import Topics
+from drivers.backoff import Backoff
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from daemon.display.model import PitModel
+    from daemon.mqtt.settings import MqttSettings
+
+log = structlog.get_logger("display")
+
+
+def display_filters(base: str, only_table: str | None = None) -> list[str]:
+    """The topic filters the display subscribes to, each within the display user's ACL."""
+    topics = Topics(base)
+    table = "+" if only_table is None else only_table
+    return [
+        topics.bridge_state_filter,
+        topics.availability(table),
+        topics.table_state(table),
+        topics.round_snapshot(table),
+        topics.settlement(table),
+        topics.notice(table, "#"),
+    ]
+
+
+async def follow_broker(
+    settings: MqttSettings,
+    model: PitModel,
+    on_change: Callable[[], None],
+    *,
+    rng: random.Random | None = None,
+) -> NoReturn:
+    """Keep `model` up to date from the broker until cancelled, reconnecting for ever."""
+    backoff = Backoff(settings.reconnect, rng or random.Random())  # noqa: S311 - jitter
+    filters = display_filters(model.base, model.only_table)
+    while True:
+        log.info("display.broker_connecting", host=settings.host, port=settings.port)
+        try:
+            async with new_client(settings) as client:
+                await client.subscribe([(topic_filter, 1) for topic_filter in filters])
+                model.broker_connected()
+                on_change()
+                backoff.reset()
+                log.info("display.broker_connected", host=settings.host, port=settings.port)
+                async for message in client.messages:
+                    payload = message.payload
+                    if isinstance(payload, bytes) and model.apply(message.topic.value, payload):
+                        on_change()
+        except aiomqtt.MqttError as exc:
+            reason = str(exc) or type(exc).__name__
+        else:  # the iteration ended without an error: the client closed
+            reason = "closed"
+        model.broker_lost()
+        on_change()
+        delay = backoff.next_delay()
+        log.warning("display.broker_lost", reason=reason, retry_in=round(delay, 1))
+        await asyncio.sleep(delay)

@@ -1,0 +1,101 @@
+"""`shoe2mqtt display`: the process: the web server and the broker subscriber, one loop.
+
+Tasks (named, children of one TaskGroup): `display-broker` follows the broker into the
+model, `display-signals` turns SIGTERM/SIGINT into a clean stop, `watchdog` pings systemd.
+The web server runs beside them on the same loop (aiohttp's runner), so a message that
+changes the model wakes the page streams in the same loop iteration.
+
+Under systemd (Type=notify) READY=1 is sent once the page is served: the pages work before
+the broker answers, and say so, which is what a kiosk should show while it waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from typing import TYPE_CHECKING, Final
+
+import structlog
+from aiohttp import web
+
+from daemon.display.broker import follow_broker
+from daemon.display.model import PitModel
+from daemon.display.server import Changes, build_app
+from daemon.notify import Notifier
+
+if TYPE_CHECKING:
+    from daemon.display.config import DisplayConfig
+
+log = structlog.get_logger("display")
+# How long a stop waits for open requests; the streams end at once (server._close_streams).
+_SHUTDOWN_TIMEOUT: Final = 2.0
+
+
+class _Stop(Exception):
+    """Raised inside the TaskGroup to end it: the display was asked to stop."""
+
+
+def url_of(config: DisplayConfig) -> str:
+    """Where a browser finds the pit view (the table view is `<url>table/<id>`)."""
+    settings = config.display
+    scheme = "https" if settings.https is not None else "http"
+    host = f"[{settings.bind}]" if ":" in settings.bind else settings.bind
+    return f"{scheme}://{host}:{settings.port}/"
+
+
+async def serve(config: DisplayConfig, *, notifier: Notifier | None = None) -> None:
+    """Serve the pages until SIGTERM or SIGINT (or cancellation)."""
+    notifier = notifier if notifier is not None else Notifier.from_environment()
+    model = PitModel(config.mqtt.base_topic)
+    changes = Changes()
+    runner = web.AppRunner(
+        build_app(model, changes, config.display),
+        shutdown_timeout=_SHUTDOWN_TIMEOUT,
+        access_log=None,  # a kiosk polls nothing; the stream would be one line per page
+        handle_signals=False,
+    )
+    await runner.setup()
+    try:
+        site = web.TCPSite(
+            runner, config.display.bind, config.display.port, ssl_context=config.display.https
+        )
+        await site.start()
+        url = url_of(config)
+        log.info("display.serving", url=url, broker=f"{config.mqtt.host}:{config.mqtt.port}")
+        notifier.ready(f"serving {url}")
+        try:
+            async with asyncio.TaskGroup() as group:
+                group.create_task(
+                    follow_broker(config.mqtt, model, changes.notify), name="display-broker"
+                )
+                group.create_task(_signals(notifier), name="display-signals")
+                group.create_task(notifier.watchdog_loop(), name="watchdog")
+        except* _Stop:
+            pass
+    finally:
+        await runner.cleanup()
+    log.info("display.stopped")
+
+
+async def _signals(notifier: Notifier) -> None:
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    stopping = (signal.SIGTERM, signal.SIGINT)
+    for signum in stopping:
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        for signum in stopping:
+            loop.remove_signal_handler(signum)
+    log.info("display.stopping")
+    notifier.stopping("stopping")
+    raise _Stop
+
+
+def run_display(config: DisplayConfig) -> int:
+    from daemon import logs
+
+    logs.configure(fmt=config.log_format, level=config.log_level)
+    asyncio.run(serve(config))
+    return 0

@@ -1,0 +1,166 @@
+"""The display's model, fed exactly what the daemon publishes for the example rounds."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import pytest
+
+from daemon.availability import availability_payload
+from daemon.display.model import HISTORY, PitModel
+from daemon.display.wording import money, settlement_text
+from tests.display.rounds import BASE, expected_settlements, played
+
+if TYPE_CHECKING:
+    from daemon.envelope import Outbound
+
+
+def _online(model: PitModel, table: str, node: str = "pc-a") -> None:
+    model.broker_connected()
+    model.apply(f"{BASE}/bridge/{node}/state", b"online")
+    model.apply(f"{BASE}/{table}/availability", availability_payload("online", node))
+
+
+def _fed(messages: list[Outbound], table: str) -> PitModel:
+    model = PitModel(BASE)
+    _online(model, table)
+    for message in messages:
+        model.apply(message.topic, message.payload)
+    return model
+
+
+def test_the_issues_example_line_is_what_the_pit_reads() -> None:
+    """Issue 16: "seat 3 — 20 point bonus, suited 20, 9 to 1: pay $225.00"."""
+    settled = {
+        "seat": 3,
+        "hand": None,
+        "wager": "twenty_point_bonus",
+        "outcome": "suited_20",
+        "result": "win",
+        "odds": "9 to 1",
+        "stake": "25.00",
+        "won": "225.00",
+    }
+    assert settlement_text(settled) == "seat 3 — 20 point bonus, suited 20, 9 to 1: pay $225.00"
+    assert settlement_text(settled | {"result": "lose", "odds": None, "won": "0.00"}) == (
+        "seat 3 — 20 point bonus, suited 20: collect $25.00"
+    )
+    assert money("1250.00") == "$1,250.00"
+    assert money("-5.00") == "-$5.00"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "blackjack-queen-of-hearts.jsonl",
+        "double-attack-three-eights.jsonl",
+        "triple-attack-dealer-22.jsonl",
+    ],
+)
+def test_every_settlement_in_the_rules_order_with_its_amount(name: str) -> None:
+    messages = played(name)
+    table = json.loads(messages[0].payload)["table"]
+    view = _fed(messages, table).view(table)
+    expected = [settlement_text(s) for s in expected_settlements(name)]
+    assert [s["text"] for s in view["settlements"]] == expected
+    assert view["live"] is True
+    # The retained snapshot alone (a page opened after the round) shows the same.
+    last_snapshot = [m for m in messages if m.topic.endswith("/round")][-1]
+    late = _fed([last_snapshot], table).view(table)
+    assert [s["text"] for s in late["settlements"]] == expected
+    # And the settlement messages alone, without a snapshot, too.
+    only_settlements = [m for m in messages if m.topic.endswith("/settlement")]
+    assert [s["text"] for s in _fed(only_settlements, table).view(table)["settlements"]] == (
+        expected
+    )
+
+
+def test_a_floorperson_notice_stands_out_in_words() -> None:
+    view = _fed(played("blackjack-queen-of-hearts.jsonl"), "bj-1").view("bj-1")
+    [alert] = [a for a in view["alerts"] if a["class"] == "floor"]
+    assert alert["label"] == "FLOORPERSON"
+    assert "queen of hearts pair" in alert["text"]
+    [flagged] = [s for s in view["settlements"] if s["floorperson"]]
+    assert flagged["text"] == (
+        "seat 1 — 20 point bonus, queen of hearts pair, 125 to 1: pay $1,250.00"
+    )
+
+
+def test_repeats_change_nothing() -> None:
+    """QoS 1 may deliver a message twice; the display counts it once."""
+    messages = played("triple-attack-dealer-22.jsonl")
+    once = _fed(messages, "ta-1")
+    twice = _fed(messages + messages, "ta-1")
+    assert twice.view("ta-1") == once.view("ta-1")
+
+
+def test_the_hole_card_is_in_no_view_before_its_reveal() -> None:
+    """The round's hole card (QC, unique in it) is face down until `hole_card_revealed`."""
+    messages = played("triple-attack-dealer-22.jsonl")
+    model = PitModel(BASE)
+    _online(model, "ta-1")
+    revealed = False
+    for message in messages:
+        model.apply(message.topic, message.payload)
+        revealed = revealed or message.topic.endswith("/event/hole_card_revealed")
+        shown = json.dumps([model.view("ta-1"), model.history("ta-1")])
+        assert revealed or "QC" not in shown, message.topic
+    assert revealed
+    assert "QC" in json.dumps(model.view("ta-1"))  # and shown once it is face up
+
+
+def test_a_table_is_live_only_while_its_daemon_and_the_display_are_connected() -> None:
+    model = _fed(played("double-attack-three-eights.jsonl"), "da-1")
+    assert model.view("da-1")["live"] is True
+    model.apply(f"{BASE}/bridge/pc-a/state", b"offline")  # the daemon's will
+    view = model.view("da-1")
+    assert (view["live"], view["availability"]) == (False, "daemon pc-a is gone")
+    assert view["alerts"][0] == {
+        "class": "offline",
+        "label": "OFFLINE",
+        "text": "daemon pc-a is gone",
+    }
+    model.apply(f"{BASE}/bridge/pc-a/state", b"online")
+    model.broker_lost()
+    assert model.view("da-1")["availability"] == "the display has lost the broker"
+    model.broker_connected()  # availability is learnt again from the retained messages
+    assert model.view("da-1")["live"] is False
+    model.apply(f"{BASE}/bridge/pc-a/state", b"online")
+    model.apply(f"{BASE}/da-1/availability", availability_payload("online", "pc-a"))
+    assert model.view("da-1")["live"] is True
+
+
+def test_finished_rounds_go_to_the_history_newest_first() -> None:
+    first = played("blackjack-queen-of-hearts.jsonl")
+    model = _fed(first, "bj-1")
+    rounds = json.loads([m for m in first if m.topic.endswith("/round")][-1].payload)
+    next_round = {**rounds, "id": "f" * 32, "seq": 10_000, "round": {**rounds["round"]}}
+    next_round["round"]["id"] = rounds["round"]["id"] + 1
+    next_round["settlements"], next_round["notices"] = [], []
+    model.apply(f"{BASE}/bj-1/round", json.dumps(next_round).encode())
+    view = model.view("bj-1")
+    assert (view["settlements"], view["history"]) == ([], 1)
+    [past] = model.history("bj-1")
+    assert past["round"] == rounds["round"]["id"]
+    assert [s["text"] for s in past["settlements"]] == [
+        settlement_text(s) for s in expected_settlements("blackjack-queen-of-hearts.jsonl")
+    ]
+    assert HISTORY >= 5
+
+
+def test_changes_are_versioned_per_table() -> None:
+    model = PitModel(BASE)
+    _online(model, "bj-1")
+    seen = model.version
+    for message in played("double-attack-three-eights.jsonl")[:3]:
+        model.apply(message.topic, message.payload)
+    assert model.changed_since(seen) == ["da-1"]
+    assert model.changed_since(model.version) == []
+
+
+def test_garbage_changes_nothing() -> None:
+    model = PitModel(BASE)
+    assert model.apply(f"{BASE}/bj-1/round", b"\xff not json") is False
+    assert model.apply("elsewhere/bj-1/round", b"{}") is False
+    assert model.apply(f"{BASE}/bj-1/request/wager", b"{}") is False
