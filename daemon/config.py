@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from drivers.transports import TransportSettings
 
 DEFAULT_STATE_DIRECTORY = Path("/var/lib/shoe2mqtt")
-_TOP_KEYS = {"mqtt", "table", "journal", "logging"}
+_TOP_KEYS = {"mqtt", "table", "journal", "logging", "display"}
 _SHOE_KEYS = {"protocol", "driver", "transport", "idle_timeout"}
 _TRANSPORTS: dict[str, tuple[type[Any], set[str]]] = {
     "serial": (SerialSettings, {"port", "baudrate", "bytesize", "parity", "stopbits", "exclusive"}),
@@ -114,6 +114,7 @@ class _Checker:
         tables = self._tables(document.get("table"))
         state_directory, outbox_limit = self._journal(document.get("journal", {}))
         logging = self._logging(document.get("logging", {}))
+        self._display(document.get("display"))
         if self.errors or mqtt is None:
             raise ConfigErrors(self.errors)
         return ServiceConfig(
@@ -247,6 +248,14 @@ class _Checker:
             self.error(("journal", "outbox_limit"), "a whole number of messages, at least 100")
             limit = 100_000
         return Path(directory), limit
+
+    def _display(self, section: object) -> None:
+        """`[display]` is the pit display's (daemon/display/config.py): its shape is checked
+        here too, so check-config reports every mistake at once; its files are not read."""
+        from daemon.display.config import check_display
+
+        for where, message in check_display(section, read_files=False)[1]:
+            self.error(where, message)
 
     def _logging(self, section: object) -> LoggingConfig:
         if not isinstance(section, dict):

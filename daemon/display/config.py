@@ -92,8 +92,15 @@ class DisplayConfig:
     log_level: str = "info"
 
 
-def check_display(section: object) -> tuple[DisplaySettings | None, list[Mistake]]:
-    """The `[display]` section (absent: the defaults), and every mistake in it."""
+def check_display(
+    section: object, *, read_files: bool = True
+) -> tuple[DisplaySettings | None, list[Mistake]]:
+    """The `[display]` section (absent: the defaults), and every mistake in it.
+
+    `read_files=False` checks the section's shape only, without reading its password and
+    certificate files: the daemon checks it so, since those files are the display's, which
+    the daemon's user may rightly be unable to read (and then settings are not returned).
+    """
     mistakes: list[Mistake] = []
     if section is None:
         return DisplaySettings(), mistakes
@@ -112,12 +119,12 @@ def check_display(section: object) -> tuple[DisplaySettings | None, list[Mistake
     if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
         wrong("port", "a whole number from 1 to 65535")
     texts = _optional_texts(section, ("username", "client_id", "title"), mistakes)
-    password = _password(section, "password_file", ("display",), mistakes)
-    if password is not None and texts["username"] is None:
+    password = _password(section, "password_file", ("display",), mistakes, read=read_files)
+    if "password_file" in section and texts["username"] is None:
         wrong("password_file", "a password needs its broker user: set display.username")
-    https = _https(section.get("https"), mistakes)
-    login = _login(section.get("login"), mistakes)
-    if mistakes:
+    https = _https(section.get("https"), mistakes, read=read_files)
+    login = _login(section.get("login"), mistakes, read=read_files)
+    if mistakes or not read_files:
         return None, mistakes
     return DisplaySettings(
         bind=bind,
@@ -213,7 +220,7 @@ def _logging(section: object, mistakes: list[Mistake]) -> tuple[str, str]:
     return str(fmt), str(level)
 
 
-def _https(section: object, mistakes: list[Mistake]) -> ssl.SSLContext | None:
+def _https(section: object, mistakes: list[Mistake], *, read: bool) -> ssl.SSLContext | None:
     if section is None:
         return None
     where = ("display", "https")
@@ -229,11 +236,11 @@ def _https(section: object, mistakes: list[Mistake]) -> ssl.SSLContext | None:
         value = section.get(key)
         if not isinstance(value, str) or not value:
             mistakes.append(((*where, key), "required: a file path in quotes"))
-        elif not os.access(value, os.R_OK):
+        elif read and not os.access(value, os.R_OK):
             mistakes.append(((*where, key), f"cannot read {value!r}"))
         else:
             files[key] = value
-    if len(files) != len(_HTTPS_KEYS):
+    if len(files) != len(_HTTPS_KEYS) or not read:
         return None
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
@@ -245,7 +252,7 @@ def _https(section: object, mistakes: list[Mistake]) -> ssl.SSLContext | None:
     return context
 
 
-def _login(section: object, mistakes: list[Mistake]) -> Login | None:
+def _login(section: object, mistakes: list[Mistake], *, read: bool) -> Login | None:
     if section is None:
         return None
     where = ("display", "login")
@@ -261,14 +268,14 @@ def _login(section: object, mistakes: list[Mistake]) -> Login | None:
         # RFC 7617: the user name and password are joined by the first colon.
         mistakes.append(((*where, "username"), "required: a quoted name without ':'"))
         username = None
-    password = _password(section, "password_file", where, mistakes)
+    password = _password(section, "password_file", where, mistakes, read=read)
     if "password_file" not in section:
         mistakes.append(((*where, "password_file"), "required: the file holding the password"))
     return None if username is None or password is None else Login(username, password)
 
 
 def _password(
-    section: dict[str, Any], key: str, where: FieldPath, mistakes: list[Mistake]
+    section: dict[str, Any], key: str, where: FieldPath, mistakes: list[Mistake], *, read: bool
 ) -> Secret | None:
     """The password in the file `section[key]` names; never in the TOML file itself."""
     if "password" in section:
@@ -280,6 +287,8 @@ def _password(
         return None
     if not isinstance(value, str) or not value:
         mistakes.append(((*where, key), "a file path in quotes"))
+        return None
+    if not read:
         return None
     try:
         text = Path(value).read_text(encoding="utf-8")

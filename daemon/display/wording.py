@@ -75,7 +75,7 @@ def settlement_action(body: dict[str, Any]) -> str:
     if result == "lose":
         return f"collect {money(body.get('stake'))}"
     if result == "push":
-        return f"push ({money(body.get('stake'))} stays)"
+        return "push"  # the stake stays where it is
     if result == "void":
         return f"return {money(body.get('stake'))}"
     return words(result)

@@ -97,7 +97,7 @@ id = "{NODES[node]}"
 game = "blackjack"
 limits.blackjack = {{ min = "10", max = "500" }}
 limits.twenty_point_bonus = {{ min = "5", max = "100" }}
-shoe = {{ driver = "reference", transport = "serial", port = "{shoe_path}" }}
+shoe = {{ protocol = "reference", transport = "serial", port = "{shoe_path}" }}
 """,
         encoding="utf-8",
     )

@@ -30,7 +30,9 @@
       const data = JSON.parse(event.data);
       Object.assign(state.tables, data.tables);
       heard(data.broker);
-      render();
+      Object.keys(data.tables).forEach((id) => pending.add(id));
+      // Drawn once per frame: a burst of settlements is one layout, not one each.
+      if (!frame) frame = requestAnimationFrame(drawPending);
     });
     source.addEventListener("beat", (event) => heard(JSON.parse(event.data).broker));
     source.addEventListener("error", () => {
@@ -124,7 +126,7 @@
     if (!status.live) items.unshift({ class: "offline", label: "OFFLINE", text: status.text });
     items.forEach((alert) => {
       const item = el("li", "alert " + alert.class);
-      item.append(el("strong", "label", alert.label), el("span", "text", alert.text));
+      item.append(el("strong", "label", alert.label), " ", el("span", "text", alert.text));
       list.append(item);
     });
     return list;
@@ -139,7 +141,9 @@
       const item = el("li", css);
       item.dataset.key = s.key;
       item.dataset.text = s.text;
-      item.append(el("span", "who", s.who), el("span", "what", s.what), el("span", "act", s.action));
+      const what = s.what.replace(/(\d+) to (\d+)/, "$1\u00a0to\u00a0$2"); // odds on one line
+      item.append(el("span", "who", s.who), " ", el("span", "what", what), " ");
+      item.append(el("span", "act", s.action));
       if (s.floorperson) item.append(el("strong", "flag", "FLOORPERSON"));
       if (s.review) item.append(el("strong", "flag", "REVIEW"));
       list.append(item);
@@ -153,10 +157,10 @@
     table.notices
       .concat(table.table_notices)
       .filter((n) => n.kind !== "floorperson_required") // shown as an alert above
-      .slice(-6)
+      .slice(view === "pit" ? -3 : -6)
       .forEach((n) => {
         const item = el("li", "notice " + n.class);
-        item.append(el("strong", "label", n.label), el("span", "text", n.text));
+        item.append(el("strong", "label", n.label), " ", el("span", "text", n.text));
         list.append(item);
       });
     return list;
@@ -260,29 +264,53 @@
     return page;
   }
 
-  function render() {
-    const ids = Object.keys(state.tables).sort();
-    main.replaceChildren();
+  const pending = new Set();
+  let frame = 0;
+  function drawPending() {
+    frame = 0;
+    const changed = [...pending];
+    pending.clear();
+    render(changed);
+  }
+
+  // Only the tables that changed are built again; the rest of the page stays as it is.
+  function render(changed) {
     if (view === "table") {
       const table = state.tables[only];
-      main.append(table ? tablePage(table) : el("p", "waiting", "waiting for table " + only + "…"));
+      main.replaceChildren(
+        table ? tablePage(table) : el("p", "waiting", "waiting for table " + only + "…"),
+      );
     } else {
-      ids.forEach((id) => main.append(tableCard(state.tables[id])));
-      if (!ids.length) main.append(el("p", "waiting", "waiting for tables…"));
-      body.style.setProperty("--tables", String(Math.max(1, ids.length)));
+      const ids = Object.keys(state.tables).sort();
+      const shown = [...main.children].map((node) => node.dataset.table);
+      if (changed && shown.join() === ids.join()) {
+        changed.forEach((id) => document.getElementById("table-" + id).replaceWith(tableCard(state.tables[id])));
+      } else {
+        main.replaceChildren(...ids.map((id) => tableCard(state.tables[id])));
+        if (!ids.length) main.append(el("p", "waiting", "waiting for tables…"));
+      }
+      document.documentElement.style.setProperty("--tables", String(Math.max(1, ids.length)));
     }
     fit();
   }
 
-  // A kiosk cannot scroll: shrink the type until the page fits the screen, grow it back
-  // when it fits again. Nothing is ever cut off; below the smallest size the page scrolls.
+  // A kiosk cannot scroll: the type shrinks (--scale) until the page fits the screen, and
+  // grows back when there is room again. Below 0.4 the page scrolls: nothing is ever cut.
+  let scale = 1;
   function fit() {
-    let scale = 1;
     const root = document.documentElement;
-    root.style.setProperty("--scale", "1");
-    while (root.scrollHeight > window.innerHeight + 1 && scale > 0.5) {
-      scale = Math.round((scale - 0.05) * 100) / 100;
+    const overflows = () => root.scrollHeight > window.innerHeight + 1;
+    const set = (value) => {
+      scale = Math.round(value * 100) / 100;
       root.style.setProperty("--scale", String(scale));
+    };
+    while (overflows() && scale > 0.4) set(scale - 0.05);
+    while (!overflows() && scale < 1) {
+      set(scale + 0.05);
+      if (overflows()) {
+        set(scale - 0.05);
+        break;
+      }
     }
   }
 
@@ -290,7 +318,7 @@
     clock.textContent = new Date().toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
   }
 
-  window.addEventListener("resize", fit);
+  window.addEventListener("resize", () => render());
   setInterval(tick, 1000);
   tick();
   showLink();

@@ -1,0 +1,296 @@
+"""A pit as a user runs it, for the display's tests: real processes from one TOML file.
+
+A real mosquitto (the `mosquitto` fixture), an emulated shoe per table on a pty, the daemon
+(`shoe2mqtt run --config`) and the display (`shoe2mqtt display --config`) as subprocesses of
+the same configuration file, and an MQTT client in the test that is the dealer's console
+and a recorder of everything it may read, noting when each message arrived.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import signal
+import socket
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import aiomqtt
+
+from drivers.emulator import EmulatedShoe, EmulatorSettings
+from rules.cards import Card
+from rules.config import TableConfig
+from rules.events import DealCard, PlaceWager, PlayerAction
+from rules.money import format_amount
+from rules.player import RoundDriver
+from tests.daemon.pit import MessageLog, Received
+
+if TYPE_CHECKING:
+    import random
+    from collections.abc import AsyncIterator, Mapping
+
+    from rules.player import WagerPlan
+    from tests.daemon.conftest import Mosquitto
+
+BASE: Final = "shoe2mqtt"
+NODE: Final = "pit-pc"
+ROOT: Final = Path(__file__).parents[2]
+START: Final = 20.0  # seconds for a process to start and announce itself
+
+
+@dataclass
+class Floor(MessageLog):
+    directory: Path
+    broker: Mosquitto
+    tables: dict[str, dict[str, Any]]
+    shoes: dict[str, EmulatedShoe]
+    port: int
+    messages: list[Received] = field(default_factory=list)
+    arrived_at: list[float] = field(default_factory=list)  # epoch ms, one per message
+    _arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    _transactions: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    daemon: asyncio.subprocess.Process | None = None
+    display: asyncio.subprocess.Process | None = None
+    _console: contextlib.AsyncExitStack | None = None
+    _client: aiomqtt.Client | None = None
+
+    @property
+    def client(self) -> aiomqtt.Client:
+        assert self._client is not None, "the console is not connected"
+        return self._client
+
+    async def connect_console(self) -> None:
+        """Connect the test's console and recorder (again, after a broker restart)."""
+        await self.disconnect_console()
+        async with contextlib.AsyncExitStack() as stack:
+            client = await stack.enter_async_context(
+                aiomqtt.Client(self.broker.host, self.broker.port, identifier="floor-console")
+            )
+            await client.subscribe(f"{BASE}/#", qos=1)
+            recorder = asyncio.create_task(self.record(client), name="floor-recorder")
+
+            async def stop_recording() -> None:
+                recorder.cancel()
+                await asyncio.wait([recorder])
+
+            stack.push_async_callback(stop_recording)
+            self._client, self._console = client, stack.pop_all()
+
+    async def disconnect_console(self) -> None:
+        console, self._console, self._client = self._console, None, None
+        if console is not None:
+            with contextlib.suppress(aiomqtt.MqttError):  # the broker may be gone already
+                await console.aclose()
+
+    @property
+    def config(self) -> Path:
+        return self.directory / "shoe2mqtt.toml"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+    async def record(self, client: aiomqtt.Client) -> None:
+        async for message in client.messages:
+            payload = message.payload
+            assert isinstance(payload, bytes)
+            self.arrived_at.append(time.time() * 1000)
+            self.messages.append(Received(str(message.topic), payload, message.retain))
+            self._arrived.set()
+
+    # ------------------------------------------------------------ processes
+    async def start_daemon(self) -> None:
+        seen = len(self.messages)
+        self.daemon = await _shoe2mqtt("run", self.config, self.directory / "daemon.log")
+        waiting = {f"{BASE}/{table}/availability" for table in self.tables}
+        try:
+            while waiting:
+                announced = await self.wait(
+                    lambda m: m.topic in waiting and b"online" in m.payload, after=seen
+                )
+                waiting.discard(announced.topic)
+        except TimeoutError:
+            raise AssertionError(f"the daemon did not start:\n{self.log('daemon')}") from None
+
+    async def start_display(self) -> None:
+        self.display = await _shoe2mqtt("display", self.config, self.directory / "display.log")
+        deadline = time.monotonic() + START
+        while not _accepts(self.port):
+            if self.display.returncode is not None or time.monotonic() > deadline:
+                raise AssertionError(f"the display did not start:\n{self.log('display')}")
+            await asyncio.sleep(0.05)
+
+    async def stop(self, which: str, how: signal.Signals = signal.SIGTERM) -> int | None:
+        process: asyncio.subprocess.Process | None = getattr(self, which)
+        setattr(self, which, None)
+        if process is None:
+            return None
+        if process.returncode is None:
+            process.send_signal(how)
+        try:
+            await asyncio.wait_for(process.wait(), START)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+        return process.returncode
+
+    def log(self, which: str) -> str:
+        path = self.directory / f"{which}.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    # ------------------------------------------------------------ the dealer's console
+    async def request(self, table: str, command: str, **body: Any) -> dict[str, Any]:
+        transaction = f"t{next(self._transactions)}"
+        seen = len(self.messages)
+        topic = f"{BASE}/{table}/request/{command}"
+        await self.client.publish(topic, json.dumps({"transaction": transaction, **body}), qos=1)
+        response = await self.wait(
+            lambda m: (
+                m.topic == f"{BASE}/{table}/response/{command}"
+                and m.body.get("transaction") == transaction
+            ),
+            after=seen,
+        )
+        return response.body
+
+    async def deal(self, table: str) -> dict[str, Any]:
+        """One card from the table's shoe; the snapshot (or refusal) the daemon answered."""
+        seen = len(self.messages)
+        await self.shoes[table].next_card()
+        answers = (f"{BASE}/{table}/round", f"{BASE}/{table}/notice/card_rejected")
+        return (await self.wait(lambda m: m.topic in answers, after=seen)).body
+
+    async def play_log(self, table: str, events: list[dict[str, Any]]) -> None:
+        """An example round log at the table: its requests published, its cards dealt."""
+        for event in events:
+            kind = event["type"]
+            if kind == "card":
+                await self.deal(table)
+            elif kind != "shuffle":  # the shoe reports a shuffle with the burn card after it
+                await self.request(table, kind, **{k: v for k, v in event.items() if k != "type"})
+
+    async def play_round(self, table: str, plan: WagerPlan, rng: random.Random) -> None:
+        """One round by basic strategy with `plan`'s wagers, the shoe dealing at random."""
+        config = TableConfig.from_mapping(self.tables[table])
+        driver = RoundDriver(config, itertools.repeat(Card.parse("AS")), plan, rng)
+        while (event := driver.next_event(self.snapshot(table))) is not None:
+            match event:
+                case DealCard():
+                    await self.deal(table)
+                case PlaceWager(seat=seat, kind=kind, amount=amount):
+                    await self.request(
+                        table, "wager", seat=seat, kind=kind.value, amount=format_amount(amount)
+                    )
+                case PlayerAction(action=action, seat=seat, hand=hand):
+                    await self.request(table, "action", seat=seat, action=action.value, hand=hand)
+                case _:
+                    raise AssertionError(f"the round driver sent {event!r}")
+
+    def snapshot(self, table: str) -> dict[str, Any]:
+        snapshots = [m.body for m in self.messages if m.topic == f"{BASE}/{table}/round"]
+        return snapshots[-1] if snapshots else {"round": None}
+
+    def settlements(self, table: str) -> list[tuple[dict[str, Any], float]]:
+        """Each settlement the broker delivered for `table`, with when it arrived."""
+        topic = f"{BASE}/{table}/settlement"
+        return [
+            (m.body, at)
+            for m, at in zip(self.messages, self.arrived_at, strict=True)
+            if m.topic == topic
+        ]
+
+
+@contextlib.asynccontextmanager
+async def running_floor(
+    directory: Path,
+    broker: Mosquitto,
+    tables: Mapping[str, tuple[dict[str, Any], str | None]],
+) -> AsyncIterator[Floor]:
+    """The daemon and the display serving `tables` (id → its settings and the script its
+    shoe deals, or None for a seeded shoe), both from one configuration file."""
+    async with contextlib.AsyncExitStack() as stack:
+        shoes = {}
+        for table_id, (_, script) in tables.items():
+            settings = (
+                EmulatorSettings(protocol="reference", script=script)
+                if script is not None
+                else EmulatorSettings(protocol="reference", seed=7, spanish=True, decks=8)
+            )
+            shoes[table_id] = await stack.enter_async_context(EmulatedShoe(settings))
+        floor = Floor(
+            directory, broker, {t: s for t, (s, _) in tables.items()}, shoes, _free_port()
+        )
+        floor.config.write_text(_config_file(floor), encoding="utf-8")
+        await floor.connect_console()
+        try:
+            await floor.start_daemon()
+            for shoe in shoes.values():
+                await asyncio.wait_for(shoe.wait_for_host(), START)
+            await floor.start_display()
+            yield floor
+        finally:
+            await floor.stop("display")
+            await floor.stop("daemon")
+            await floor.disconnect_console()
+
+
+def _config_file(floor: Floor) -> str:
+    lines = [
+        "[mqtt]",
+        f'host = "{floor.broker.host}"',
+        f"port = {floor.broker.port}",
+        f'node = "{NODE}"',
+        "reconnect = { initial = 0.05, maximum = 0.5 }",
+        "",
+        "[journal]",
+        f'state_directory = "{floor.directory / "state"}"',
+        "",
+        "[logging]",
+        'format = "json"',
+        'level = "info"',
+        "",
+        "[display]",
+        f"port = {floor.port}",
+        'title = "Pit A"',
+    ]
+    for table_id, settings in floor.tables.items():
+        lines += ["", "[[table]]"]
+        for key, value in settings.items():
+            if key == "limits":
+                lines += [
+                    f'limits.{kind} = {{ min = "{limit["min"]}", max = "{limit["max"]}" }}'
+                    for kind, limit in value.items()
+                ]
+            else:
+                lines.append(f"{key} = {json.dumps(value)}")
+        path = floor.shoes[table_id].path
+        lines.append(f'shoe = {{ protocol = "reference", transport = "serial", port = "{path}" }}')
+    return "\n".join(lines) + "\n"
+
+
+async def _shoe2mqtt(command: str, config: Path, log: Path) -> asyncio.subprocess.Process:
+    with log.open("ab") as out:
+        return await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "daemon.cli", command, "--config", str(config),
+            cwd=ROOT, stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=out,
+        )  # fmt: skip
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _accepts(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return True
+    except OSError:
+        return False

@@ -1,0 +1,267 @@
+"""The display in a real browser: a headless Chromium on the pages of a running pit.
+
+The daemon deals through emulated shoes on a real mosquitto, the display serves the pages,
+both started from one configuration file as a user starts them; the browser is Debian's
+Chromium, one for the module. Each test reads the page as a person would (the DOM) and, for
+the hole card, every event the page received too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import signal
+import statistics
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from daemon.display.wording import settlement_text
+from rules.games import WagerKind
+from tests.display.floor import NODE, Floor, running_floor
+from tests.display.rounds import example, expected_settlements
+
+if TYPE_CHECKING:
+    from tests.daemon.conftest import Mosquitto
+    from tests.display.browser import Browser
+
+# Started processes, a browser and whole rounds: more than the suite's default minute.
+pytestmark = pytest.mark.timeout(120)
+
+TRIPLE_ATTACK_7 = {
+    "id": "ta-1",
+    "game": "triple_attack",
+    "decks": 8,
+    "deck_kind": "spanish",
+    "seats": 7,
+    "limits": {
+        "first_attack": {"min": "10", "max": "500"},
+        "second_attack": {"min": "10", "max": "500"},
+        "third_attack": {"min": "10", "max": "500"},
+    },
+}
+LATENCY_GOAL_MS = 100.0  # issue 16: on the page within 100 ms of reaching the display
+
+
+def _script(events: list[dict[str, Any]], burn_cards: int = 1) -> str:
+    """The shoe's cards for a log: a shuffle and its burn card, then the rest in order."""
+    words: list[str] = []
+    burns = 0
+    for event in events:
+        if event["type"] == "shuffle":
+            words.append("SHUFFLE")
+            burns = burn_cards
+        elif event["type"] == "card":
+            words.append(("BURN " if burns else "") + event["card"])
+            burns = max(0, burns - 1)
+    return " ".join(words)
+
+
+def _log_table(name: str) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
+    table, events, _ = example(name)
+    return table["id"], table, events
+
+
+def _key(settlement: dict[str, Any]) -> str:
+    return "-".join(str(settlement.get(k)) for k in ("round", "seat", "hand", "wager"))
+
+
+def _latencies(floor: Floor, browser: Browser, table: str) -> list[float]:
+    """Milliseconds from each settlement reaching the test's subscriber on the broker (as it
+    reaches the display's) to its line appearing in the page."""
+    seen = browser.first_seen()
+    return [seen[_key(body)] - at for body, at in floor.settlements(table)]
+
+
+def _report(what: str, latencies: list[float]) -> None:
+    print(  # noqa: T201 - the figure the issue asks the test to print
+        f"\n{what}: MQTT message to DOM update over {len(latencies)} settlements: "
+        f"median {statistics.median(latencies):.1f} ms, max {max(latencies):.1f} ms "
+        f"(goal {LATENCY_GOAL_MS:.0f} ms)"
+    )
+
+
+async def test_settlements_appear_in_order_with_their_amounts_and_a_floorperson_stands_out(
+    tmp_path: Path, mosquitto: Mosquitto, browser: Browser
+) -> None:
+    table, settings, events = _log_table("blackjack-queen-of-hearts.jsonl")
+    async with running_floor(tmp_path, mosquitto, {table: (settings, _script(events))}) as floor:
+        browser.open(floor.url)
+        await floor.play_log(table, events)
+        expected = [
+            settlement_text(s) for s in expected_settlements("blackjack-queen-of-hearts.jsonl")
+        ]
+        await _until(lambda: browser.settlements(table) == expected, browser, "the settlements")
+        latencies = _latencies(floor, browser, table)
+        # The floorperson's settlement and the call itself, in colour and in words.
+        highlighted = browser.script(
+            "const line = document.querySelector(arguments[0] + ' .settlement.floor');"
+            "const alert = document.querySelector(arguments[0] + ' .alert.floor');"
+            "const normal = document.querySelector(arguments[0] + ' .settlement:not(.floor)');"
+            "const bg = (e) => getComputedStyle(e).backgroundColor;"
+            "return [line.dataset.text, line.innerText, alert.innerText, bg(line), bg(alert),"
+            " bg(normal)]",
+            f"#table-{table}",
+        )
+    assert expected[1] == "seat 3 — 20 point bonus, suited 20, 9 to 1: pay $225.00"
+    text, shown, alert, line_colour, alert_colour, normal_colour = highlighted
+    assert text == expected[2]
+    assert "FLOORPERSON" in shown
+    assert alert.startswith("FLOORPERSON ")
+    assert normal_colour != line_colour
+    assert alert_colour not in (normal_colour, "rgba(0, 0, 0, 0)")
+    _report("blackjack", latencies)
+    assert max(latencies) < LATENCY_GOAL_MS
+
+
+async def test_no_hole_card_in_the_page_nor_in_anything_it_received_before_the_reveal(
+    tmp_path: Path, mosquitto: Mosquitto, browser: Browser
+) -> None:
+    """Triple Attack's dealer hole card QC is the round's only queen of clubs."""
+    table, settings, events = _log_table("triple-attack-dealer-22.jsonl")
+    hidden = ("QC", "Q♣")
+    async with running_floor(tmp_path, mosquitto, {table: (settings, _script(events))}) as floor:
+        played = 6  # mid-round: the page opened now must show the round at once
+        await floor.play_log(table, events[:played])
+        browser.open(f"{floor.url}table/{table}")
+        received: list[tuple[str, str]] = []
+        for event in events[played:]:
+            await _caught_up(floor, browser, table)
+            received += browser.received()
+            assert not any(h in browser.html() for h in hidden)
+            assert not any("QC" in data for _, data in received), received
+            await floor.play_log(table, [event])
+            if any(m.topic.endswith("/event/hole_card_revealed") for m in floor.messages):
+                break
+        else:
+            pytest.fail("the hole card was never revealed")
+        # The check can fail: once face up, the queen of clubs is on the page.
+        await _until(lambda: "Q♣" in browser.html(), browser, "the revealed hole card")
+    assert any("QC" in data for _, data in browser.received())
+
+
+async def test_a_killed_daemon_turns_its_tables_offline(
+    tmp_path: Path, mosquitto: Mosquitto, browser: Browser
+) -> None:
+    bj, bj_settings, bj_events = _log_table("blackjack-queen-of-hearts.jsonl")
+    da, da_settings, da_events = _log_table("double-attack-three-eights.jsonl")
+    tables = {bj: (bj_settings, _script(bj_events)), da: (da_settings, _script(da_events))}
+    async with running_floor(tmp_path, mosquitto, tables) as floor:
+        browser.open(floor.url)
+        assert browser.texts(".table .badge") == ["LIVE", "LIVE"]
+        assert await floor.stop("daemon", signal.SIGKILL) == -signal.SIGKILL
+        await _until(
+            lambda: browser.texts(".table .badge") == ["OFFLINE", "OFFLINE"],
+            browser,
+            "both tables offline",
+        )
+        assert browser.texts(".alert.offline") == [f"OFFLINE daemon {NODE} is gone"] * 2
+        await floor.start_daemon()  # back: live again, without touching the page
+        await _until(
+            lambda: browser.texts(".table .badge") == ["LIVE", "LIVE"],
+            browser,
+            "both tables live again",
+        )
+
+
+async def test_broker_and_display_restarts_are_survived_without_a_reload(
+    tmp_path: Path, persistent_mosquitto: Mosquitto, browser: Browser
+) -> None:
+    table, settings, events = _log_table("double-attack-three-eights.jsonl")
+    script = _script(events)
+    async with running_floor(tmp_path, persistent_mosquitto, {table: (settings, script)}) as floor:
+        browser.open(floor.url)
+        browser.script("window.sameLoad = 'yes'")
+        persistent_mosquitto.stop()
+        await _until(lambda: browser.text(".badge") == "OFFLINE", browser, "the table offline")
+        assert "lost the broker" in browser.text("#link")
+        persistent_mosquitto.start()
+        await floor.connect_console()  # the test's own console does not reconnect by itself
+        await _until(lambda: browser.text(".badge") == "LIVE", browser, "the table live again")
+        assert await floor.stop("display") == 0
+        await _until(lambda: "unreachable" in browser.text("#link"), browser, "the page alone")
+        assert browser.text(".badge") == "OFFLINE"  # it cannot know, so it does not claim
+        await floor.start_display()
+        await _until(lambda: browser.text(".badge") == "LIVE", browser, "the table live again")
+        await floor.play_log(table, events)
+        expected = [
+            settlement_text(s) for s in expected_settlements("double-attack-three-eights.jsonl")
+        ]
+        await _until(lambda: browser.settlements(table) == expected, browser, "the settlements")
+        assert browser.script("return window.sameLoad") == "yes"  # never reloaded
+
+
+async def test_seven_seats_of_triple_attack_settlements_are_all_shown(
+    tmp_path: Path, mosquitto: Mosquitto, browser: Browser
+) -> None:
+    attacks = (WagerKind.FIRST_ATTACK, WagerKind.SECOND_ATTACK, WagerKind.THIRD_ATTACK)
+    plan = {seat: dict.fromkeys(attacks, 2500) for seat in range(1, 8)}
+    async with running_floor(tmp_path, mosquitto, {"ta-1": (TRIPLE_ATTACK_7, None)}) as floor:
+        browser.open(floor.url)
+        await floor.deal("ta-1")  # the shoe's shuffle and burn card
+        await floor.play_round("ta-1", plan, random.Random(5))  # noqa: S311 - a test's players
+        delivered = [settlement_text(body) for body, _ in floor.settlements("ta-1")]
+        await _until(lambda: browser.settlements("ta-1") == delivered, browser, "every line")
+        latencies = _latencies(floor, browser, "ta-1")
+        # A page opened after the round shows it all at once, from the retained snapshot.
+        browser.open(f"{floor.url}table/ta-1", width=1280, height=800)
+        assert browser.settlements("ta-1") == delivered
+    assert len(delivered) == 21  # seven seats, three attacks each, each settled once
+    assert len({body["seat"] for body, _ in floor.settlements("ta-1")}) == 7
+    _report("triple attack, seven seats", latencies)
+    assert max(latencies) < LATENCY_GOAL_MS
+
+
+async def test_both_views_fit_both_screens_with_nothing_cut_off(
+    tmp_path: Path, mosquitto: Mosquitto, browser: Browser
+) -> None:
+    """A busy pit: a seven-seat Triple Attack round, a floorperson call, a round in play.
+
+    Set SHOE2MQTT_SCREENSHOTS to a directory (docs/) to keep the screenshots."""
+    bj, bj_settings, bj_events = _log_table("blackjack-queen-of-hearts.jsonl")
+    da, da_settings, da_events = _log_table("double-attack-three-eights.jsonl")
+    tables = {
+        bj: (bj_settings, _script(bj_events)),
+        da: (da_settings, _script(da_events)),
+        "ta-1": (TRIPLE_ATTACK_7, None),
+    }
+    attacks = (WagerKind.FIRST_ATTACK, WagerKind.SECOND_ATTACK, WagerKind.THIRD_ATTACK)
+    plan = {seat: dict.fromkeys(attacks, 2500) for seat in range(1, 8)}
+    keep = os.environ.get("SHOE2MQTT_SCREENSHOTS")
+    target = Path(keep) if keep else tmp_path
+    async with running_floor(tmp_path, mosquitto, tables) as floor:
+        await floor.play_log(bj, bj_events)
+        await floor.play_log(da, da_events[:-4])  # a round in play
+        await floor.deal("ta-1")
+        await floor.play_round("ta-1", plan, random.Random(5))  # noqa: S311 - a test's players
+        for width, height in ((1920, 1080), (1280, 800)):
+            for view, url in (("pit", floor.url), ("table", f"{floor.url}table/ta-1")):
+                browser.open(url, width=width, height=height)
+                size = browser.script(
+                    "const d = document.documentElement;"
+                    "return [d.scrollWidth, d.scrollHeight, innerWidth, innerHeight]"
+                )
+                browser.screenshot(target / f"display-{view}-{width}x{height}.png")
+                assert size == [width, height, width, height], (view, size)
+
+
+# ---------------------------------------------------------------------- waiting
+async def _until(condition: Any, browser: Browser, what: str, within: float = 10.0) -> None:
+    """Wait (letting the pit's tasks run) until `condition()` holds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while not condition():
+        if loop.time() > deadline:
+            pytest.fail(f"the page did not show {what} within {within} s:\n{browser.html()}")
+        await asyncio.sleep(0.02)
+
+
+async def _caught_up(floor: Floor, browser: Browser, table: str) -> None:
+    """Until the page shows as many cards (face-down ones too) as the latest snapshot."""
+    round_ = floor.snapshot(table).get("round") or {}
+    cards = len((round_.get("dealer") or {}).get("cards") or []) + sum(
+        len(hand["cards"]) for seat in round_.get("seats") or [] for hand in seat["hands"]
+    )
+    await _until(lambda: len(browser.all(f"#table-{table} .card")) == cards, browser, "it")
