@@ -404,9 +404,10 @@ async def _in_view(demo: Callable[..., Awaitable[DemoResult]], console: Console)
     """The demo drawn as `shoe2mqtt watch` draws it, from every message the players see."""
     from rich.live import Live
 
-    from daemon.cli.watch import PitView, render
+    from daemon.cli.watch import render
+    from daemon.display.model import PitModel
 
-    pit = PitView()
+    pit = PitModel()
     with Live(render(pit), console=console, auto_refresh=False) as live:
 
         def redraw(topic: str, payload: bytes) -> None:

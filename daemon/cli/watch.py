@@ -1,22 +1,19 @@
 """`shoe2mqtt watch`: the pit display in a terminal, built from the MQTT topics alone.
 
-It knows nothing the broker does not tell it, which is the point: what it shows is what a
-display at the pit podium shows (retained state and round snapshots first, then settlements
-and notices as they come). A table is shown live only by the rule of daemon/availability.py:
-its availability says `online` and so does the bridge state of the daemon it names. The
-model is pure and tested by feeding it messages; `rich` draws it.
+It knows nothing the broker does not tell it, which is the point: it is the pit display's
+own model (daemon/display/model.py), drawn by `rich` instead of a browser: retained state and
+round snapshots first, then settlements and notices as they come; every settlement of the
+round, in the order the rules made them; a table live only by the rule of
+daemon/availability.py (its availability and its daemon's bridge state both `online`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
-from collections import deque
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 import aiomqtt
 from rich.console import Group
@@ -24,9 +21,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from daemon.availability import Liveness
 from daemon.cli.command import Command, broker_address, usage_error, write_config_errors
 from daemon.cli.exit_codes import ExitCode
+from daemon.display.model import PitModel, TableModel
 from daemon.mqtt.client import new_client
 
 if TYPE_CHECKING:
@@ -38,113 +35,21 @@ if TYPE_CHECKING:
 
     from daemon.mqtt.settings import MqttSettings
 
-KEEP = 8  # settlements and notices shown per table
-
-
-@dataclass(slots=True)
-class TableView:
-    table: str
-    game: str = "?"
-    reader: dict[str, Any] = field(default_factory=dict)
-    round: dict[str, Any] | None = None
-    review: list[str] = field(default_factory=list)
-    settlements: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=KEEP))
-    notices: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=KEEP))
-    seen_ids: deque[str] = field(default_factory=lambda: deque(maxlen=512))
-
-
-@dataclass(slots=True)
-class PitView:
-    """Every table the broker told us about, keyed by table id."""
-
-    base: str = "shoe2mqtt"
-    only_table: str | None = None
-    broker: str = "connecting"
-    tables: dict[str, TableView] = field(default_factory=dict)
-    liveness: Liveness = field(default_factory=Liveness)
-
-    def apply(self, topic: str, payload: bytes) -> bool:
-        """Take one message; True when the view changed."""
-        route = self._route(topic)
-        if route is None:
-            return False
-        match route:
-            case ["bridge", node, "state"]:
-                self.liveness.on_bridge_state(node, payload)
-                return True
-            case [table, "availability"]:
-                self.tables.setdefault(table, TableView(table))
-                self.liveness.on_availability(table, payload)
-                return True
-        body = _json_object(payload)
-        if body is None:
-            return False
-        view = self.tables.setdefault(route[0], TableView(route[0]))
-        event_id = body.get("id")
-        if isinstance(event_id, str):
-            if event_id in view.seen_ids:  # a QoS 1 resend: seen already
-                return False
-            view.seen_ids.append(event_id)
-        return _apply_to_table(view, route[1:], body)
-
-    def _route(self, topic: str) -> list[str] | None:
-        """The topic's segments under the base, or None when it is none of ours."""
-        parts = topic.split("/")
-        base = self.base.split("/")
-        rest = parts[len(base) :]
-        if parts[: len(base)] != base or len(rest) < 2:
-            return None
-        if rest[0] != "bridge" and self.only_table and rest[0] != self.only_table:
-            return None
-        return rest
-
-
-def _json_object(payload: bytes) -> dict[str, Any] | None:
-    try:
-        body = json.loads(payload)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return None
-    return body if isinstance(body, dict) else None
-
-
-def _apply_to_table(view: TableView, rest: list[str], body: dict[str, Any]) -> bool:
-    match rest:
-        case ["state"]:
-            view.game = str(body.get("game", view.game))
-            view.reader = dict(body.get("reader") or {})
-        case ["round"]:
-            view.round = body.get("round")
-            view.review = list(body.get("review") or [])
-            view.settlements.clear()
-            view.settlements.extend(body.get("settlements") or [])
-            view.notices.clear()
-            view.notices.extend(body.get("notices") or [])
-        case ["settlement"]:
-            view.settlements.append(body)
-        case ["notice", _]:
-            view.notices.append(body)
-        case _:
-            return False
-    return True
-
 
 # ---------------------------------------------------------------------- drawing
-def render(pit: PitView) -> RenderableType:
+def render(pit: PitModel) -> RenderableType:
     header = Text(f"shoe2mqtt  broker: {pit.broker}", style="bold")
     if not pit.tables:
         return Group(header, Text("waiting for tables…", style="dim"))
-    return Group(
-        header,
-        *(render_table(view, pit.liveness) for _, view in sorted(pit.tables.items())),
-    )
+    return Group(header, *(render_table(pit, table) for _, table in sorted(pit.tables.items())))
 
 
-def render_table(view: TableView, liveness: Liveness) -> Panel:
+def render_table(pit: PitModel, view: TableModel) -> Panel:
     round_ = view.round or {}
-    live = liveness.is_live(view.table)
+    live = pit.is_live(view.table)
     # Not live: what follows is the last the daemon said, and the title says so first.
-    title = "" if live else f"OFFLINE: {liveness.describe(view.table)} · "
-    title += f"{view.table} · {view.game} · reader {view.reader.get('link', '?')}"
+    title = "" if live else f"OFFLINE: {pit.availability(view.table)} · "
+    title += f"{view.table} · {view.game or '?'} · reader {view.reader.get('link', '?')}"
     if round_:
         title += f" · round {round_.get('id')} ({round_.get('stage')})"
     if view.review:
@@ -166,7 +71,7 @@ def render_table(view: TableView, liveness: Liveness) -> Panel:
     settled = Table(box=None, show_header=True, header_style="bold")
     for column in ("seat", "wager", "outcome", "result", "won"):
         settled.add_column(column)
-    for item in list(view.settlements)[-KEEP:]:
+    for item in view.settlements:  # the whole round, in the order the rules settled it
         style = {"win": "green", "lose": "red", "push": "yellow"}.get(item.get("result", ""), "")
         settled.add_row(
             str(item.get("seat")),
@@ -199,7 +104,7 @@ def _or_dash(value: object) -> str:
 # ---------------------------------------------------------------------- the loop
 async def watch(
     client_factory: Callable[[], aiomqtt.Client],
-    pit: PitView,
+    pit: PitModel,
     on_change: Callable[[], None],
     *,
     retry: float = 2.0,
@@ -209,7 +114,7 @@ async def watch(
         try:
             async with client_factory() as client:
                 await client.subscribe(f"{pit.base}/#", qos=1)
-                pit.broker = "connected"
+                pit.broker_connected()
                 on_change()
                 async for message in client.messages:
                     payload = (
@@ -220,7 +125,7 @@ async def watch(
                     if pit.apply(str(message.topic), payload):
                         on_change()
         except aiomqtt.MqttError:
-            pit.broker = "unreachable"
+            pit.broker_lost()
             on_change()
             await asyncio.sleep(retry)
 
@@ -232,7 +137,7 @@ async def run_watch(
     from rich.console import Console
     from rich.live import Live
 
-    pit = PitView(settings.base_topic, table)
+    pit = PitModel(settings.base_topic, table)
     identifier = f"shoe2mqtt-watch-{os.getpid()}"
     console = Console(file=out)
     with Live(render(pit), console=console, auto_refresh=False, transient=False) as live:

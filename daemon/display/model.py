@@ -220,18 +220,21 @@ class PitModel:
     def is_live(self, table_id: str) -> bool:
         return self.broker == "connected" and self.liveness.is_live(table_id)
 
+    def availability(self, table_id: str) -> str:
+        """`live`, or in words why the table is not."""
+        if self.broker == "connecting":
+            return "connecting to the broker"
+        if self.broker != "connected":
+            return "the display has lost the broker"
+        return self.liveness.describe(table_id)
+
     def changed_since(self, version: int) -> list[str]:
         return sorted(t for t, model in self.tables.items() if model.version > version)
 
     def view(self, table_id: str) -> dict[str, Any]:
         table = self.tables[table_id]
         live = self.is_live(table_id)
-        if live:
-            availability = "live"
-        elif self.broker != "connected":
-            availability = "the display has lost the broker"
-        else:
-            availability = self.liveness.describe(table_id)
+        availability = self.availability(table_id)
         round_ = table.round
         split_seats = {
             seat.get("seat")

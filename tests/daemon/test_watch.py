@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import io
+import json
 
 from rich.console import Console
 
 from daemon.availability import availability_payload
-from daemon.cli.watch import PitView, render
+from daemon.cli.watch import render
+from daemon.display.model import PitModel
 from tests.daemon.test_table_service import drawn, make_service, request
+from tests.display.rounds import seven_seats_of_triple_attack
 
 
-def _screen(pit: PitView) -> str:
+def _screen(pit: PitModel) -> str:
     console = Console(file=io.StringIO(), width=120, color_system=None)
     console.print(render(pit))
     out = console.file.getvalue()  # type: ignore[attr-defined]
@@ -19,12 +22,13 @@ def _screen(pit: PitView) -> str:
     return out
 
 
-def _round() -> PitView:
+def _round() -> PitModel:
     service = make_service("blackjack", readable_ids=False)
     messages = request(service, "wager", seat=3, kind="blackjack", amount="25")
     messages += request(service, "wager", seat=3, kind="twenty_point_bonus", amount="10")
     messages += drawn(service, "KD 7S KH QC")
-    pit = PitView("casino")
+    pit = PitModel("casino")
+    pit.broker_connected()
     pit.apply("casino/bridge/pc-a/state", b"online")
     pit.apply("casino/bj1/availability", availability_payload("online", "pc-a"))
     for message in messages:
@@ -48,21 +52,21 @@ def test_a_resent_message_is_counted_once() -> None:
     request(service, "wager", seat=1, kind="blackjack", amount="25")
     request(service, "wager", seat=1, kind="twenty_point_bonus", amount="10")
     settled = [m for m in drawn(service, "KD 7S KH QC") if m.topic.endswith("/settlement")]
-    pit = PitView("casino")
+    pit = PitModel("casino")
     assert pit.apply(settled[0].topic, settled[0].payload) is True
     assert pit.apply(settled[0].topic, settled[0].payload) is False
     assert len(pit.tables["bj1"].settlements) == 1
 
 
 def test_a_display_for_one_table_ignores_the_others() -> None:
-    pit = PitView("casino", only_table="ta1")
+    pit = PitModel("casino", only_table="ta1")
     for message in drawn(make_service("blackjack"), "KD"):
         pit.apply(message.topic, message.payload)
     assert pit.tables == {}
 
 
 def test_garbage_on_a_topic_does_not_break_the_view() -> None:
-    pit = PitView("casino")
+    pit = PitModel("casino")
     assert pit.apply("casino/bj1/settlement", b"\xff not json") is False
     assert pit.apply("elsewhere/bj1/settlement", b"{}") is False
     assert "waiting for tables" in _screen(pit)
@@ -79,3 +83,20 @@ def test_a_table_is_offline_when_its_daemon_dies_or_stops_it() -> None:
     assert "OFFLINE: daemon pc-a stopped it" in _screen(pit)
     pit.apply("casino/bj1/availability", availability_payload("online", "pc-b"))
     assert "OFFLINE: daemon pc-b is gone" in _screen(pit)  # pc-b never said online
+
+
+def test_watch_shows_every_settlement_of_the_round_in_the_rules_order() -> None:
+    """Issue 16: `KEEP = 8` dropped the last settlements of a seven-seat round."""
+    messages = seven_seats_of_triple_attack(seed=5)
+    pit = PitModel("shoe2mqtt")
+    for message in messages:
+        pit.apply(message.topic, message.payload)
+    settled = [json.loads(m.payload) for m in messages if m.topic.endswith("/settlement")]
+    assert len(settled) == 21
+    rows = [line.strip("│ ").split() for line in _screen(pit).splitlines()]
+    shown = [
+        (int(row[0]), row[1])
+        for row in rows
+        if len(row) >= 5 and row[1].endswith("_attack") and not row[2].endswith(",")
+    ]
+    assert shown == [(s["seat"], s["wager"]) for s in settled]

@@ -25,10 +25,10 @@ import aiomqtt
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 from rules.cards import Card
 from rules.config import TableConfig
-from rules.events import DealCard, PlaceWager, PlayerAction
-from rules.money import format_amount
+from rules.events import DealCard
 from rules.player import RoundDriver
 from tests.daemon.pit import MessageLog, Received
+from tests.display.rounds import as_request
 
 if TYPE_CHECKING:
     import random
@@ -179,17 +179,11 @@ class Floor(MessageLog):
         config = TableConfig.from_mapping(self.tables[table])
         driver = RoundDriver(config, itertools.repeat(Card.parse("AS")), plan, rng)
         while (event := driver.next_event(self.snapshot(table))) is not None:
-            match event:
-                case DealCard():
-                    await self.deal(table)
-                case PlaceWager(seat=seat, kind=kind, amount=amount):
-                    await self.request(
-                        table, "wager", seat=seat, kind=kind.value, amount=format_amount(amount)
-                    )
-                case PlayerAction(action=action, seat=seat, hand=hand):
-                    await self.request(table, "action", seat=seat, action=action.value, hand=hand)
-                case _:
-                    raise AssertionError(f"the round driver sent {event!r}")
+            if isinstance(event, DealCard):
+                await self.deal(table)
+            else:
+                command, body = as_request(event)
+                await self.request(table, command, **body)
 
     def snapshot(self, table: str) -> dict[str, Any]:
         snapshots = [m.body for m in self.messages if m.topic == f"{BASE}/{table}/round"]

@@ -7,21 +7,89 @@ same round (topics, envelopes, retained snapshots), without a broker in between.
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from daemon.envelope import Envelopes
 from daemon.replay import replay
 from daemon.table_service import TableService
 from daemon.topics import Topics
 from drivers import events as shoe
+from rules.cards import shoe_composition
 from rules.config import TableConfig
+from rules.events import DealCard, PlaceWager, PlayerAction
+from rules.games import WagerKind
+from rules.money import format_amount
+from rules.player import RoundDriver
 
 if TYPE_CHECKING:
     from daemon.envelope import Outbound
+    from rules.events import TableEvent
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 BASE = "shoe2mqtt"
+SEEN: Final = "2026-11-29T14:00:00.000Z"
+# Seven seats of Triple Attack, each with all three attack wagers: 21 settlements a round.
+TRIPLE_ATTACK_7: Final = {
+    "id": "ta-1",
+    "game": "triple_attack",
+    "decks": 8,
+    "deck_kind": "spanish",
+    "seats": 7,
+    "limits": {
+        "first_attack": {"min": "10", "max": "500"},
+        "second_attack": {"min": "10", "max": "500"},
+        "third_attack": {"min": "10", "max": "500"},
+    },
+}
+ALL_ATTACKS_7: Final = {
+    seat: dict.fromkeys(
+        (WagerKind.FIRST_ATTACK, WagerKind.SECOND_ATTACK, WagerKind.THIRD_ATTACK), 2500
+    )
+    for seat in range(1, 8)
+}
+
+
+def as_request(event: TableEvent) -> tuple[str, dict[str, Any]]:
+    """The request a dealer's console sends for an event the round driver wants applied."""
+    match event:
+        case PlaceWager(seat=seat, kind=kind, amount=amount):
+            return "wager", {"seat": seat, "kind": kind.value, "amount": format_amount(amount)}
+        case PlayerAction(action=action, seat=seat, hand=hand):
+            return "action", {"seat": seat, "action": action.value, "hand": hand}
+    raise AssertionError(f"no request for {event!r}")
+
+
+def seven_seats_of_triple_attack(seed: int) -> list[Outbound]:
+    """Every message of one seven-seat Triple Attack round by basic strategy, dealt from a
+    shoe shuffled with `seed`."""
+    config = TableConfig.from_mapping(TRIPLE_ATTACK_7)
+    service = TableService(config, Topics(BASE), Envelopes(config.table_id))
+    rng = random.Random(seed)  # noqa: S311 - a test's shuffle
+    cards = list(shoe_composition(config.decks, config.deck_kind).elements())
+    rng.shuffle(cards)
+    out = [service.state(), *service.on_shoe_event(shoe.NewShoe(), seen_at=SEEN)]
+    for seq, card in enumerate(cards[: config.burn_cards], start=1):
+        out += service.on_shoe_event(_drawn(str(card), seq, burned=True), seen_at=SEEN)
+    seq = config.burn_cards
+    dealt = iter(cards[config.burn_cards :])
+    driver = RoundDriver(config, dealt, ALL_ATTACKS_7, rng)
+    while (event := driver.next_event(service.engine.public_view())) is not None:
+        if isinstance(event, DealCard):
+            seq += 1
+            out += service.on_shoe_event(_drawn(str(event.card), seq), seen_at=SEEN)
+        else:
+            out += service.on_request(*_encoded(as_request(event)))
+    return out
+
+
+def _drawn(code: str, seq: int, *, burned: bool = False) -> shoe.CardDrawn:
+    return shoe.CardDrawn(code[:-1], code[-1], seq, burned=burned)  # type: ignore[arg-type]
+
+
+def _encoded(request: tuple[str, dict[str, Any]]) -> tuple[str, bytes]:
+    return request[0], json.dumps(request[1]).encode()
 
 
 def example(name: str) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
@@ -48,13 +116,11 @@ def played(name: str) -> list[Outbound]:
     for seq, event in enumerate(events, start=1):
         kind = event["type"]
         if kind == "shuffle":
-            out += service.on_shoe_event(shoe.NewShoe(), seen_at="2026-11-29T14:00:00.000Z")
+            out += service.on_shoe_event(shoe.NewShoe(), seen_at=SEEN)
             burns = config.burn_cards
         elif kind == "card":
-            code = event["card"]
-            drawn = shoe.CardDrawn(code[:-1], code[-1], seq, burned=burns > 0)
+            out += service.on_shoe_event(_drawn(event["card"], seq, burned=burns > 0), seen_at=SEEN)
             burns = max(0, burns - 1)
-            out += service.on_shoe_event(drawn, seen_at="2026-11-29T14:00:00.000Z")
         else:
             body = {k: v for k, v in event.items() if k != "type"}
             out += service.on_request(kind, json.dumps(body).encode())

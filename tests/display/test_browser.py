@@ -19,9 +19,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from daemon.display.wording import settlement_text
-from rules.games import WagerKind
 from tests.display.floor import NODE, Floor, running_floor
-from tests.display.rounds import example, expected_settlements
+from tests.display.rounds import (
+    ALL_ATTACKS_7,
+    TRIPLE_ATTACK_7,
+    example,
+    expected_settlements,
+)
 
 if TYPE_CHECKING:
     from tests.daemon.conftest import Mosquitto
@@ -30,18 +34,6 @@ if TYPE_CHECKING:
 # Started processes, a browser and whole rounds: more than the suite's default minute.
 pytestmark = pytest.mark.timeout(120)
 
-TRIPLE_ATTACK_7 = {
-    "id": "ta-1",
-    "game": "triple_attack",
-    "decks": 8,
-    "deck_kind": "spanish",
-    "seats": 7,
-    "limits": {
-        "first_attack": {"min": "10", "max": "500"},
-        "second_attack": {"min": "10", "max": "500"},
-        "third_attack": {"min": "10", "max": "500"},
-    },
-}
 LATENCY_GOAL_MS = 100.0  # issue 16: on the page within 100 ms of reaching the display
 
 
@@ -196,12 +188,10 @@ async def test_broker_and_display_restarts_are_survived_without_a_reload(
 async def test_seven_seats_of_triple_attack_settlements_are_all_shown(
     tmp_path: Path, mosquitto: Mosquitto, browser: Browser
 ) -> None:
-    attacks = (WagerKind.FIRST_ATTACK, WagerKind.SECOND_ATTACK, WagerKind.THIRD_ATTACK)
-    plan = {seat: dict.fromkeys(attacks, 2500) for seat in range(1, 8)}
     async with running_floor(tmp_path, mosquitto, {"ta-1": (TRIPLE_ATTACK_7, None)}) as floor:
         browser.open(floor.url)
         await floor.deal("ta-1")  # the shoe's shuffle and burn card
-        await floor.play_round("ta-1", plan, random.Random(5))  # noqa: S311 - a test's players
+        await floor.play_round("ta-1", ALL_ATTACKS_7, random.Random(5))  # noqa: S311 - a test's players
         delivered = [settlement_text(body) for body, _ in floor.settlements("ta-1")]
         await _until(lambda: browser.settlements("ta-1") == delivered, browser, "every line")
         latencies = _latencies(floor, browser, "ta-1")
@@ -227,15 +217,13 @@ async def test_both_views_fit_both_screens_with_nothing_cut_off(
         da: (da_settings, _script(da_events)),
         "ta-1": (TRIPLE_ATTACK_7, None),
     }
-    attacks = (WagerKind.FIRST_ATTACK, WagerKind.SECOND_ATTACK, WagerKind.THIRD_ATTACK)
-    plan = {seat: dict.fromkeys(attacks, 2500) for seat in range(1, 8)}
     keep = os.environ.get("SHOE2MQTT_SCREENSHOTS")
     target = Path(keep) if keep else tmp_path
     async with running_floor(tmp_path, mosquitto, tables) as floor:
         await floor.play_log(bj, bj_events)
         await floor.play_log(da, da_events[:-4])  # a round in play
         await floor.deal("ta-1")
-        await floor.play_round("ta-1", plan, random.Random(5))  # noqa: S311 - a test's players
+        await floor.play_round("ta-1", ALL_ATTACKS_7, random.Random(5))  # noqa: S311 - a test's players
         for width, height in ((1920, 1080), (1280, 800)):
             for view, url in (("pit", floor.url), ("table", f"{floor.url}table/ta-1")):
                 browser.open(url, width=width, height=height)
