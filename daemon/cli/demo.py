@@ -30,6 +30,7 @@ import structlog
 from daemon.cli.command import Command, broker_address, usage_error
 from daemon.cli.exit_codes import ExitCode
 from daemon.config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
+from daemon.display.config import DisplayConfig, DisplaySettings
 from daemon.mqtt.client import new_client
 from daemon.mqtt.settings import MqttSettings
 from daemon.service import Daemon
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     import aiomqtt
     from rich.console import Console
 
+    from daemon.display.service import RunningDisplay
     from rules.events import TableEvent
 
 
@@ -266,8 +268,14 @@ async def run_demo(
     seed: int | None = None,
     pace: float = 0.0,
     on_view: Callable[[str, bytes], None] | None = None,
+    display_port: int | None = None,
+    on_display: Callable[[str], None] | None = None,
 ) -> DemoResult:
-    """Run the pit; returns when every table has played `rounds` rounds (or on cancel)."""
+    """Run the pit; returns when every table has played `rounds` rounds (or on cancel).
+
+    With `display_port`, the pit display serves its pages there too (on 127.0.0.1), and
+    `on_display` is told its address once it does.
+    """
     games = games or list(DEMO_TABLES)
     rng = random.Random(seed)  # noqa: S311 - a demo's dealing, not a secret
     async with contextlib.AsyncExitStack() as stack:
@@ -279,6 +287,7 @@ async def run_demo(
         shoes = await _open_shoes(stack, games, rng)
         state = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="shoe2mqtt-demo-")))
         config = dataclasses.replace(demo_config(games, shoes, host, port), state_directory=state)
+        display: RunningDisplay | None = None
         topics = Topics(config.mqtt.base_topic)
         simulators = [
             TableSimulator(
@@ -290,7 +299,16 @@ async def run_demo(
             )
             for setup in config.tables
         ]
-        await _play(config, shoes, simulators, rounds, on_view)
+        if display_port is not None:
+            # The web server is loaded only for a demo that shows the display.
+            from daemon.display.service import running_display
+
+            display = await stack.enter_async_context(
+                running_display(_display_config(config, display_port))
+            )
+            if on_display is not None:
+                on_display(display.url)
+        await _play(config, shoes, simulators, rounds, on_view, display)
     return DemoResult(
         {s.table: s.rounds_done for s in simulators},
         {s.table: s.settlements for s in simulators},
@@ -321,11 +339,15 @@ async def _play(
     simulators: list[TableSimulator],
     rounds: int | None,
     on_view: Callable[[str, bytes], None] | None,
+    display: RunningDisplay | None,
 ) -> None:
     """Run the daemon, and every table's simulator against it until each has played."""
     daemon = Daemon(config)
     async with asyncio.TaskGroup() as group:
         service = group.create_task(daemon.run(), name="daemon")
+        following = None
+        if display is not None:
+            following = group.create_task(display.follow(), name="display-broker")
         async with new_client(config.mqtt, identifier="shoe2mqtt-demo-tables") as client:
             await client.subscribe(f"{config.mqtt.base_topic}/#", qos=1)
             listener = group.create_task(_listen(client, simulators, on_view), name="demo-listener")
@@ -339,6 +361,16 @@ async def _play(
             listener.cancel()
         daemon.stop()
         await service
+        if following is not None:
+            following.cancel()
+
+
+def _display_config(config: ServiceConfig, port: int) -> DisplayConfig:
+    """The pit display of the demo: on this machine only, as its own client."""
+    mqtt = dataclasses.replace(config.mqtt, client_id="shoe2mqtt-demo-display")
+    return DisplayConfig(
+        config.path, mqtt, DisplaySettings(port=port, title="shoe2mqtt demo"), "console", "warning"
+    )
 
 
 async def _listen(
@@ -371,6 +403,16 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument(
         "--no-view", dest="view", action="store_false", help="print settlements as JSON instead"
     )
+    shown = cmd.add_mutually_exclusive_group()
+    shown.add_argument(
+        "--display-port",
+        type=int,
+        help="serve the pit display on 127.0.0.1 at this port (default: a free one; the "
+        "address is printed)",
+    )
+    shown.add_argument(
+        "--no-display", dest="display", action="store_false", help="do not serve the pit display"
+    )
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
@@ -386,7 +428,15 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
     logs.configure(fmt="console", level="warning")
     console = Console(file=out)
     demo = functools.partial(
-        run_demo, rounds=args.rounds, broker=address, seed=args.seed, pace=args.pace
+        run_demo,
+        rounds=args.rounds,
+        broker=address,
+        seed=args.seed,
+        pace=args.pace,
+        display_port=(args.display_port or free_port()) if args.display else None,
+        on_display=lambda url: console.print(
+            f"pit display: {url}  (one table: {url}table/<id>)", highlight=False, soft_wrap=True
+        ),
     )
     try:
         result = asyncio.run(_in_view(demo, console) if args.view else _as_json(demo, console))
@@ -429,10 +479,12 @@ async def _as_json(demo: Callable[..., Awaitable[DemoResult]], console: Console)
 
 COMMAND: Final = Command(
     name="demo",
-    help="a whole pit on this machine: broker, emulated shoes, daemon, players, live view",
+    help="a whole pit on this machine: broker, emulated shoes, daemon, players, live view, "
+    "pit display",
     description="Start an embedded MQTT broker (unless --broker names one), an emulated "
     "shoe per table on a virtual serial port, the daemon, a table simulator that plays "
-    "every hand by basic strategy through the request topics, and the live view.",
+    "every hand by basic strategy through the request topics, the live view, and the pit "
+    "display (a web page; its address is printed).",
     add_arguments=_add_arguments,
     run=_run,
 )

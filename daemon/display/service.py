@@ -2,6 +2,7 @@
 
 Tasks (named, children of one TaskGroup): `display-broker` follows the broker into the
 model, `display-signals` turns SIGTERM/SIGINT into a clean stop, `watchdog` pings systemd.
+`running_display` is the same without the process's signals and systemd, for the demo.
 The web server runs beside them on the same loop (aiohttp's runner), so a message that
 changes the model wakes the page streams in the same loop iteration.
 
@@ -12,8 +13,10 @@ the broker answers, and say so, which is what a kiosk should show while it waits
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
-from typing import TYPE_CHECKING, Final
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import structlog
 from aiohttp import web
@@ -24,6 +27,8 @@ from daemon.display.server import Changes, build_app
 from daemon.notify import Notifier
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable, Coroutine
+
     from daemon.display.config import DisplayConfig
 
 log = structlog.get_logger("display")
@@ -43,15 +48,24 @@ def url_of(config: DisplayConfig) -> str:
     return f"{scheme}://{host}:{settings.port}/"
 
 
-async def serve(config: DisplayConfig, *, notifier: Notifier | None = None) -> None:
-    """Serve the pages until SIGTERM or SIGINT (or cancellation)."""
-    notifier = notifier if notifier is not None else Notifier.from_environment()
+@dataclass(frozen=True, slots=True)
+class RunningDisplay:
+    """A display serving its pages; `follow()` (run it in the caller's TaskGroup) keeps its
+    model up to date from the broker."""
+
+    url: str
+    follow: Callable[[], Coroutine[Any, Any, NoReturn]]
+
+
+@contextlib.asynccontextmanager
+async def running_display(config: DisplayConfig) -> AsyncIterator[RunningDisplay]:
+    """The pages served until the block ends (the demo runs one beside its daemon)."""
     model = PitModel(config.mqtt.base_topic)
     changes = Changes()
     runner = web.AppRunner(
         build_app(model, changes, config.display),
         shutdown_timeout=_SHUTDOWN_TIMEOUT,
-        access_log=None,  # a kiosk polls nothing; the stream would be one line per page
+        access_log=None,  # a kiosk's one long request per page says nothing worth a line
         handle_signals=False,
     )
     await runner.setup()
@@ -60,20 +74,28 @@ async def serve(config: DisplayConfig, *, notifier: Notifier | None = None) -> N
             runner, config.display.bind, config.display.port, ssl_context=config.display.https
         )
         await site.start()
-        url = url_of(config)
-        log.info("display.serving", url=url, broker=f"{config.mqtt.host}:{config.mqtt.port}")
-        notifier.ready(f"serving {url}")
+        yield RunningDisplay(
+            url_of(config), lambda: follow_broker(config.mqtt, model, changes.notify)
+        )
+    finally:
+        await runner.cleanup()
+
+
+async def serve(config: DisplayConfig, *, notifier: Notifier | None = None) -> None:
+    """Serve the pages until SIGTERM or SIGINT (or cancellation)."""
+    notifier = notifier if notifier is not None else Notifier.from_environment()
+    async with running_display(config) as display:
+        log.info(
+            "display.serving", url=display.url, broker=f"{config.mqtt.host}:{config.mqtt.port}"
+        )
+        notifier.ready(f"serving {display.url}")
         try:
             async with asyncio.TaskGroup() as group:
-                group.create_task(
-                    follow_broker(config.mqtt, model, changes.notify), name="display-broker"
-                )
+                group.create_task(display.follow(), name="display-broker")
                 group.create_task(_signals(notifier), name="display-signals")
                 group.create_task(notifier.watchdog_loop(), name="watchdog")
         except* _Stop:
             pass
-    finally:
-        await runner.cleanup()
     log.info("display.stopped")
 
 

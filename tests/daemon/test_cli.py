@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tomllib
@@ -30,6 +31,7 @@ def test_the_demo_command_plays_the_rounds_asked_for_and_says_so() -> None:
     result = shoe2mqtt("demo", "--rounds", "1", "--pace", "0", "--seed", "3", "--no-view")
     assert result.returncode == 0, result.stderr
     assert '"type": "settlement"' in result.stdout
+    assert re.search(r"^pit display: http://127\.0\.0\.1:\d+/ ", result.stdout, re.MULTILINE)
     # rich wraps the summary at the console's width; the words are what count.
     summary = " ".join(result.stdout[result.stdout.index("demo finished: ") :].split())
     assert all(f"{table}: 1 rounds" in summary for table in ("bj-1", "da-1", "ta-1"))

@@ -2,13 +2,47 @@
 
 from __future__ import annotations
 
+import asyncio
+import socket
+
+import aiohttp
+
 from daemon.cli.demo import run_demo
 
 
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
 async def test_the_demo_plays_rounds_of_each_game_through_its_embedded_broker() -> None:
-    """amqtt broker, three emulated shoes on ptys, the daemon, the simulators: all real."""
+    """amqtt broker, three emulated shoes on ptys, the daemon, the simulators, the pit
+    display: all real."""
     seen: list[str] = []
-    result = await run_demo(rounds=2, seed=11, on_view=lambda topic, _: seen.append(topic))
+    urls: list[str] = []
+    serving = asyncio.Event()
+    port = _free_port()
+
+    def on_display(url: str) -> None:
+        urls.append(url)
+        serving.set()
+
+    async with asyncio.TaskGroup() as group:
+        demo = group.create_task(
+            run_demo(
+                rounds=2,
+                seed=11,
+                on_view=lambda topic, _: seen.append(topic),
+                display_port=port,
+                on_display=on_display,
+            )
+        )
+        async with asyncio.timeout(10):
+            await serving.wait()
+            page, stream = await _read_the_display(urls[0])
+    result = demo.result()
     assert result.rounds == {"bj-1": 2, "da-1": 2, "ta-1": 2}
     # Every round of a game with a settled wager on the table settles something; the attack
     # wagers are the main wagers of triple attack, so every round there settles.
@@ -16,3 +50,17 @@ async def test_the_demo_plays_rounds_of_each_game_through_its_embedded_broker() 
     assert "shoe2mqtt/bridge/demo/state" in seen
     assert {"shoe2mqtt/bj-1/availability", "shoe2mqtt/ta-1/availability"} <= set(seen)
     assert {"shoe2mqtt/bj-1/round", "shoe2mqtt/da-1/round", "shoe2mqtt/ta-1/round"} <= set(seen)
+    assert urls == [f"http://127.0.0.1:{port}/"]
+    assert "<title>shoe2mqtt demo</title>" in page
+    assert stream.startswith("retry: 1000\n\nevent: full\n")
+
+
+async def _read_the_display(url: str) -> tuple[str, str]:
+    """The pit page and the first two blocks of its event stream."""
+    async with aiohttp.ClientSession() as session:
+        async with session.get(url) as response:
+            page = await response.text()
+        async with session.get(f"{url}events") as response:
+            stream = (await response.content.readuntil(b"\n\n")).decode()
+            stream += (await response.content.readuntil(b"\n\n")).decode()
+    return page, stream
