@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, NoReturn
 import aiomqtt
 import structlog
 
-from daemon.mqtt.client import new_client
+from daemon.mqtt.client import connected, new_client, raise_if_cancelled
 from daemon.topics import Topics
 from drivers.backoff import Backoff
 
@@ -57,7 +57,7 @@ async def follow_broker(
     while True:
         log.info("display.broker_connecting", host=settings.host, port=settings.port)
         try:
-            async with new_client(settings) as client:
+            async with connected(new_client(settings)) as client:
                 await client.subscribe([(topic_filter, 1) for topic_filter in filters])
                 model.broker_connected()
                 on_change()
@@ -71,6 +71,8 @@ async def follow_broker(
             reason = str(exc) or type(exc).__name__
         else:  # the iteration ended without an error: the client closed
             reason = "closed"
+        # A stop may have been swallowed by aiomqtt on the way out (see raise_if_cancelled).
+        raise_if_cancelled()
         model.broker_lost()
         on_change()
         delay = backoff.next_delay()

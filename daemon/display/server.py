@@ -14,6 +14,8 @@ internet, and a Content-Security-Policy that lets the page load nothing from els
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import hmac
 import html
 import json
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from aiohttp import BasicAuth, web
+from aiohttp import web
 
 from daemon.topics import valid_segment
 
@@ -205,13 +207,18 @@ async def _login_required(
 
 
 def _authorised(header: str | None, login: Login) -> bool:
-    if header is None:
+    """RFC 7617: `Basic base64(user ":" password)`, the password after the first colon.
+
+    Parsed here rather than by aiohttp's BasicAuth, which aiohttp 3.14 deprecates."""
+    scheme, _, encoded = (header or "").partition(" ")
+    if scheme.lower() != "basic":
         return False
     try:
-        given = BasicAuth.decode(header, encoding="utf-8")
-    except ValueError:
+        decoded = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
         return False
+    user, colon, password = decoded.partition(":")
     # Both compared in constant time, and both always compared: no early exit to time.
-    name_ok = hmac.compare_digest(given.login.encode(), login.username.encode())
-    password_ok = hmac.compare_digest(given.password.encode(), login.password.reveal().encode())
-    return name_ok and password_ok
+    name_ok = hmac.compare_digest(user.encode(), login.username.encode())
+    password_ok = hmac.compare_digest(password.encode(), login.password.reveal().encode())
+    return bool(colon) and name_ok and password_ok

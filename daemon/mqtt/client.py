@@ -1,19 +1,28 @@
 """The one place an `aiomqtt.Client` is built from the daemon's broker settings.
 
-The daemon's link, the live view and the demo's players all reach the same broker the same
-way: its host and port, the user name and password, and TLS with verification on unless the
-settings say `insecure`. What differs between them (who they say they are, a Last Will, how
-long a round trip may take) is what the caller passes.
+The daemon's link, the live view, the pit display and the demo's players all reach the same
+broker the same way: its host and port, the user name and password, and TLS with
+verification on unless the settings say `insecure`. What differs between them (who they say
+they are, a Last Will, how long a round trip may take) is what the caller passes.
+
+`connected(client)` is `async with client` made safe to cancel while connecting, and
+`raise_if_cancelled()` honours a stop that aiomqtt swallowed: every long-lived client (the
+daemon's link, the display's subscriber) needs both.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import socket
 import ssl
 from typing import TYPE_CHECKING
 
 import aiomqtt
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
     from daemon.mqtt.settings import MqttSettings, TlsSettings
 
 
@@ -50,3 +59,69 @@ def _tls_parameters(tls: TlsSettings) -> aiomqtt.TLSParameters:
         keyfile=None if tls.key_file is None else str(tls.key_file),
         cert_reqs=ssl.CERT_NONE if tls.insecure else ssl.CERT_REQUIRED,
     )
+
+
+@contextlib.asynccontextmanager
+async def connected(client: aiomqtt.Client) -> AsyncIterator[aiomqtt.Client]:
+    """`async with client`, safe to cancel while connecting.
+
+    paho connects in a worker thread that cancellation cannot interrupt; cancelling
+    aiomqtt's `__aenter__` would leave that thread to open a socket nobody closes. So the
+    attempt is shielded, and on cancellation awaited (bounded by the connect timeouts)
+    and, if it succeeded, closed before the cancellation goes on.
+    """
+    attempt = asyncio.ensure_future(client.__aenter__())
+    try:
+        await asyncio.shield(attempt)
+    except asyncio.CancelledError:
+        try:
+            await attempt
+        except aiomqtt.MqttError as exc:
+            close_sockets_left_in(exc)
+        else:
+            with contextlib.suppress(aiomqtt.MqttError):
+                await client.__aexit__(None, None, None)
+        raise
+    except aiomqtt.MqttError as exc:
+        close_sockets_left_in(exc)
+        raise
+    async with contextlib.AsyncExitStack() as stack:
+        stack.push_async_exit(client)
+        yield client
+
+
+def close_sockets_left_in(error: BaseException) -> None:
+    """Close the socket of a failed connection attempt that paho left open.
+
+    When a TLS handshake fails (an untrusted broker certificate), paho 2.2 raises from
+    `_ssl_wrap_socket` without closing the socket, which then lives on in the traceback
+    until some later garbage collection; a daemon retrying a misconfigured broker would
+    pile up half-closed sockets. The tracebacks of the error chain hold it: close it now.
+    """
+    pending: list[BaseException] = [error]
+    seen: set[int] = set()
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        frames = current.__traceback__
+        while frames is not None:
+            for value in frames.tb_frame.f_locals.values():
+                if isinstance(value, socket.socket):
+                    value.close()
+            frames = frames.tb_next
+        pending += [e for e in (current.__cause__, current.__context__) if e is not None]
+
+
+def raise_if_cancelled() -> None:
+    """Honour a cancellation that aiomqtt's `asyncio.wait_for` swallowed.
+
+    On Python 3.11, `wait_for` returns the result when it arrives in the same loop
+    iteration as a cancellation, and the cancellation is lost (CPython gh-86296, fixed in
+    3.12). The task still counts the request, so checking after each broker round trip
+    keeps a stopping link from carrying on (and its owner from waiting forever).
+    """
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError

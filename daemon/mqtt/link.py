@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import enum
 import random
 import socket
 from collections.abc import (
-    AsyncIterator,
     Awaitable,
     Callable,
     Coroutine,
@@ -38,7 +36,7 @@ import aiomqtt
 import structlog
 from paho.mqtt.reasoncodes import ReasonCode
 
-from daemon.mqtt.client import new_client
+from daemon.mqtt.client import connected, new_client, raise_if_cancelled
 from drivers.backoff import Backoff
 
 if TYPE_CHECKING:
@@ -152,7 +150,7 @@ class MqttLink:
                 reason = await self._connect_and_serve(backoff)
                 # A stop that arrived as the connection failed may have been swallowed on
                 # the way out (an aiomqtt timeout raised over our CancelledError).
-                _raise_if_cancelled()
+                raise_if_cancelled()
                 delay = backoff.next_delay()
                 self._change(LinkStateChange(LinkState.DISCONNECTED, reason, delay))
                 await asyncio.sleep(delay)
@@ -183,7 +181,7 @@ class MqttLink:
     async def _connect_and_serve(self, backoff: Backoff) -> str:
         """One connection, from attempt to loss; returns why it ended."""
         try:
-            async with _connection(self._new_client()) as client:
+            async with connected(self._new_client()) as client:
                 try:
                     await self._announce(client)
                     backoff.reset()
@@ -200,7 +198,7 @@ class MqttLink:
 
         The two tasks report a lost connection through `lost` and return, rather than
         raising into the TaskGroup: on Python 3.11 a TaskGroup whose child fails leaves
-        its own cancel request counted on this task forever, and `_raise_if_cancelled`
+        its own cancel request counted on this task forever, and `raise_if_cancelled`
         would then mistake every later round trip for a stop.
         """
         lost: asyncio.Future[aiomqtt.MqttError] = asyncio.get_running_loop().create_future()
@@ -239,15 +237,15 @@ class MqttLink:
                 for topic_filter, code in zip(self._subscriptions, codes, strict=True)
                 if _is_failure(code)
             ]
-            _raise_if_cancelled()
+            raise_if_cancelled()
             if refused:
                 # Reconnecting would not change the broker's ACL; say so loudly and go on.
                 _log.error("mqtt.subscription_refused", topic_filters=refused)
         await client.publish(self._settings.state_topic, ONLINE, qos=1, retain=True)
-        _raise_if_cancelled()
+        raise_if_cancelled()
         for presence in self._presences:
             await client.publish(presence.topic, presence.online, qos=1, retain=True)
-            _raise_if_cancelled()
+            raise_if_cancelled()
 
     async def _hand_over_messages(self, client: aiomqtt.Client) -> None:
         # Ends with MqttError when the connection is lost: that is how aiomqtt reports it.
@@ -306,7 +304,7 @@ class MqttLink:
                 publishing.result()  # raises the MqttError of a lost connection
                 window.popleft()
                 outbox.ack(message_id)  # the broker has it, cancelled or not
-                _raise_if_cancelled()
+                raise_if_cancelled()
         finally:
             for _, publishing in window:
                 publishing.cancel()
@@ -338,59 +336,6 @@ class MqttLink:
             )
         if self._on_state_change is not None:
             self._on_state_change(change)
-
-
-@contextlib.asynccontextmanager
-async def _connection(client: aiomqtt.Client) -> AsyncIterator[aiomqtt.Client]:
-    """`async with client`, safe to cancel while connecting.
-
-    paho connects in a worker thread that cancellation cannot interrupt; cancelling
-    aiomqtt's `__aenter__` would leave that thread to open a socket nobody closes. So the
-    attempt is shielded, and on cancellation awaited (bounded by the connect timeouts)
-    and, if it succeeded, closed before the cancellation goes on.
-    """
-    attempt = asyncio.ensure_future(client.__aenter__())
-    try:
-        await asyncio.shield(attempt)
-    except asyncio.CancelledError:
-        try:
-            await attempt
-        except aiomqtt.MqttError as exc:
-            _close_sockets_left_in(exc)
-        else:
-            with contextlib.suppress(aiomqtt.MqttError):
-                await client.__aexit__(None, None, None)
-        raise
-    except aiomqtt.MqttError as exc:
-        _close_sockets_left_in(exc)
-        raise
-    async with contextlib.AsyncExitStack() as stack:
-        stack.push_async_exit(client)
-        yield client
-
-
-def _close_sockets_left_in(error: BaseException) -> None:
-    """Close the socket of a failed connection attempt that paho left open.
-
-    When a TLS handshake fails (an untrusted broker certificate), paho 2.2 raises from
-    `_ssl_wrap_socket` without closing the socket, which then lives on in the traceback
-    until some later garbage collection; a daemon retrying a misconfigured broker would
-    pile up half-closed sockets. The tracebacks of the error chain hold it: close it now.
-    """
-    pending: list[BaseException] = [error]
-    seen: set[int] = set()
-    while pending:
-        current = pending.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        frames = current.__traceback__
-        while frames is not None:
-            for value in frames.tb_frame.f_locals.values():
-                if isinstance(value, socket.socket):
-                    value.close()
-            frames = frames.tb_next
-        pending += [e for e in (current.__cause__, current.__context__) if e is not None]
 
 
 async def _reporting_loss(
@@ -426,19 +371,6 @@ def _no_delay(client: aiomqtt.Client) -> None:
     sock = client._client.socket()  # noqa: SLF001 - aiomqtt does not expose paho's socket
     if isinstance(sock, socket.socket) and sock.family in {socket.AF_INET, socket.AF_INET6}:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-
-def _raise_if_cancelled() -> None:
-    """Honour a cancellation that aiomqtt's `asyncio.wait_for` swallowed.
-
-    On Python 3.11, `wait_for` returns the result when it arrives in the same loop
-    iteration as a cancellation, and the cancellation is lost (CPython gh-86296, fixed in
-    3.12). The task still counts the request, so checking after each broker round trip
-    keeps a stopping link from carrying on (and its owner from waiting forever).
-    """
-    task = asyncio.current_task()
-    if task is not None and task.cancelling():
-        raise asyncio.CancelledError
 
 
 def _is_failure(code: int | ReasonCode) -> bool:

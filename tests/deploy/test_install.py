@@ -22,6 +22,7 @@ SHIPPED = {
     "opt/shoe2mqtt/share/examples/shoe2mqtt.toml": 0o644,
     f"{INSTALLED_UNITS}/shoe2mqtt.service": 0o644,
     f"{INSTALLED_UNITS}/shoe2mqtt@.service": 0o644,
+    f"{INSTALLED_UNITS}/shoe2mqtt-display.service": 0o644,
     "etc/udev/rules.d/70-shoe2mqtt.rules": 0o644,
     "etc/sysusers.d/shoe2mqtt.conf": 0o644,
 }

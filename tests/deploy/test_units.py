@@ -47,8 +47,12 @@ def service_section(unit: Path) -> dict[str, list[str]]:
     return section
 
 
-def test_both_units_ship() -> None:
-    assert [unit.name for unit in UNITS] == ["shoe2mqtt.service", "shoe2mqtt@.service"]
+DAEMON_UNITS = [SYSTEMD / "shoe2mqtt.service", SYSTEMD / "shoe2mqtt@.service"]
+DISPLAY_UNIT = SYSTEMD / "shoe2mqtt-display.service"
+
+
+def test_the_daemons_units_and_the_displays_ship() -> None:
+    assert sorted([*DAEMON_UNITS, DISPLAY_UNIT]) == UNITS
 
 
 @pytest.mark.parametrize("unit", UNITS, ids=lambda unit: unit.name)
@@ -94,7 +98,7 @@ def test_the_template_is_hardened_exactly_like_the_main_unit() -> None:
     assert template["Environment"] == ["SHOE2MQTT_INSTANCE=%i"]
 
 
-@pytest.mark.parametrize("unit", UNITS, ids=lambda unit: unit.name)
+@pytest.mark.parametrize("unit", DAEMON_UNITS, ids=lambda unit: unit.name)
 def test_the_journal_is_private_and_the_process_notifies(unit: Path) -> None:
     service = service_section(unit)
     assert service["StateDirectoryMode"] == ["0700"]  # unrevealed cards
@@ -104,3 +108,27 @@ def test_the_journal_is_private_and_the_process_notifies(unit: Path) -> None:
     assert service["Restart"] == ["on-failure"]
     assert float(service["WatchdogSec"][0]) > 0
     assert service["CapabilityBoundingSet"] == [""]
+
+
+def test_the_display_is_hardened_like_the_daemon_less_devices_and_state() -> None:
+    """Issue 16: its own unit, hardened like the daemon's; it needs no device, no state and
+    none of the daemon's files, so it runs as its own user without them."""
+    daemon = service_section(SYSTEMD / "shoe2mqtt.service")
+    display = service_section(DISPLAY_UNIT)
+    the_daemons_own = {
+        "ExecStart", "ExecReload", "TimeoutStartSec", "TimeoutStopSec", "KillMode", "User",
+        "Group", "StateDirectory", "StateDirectoryMode", "ConfigurationDirectory",
+        "ConfigurationDirectoryMode", "DeviceAllow", "RestrictAddressFamilies",
+    }  # fmt: skip
+    shared = {k: v for k, v in daemon.items() if k not in the_daemons_own}
+    assert {k: display[k] for k in shared if k in display} == shared
+    assert display["ExecStart"] == [
+        "/opt/shoe2mqtt/bin/shoe2mqtt display --config /etc/shoe2mqtt/shoe2mqtt.toml"
+    ]
+    assert display["User"] == display["Group"] == ["shoe2mqtt-display"]
+    assert display["PrivateDevices"] == ["yes"]
+    assert "DeviceAllow" not in display
+    assert "StateDirectory" not in display
+    assert display["RestrictAddressFamilies"] == ["AF_UNIX AF_INET AF_INET6"]
+    sysusers = (SYSTEMD / "shoe2mqtt.sysusers").read_text(encoding="utf-8")
+    assert 'u shoe2mqtt-display - "shoe2mqtt pit display" - -' in sysusers

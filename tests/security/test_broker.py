@@ -26,7 +26,7 @@ import aiomqtt
 import pytest
 from paho.mqtt.reasoncodes import ReasonCode
 
-from daemon.mqtt.link import _connection
+from daemon.mqtt.client import connected
 from tests.security.conftest import (
     BASE,
     CONSOLE_1,
@@ -195,7 +195,7 @@ async def test_only_users_with_their_password_may_connect(
 ) -> None:
     client = secure_broker.client(user, password)
     with pytest.raises(aiomqtt.MqttCodeError) as refused:
-        async with _connection(client):
+        async with connected(client):
             pass
     rc = refused.value.rc
     code = rc.value if isinstance(rc, ReasonCode) else rc
@@ -217,7 +217,7 @@ async def test_there_is_no_plain_text_mqtt_and_no_unverified_broker(
         timeout=2,
     )
     with pytest.raises(aiomqtt.MqttError):
-        async with _connection(plain):
+        async with connected(plain):
             pass
     # A client that checks the broker against the system's CAs does not trust the test CA.
     untrusting = aiomqtt.Client(
@@ -229,7 +229,7 @@ async def test_there_is_no_plain_text_mqtt_and_no_unverified_broker(
         timeout=2,
     )
     with pytest.raises(aiomqtt.MqttError):
-        async with _connection(untrusting):
+        async with connected(untrusting):
             pass
 
 
