@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 BASE: Final = "shoe2mqtt"
 NODE: Final = "pit-pc"
 ROOT: Final = Path(__file__).parents[2]
+SHOE2MQTT: Final = Path(sys.executable).parent / "shoe2mqtt"  # the script pyproject installs
 START: Final = 20.0  # seconds for a process to start and announce itself
 
 
@@ -268,9 +269,10 @@ def _config_file(floor: Floor) -> str:
 
 
 async def _shoe2mqtt(command: str, config: Path, log: Path) -> asyncio.subprocess.Process:
+    """`shoe2mqtt <command> --config <config>`: the installed script, as a user types it."""
     with log.open("ab") as out:
         return await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "daemon.cli", command, "--config", str(config),
+            SHOE2MQTT, command, "--config", str(config),
             cwd=ROOT, stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=out,
         )  # fmt: skip
 

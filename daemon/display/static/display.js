@@ -192,7 +192,7 @@
         const row = el("div", "hand" + (hand.turn ? " turn" : ""));
         row.append(cards(hand.cards));
         let total = String(hand.total) + (hand.soft ? " soft" : "");
-        if (hand.doubled) total += ", doubled";
+        if (hand.doubled && hand.ended !== "doubled") total += ", doubled";
         if (hand.ended) total += ", " + hand.ended;
         row.append(el("span", "total", total));
         box.append(row);
