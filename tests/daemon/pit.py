@@ -189,3 +189,17 @@ async def running_pit(
                 daemon.stop()
                 await service
                 recorder.cancel()
+
+
+def shoe_script(events: list[dict[str, Any]], burn_cards: int = 1) -> str:
+    """The shoe's cards for a log: a shuffle and its burn card, then the rest in order."""
+    words: list[str] = []
+    burns = 0
+    for event in events:
+        if event["type"] == "shuffle":
+            words.append("SHUFFLE")
+            burns = burn_cards
+        elif event["type"] == "card":
+            words.append(("BURN " if burns else "") + event["card"])
+            burns = max(0, burns - 1)
+    return " ".join(words)

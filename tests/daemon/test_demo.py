@@ -3,18 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 
 import aiohttp
 
-from daemon.cli.demo import run_demo
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+from daemon.cli.demo import free_port, run_demo
 
 
 async def test_the_demo_plays_rounds_of_each_game_through_its_embedded_broker() -> None:
@@ -23,7 +15,7 @@ async def test_the_demo_plays_rounds_of_each_game_through_its_embedded_broker() 
     seen: list[str] = []
     urls: list[str] = []
     serving = asyncio.Event()
-    port = _free_port()
+    port = free_port()
 
     def on_display(url: str) -> None:
         urls.append(url)

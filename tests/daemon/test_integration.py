@@ -19,7 +19,7 @@ import pytest
 
 from daemon.replay import replay
 from drivers.emulator import EmulatedShoe, EmulatorSettings
-from tests.daemon.pit import BASE, Pit, running_pit
+from tests.daemon.pit import BASE, Pit, running_pit, shoe_script
 
 if TYPE_CHECKING:
     from tests.daemon.conftest import Mosquitto
@@ -33,20 +33,6 @@ def _log(name: str) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
     table = json.loads(lines[0])
     del table["type"], table["format"]
     return table, [json.loads(line) for line in lines[1:]], lines
-
-
-def _script(events: list[dict[str, Any]], burn_cards: int = 1) -> str:
-    """The shoe's cards for a log: a shuffle and its burn card, then the rest in order."""
-    words: list[str] = []
-    burns = 0
-    for event in events:
-        if event["type"] == "shuffle":
-            words.append("SHUFFLE")
-            burns = burn_cards
-        elif event["type"] == "card":
-            words.append(("BURN " if burns else "") + event["card"])
-            burns = max(0, burns - 1)
-    return " ".join(words)
 
 
 async def _play(pit: Pit, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -83,7 +69,7 @@ async def test_a_round_at_the_table_publishes_what_the_rules_decide(
 ) -> None:
     table, events, lines = _log(example)
     expected = list(replay(lines))
-    async with running_pit(table, _script(events), mosquitto) as pit:
+    async with running_pit(table, shoe_script(events), mosquitto) as pit:
         errors = await _play(pit, events)
     settlements = pit.settlements()
     assert [_stripped(s) for s in settlements] == [r for r in expected if r["type"] == "settlement"]
@@ -108,7 +94,7 @@ async def test_a_round_at_the_table_publishes_what_the_rules_decide(
 
 async def test_the_hole_card_is_on_no_topic_before_its_reveal(mosquitto: Mosquitto) -> None:
     table, events, _ = _log("triple-attack-dealer-22.jsonl")  # hole card QC, unique in the round
-    async with running_pit(table, _script(events), mosquitto) as pit:
+    async with running_pit(table, shoe_script(events), mosquitto) as pit:
         await _play(pit, events)
     payloads = [m.payload for m in pit.messages]
     [reveal] = [
@@ -126,7 +112,7 @@ async def test_a_display_connecting_mid_round_gets_the_picture_at_once(
     mosquitto: Mosquitto, subscribe: Any
 ) -> None:
     table, events, _ = _log("blackjack-queen-of-hearts.jsonl")
-    async with running_pit(table, _script(events), mosquitto) as pit:
+    async with running_pit(table, shoe_script(events), mosquitto) as pit:
         await _play(pit, events[:16])  # the deal is done, seat 1's pair is paid; play goes on
         async with subscribe(f"{BASE}/{table['id']}/round", f"{BASE}/bridge/+/state") as display:
             first = await display.next_on(f"{BASE}/{table['id']}/round")

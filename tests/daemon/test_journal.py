@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from daemon.envelope import Envelopes
 from daemon.journal import Journal, prepare_state_directory
-from tests.daemon.pit import BASE, running_pit
-from tests.daemon.test_integration import _log, _play, _script
+from tests.daemon.pit import BASE, running_pit, shoe_script
+from tests.daemon.test_integration import _log, _play
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -65,7 +65,7 @@ async def test_a_restart_mid_round_rebuilds_the_round_and_flags_it(
 ) -> None:
     table, events, _ = _log("blackjack-queen-of-hearts.jsonl")
     state = tmp_path / "state"
-    async with running_pit(table, _script(events), mosquitto, state_directory=state) as pit:
+    async with running_pit(table, shoe_script(events), mosquitto, state_directory=state) as pit:
         await _play(pit, events[:16])
         before = pit.of("round")[-1]
     async with running_pit(table, "5C", mosquitto, state_directory=state) as pit:

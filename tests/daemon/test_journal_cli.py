@@ -12,8 +12,8 @@ import pytest
 from daemon.cli import build_parser
 from daemon.cli.journal import journal_command
 from daemon.replay import replay
-from tests.daemon.pit import running_pit
-from tests.daemon.test_integration import _log, _play, _script
+from tests.daemon.pit import running_pit, shoe_script
+from tests.daemon.test_integration import _log, _play
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -44,7 +44,7 @@ async def test_an_exported_round_replays_to_what_was_published(
 ) -> None:
     table, events, _ = _log(example)
     state = tmp_path / "state"
-    async with running_pit(table, _script(events), mosquitto, state_directory=state) as pit:
+    async with running_pit(table, shoe_script(events), mosquitto, state_directory=state) as pit:
         await _play(pit, events)
         published = [{k: v for k, v in s.items() if k not in ENVELOPE} for s in pit.settlements()]
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -29,6 +28,8 @@ from selenium import webdriver
 from selenium.webdriver.chromium.remote_connection import ChromiumRemoteConnection
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.client_config import ClientConfig
+
+from daemon.cli.demo import free_port
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -69,13 +70,6 @@ new MutationObserver((changes) => {
 }).observe(document.getElementById('main'), {childList: true, subtree: true});
 note(document.getElementById('main'));
 """
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @dataclass
@@ -165,7 +159,7 @@ def browser() -> Iterator[Browser]:
     for binary, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
         if not binary.exists():
             pytest.fail(f"{binary} is missing: apt-get install {package} (scripts/test does)")
-    port = _free_port()
+    port = free_port()
     profile = Path(tempfile.mkdtemp(prefix="display-browser-"))
     subprocess.run(  # noqa: S603 - a fixed binary; detached so it is no child of ours
         ["/usr/bin/setsid", "-f", CHROMEDRIVER, f"--port={port}"],

@@ -22,13 +22,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 import aiomqtt
 
+from daemon.cli.demo import free_port
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 from rules.cards import Card
 from rules.config import TableConfig
 from rules.events import DealCard
 from rules.player import RoundDriver
 from tests.daemon.pit import MessageLog, Received
-from tests.display.rounds import as_request
+from tests.recovery.harness import as_request
 
 if TYPE_CHECKING:
     import random
@@ -217,9 +218,7 @@ async def running_floor(
                 else EmulatorSettings(protocol="reference", seed=7, spanish=True, decks=8)
             )
             shoes[table_id] = await stack.enter_async_context(EmulatedShoe(settings))
-        floor = Floor(
-            directory, broker, {t: s for t, (s, _) in tables.items()}, shoes, _free_port()
-        )
+        floor = Floor(directory, broker, {t: s for t, (s, _) in tables.items()}, shoes, free_port())
         floor.config.write_text(_config_file(floor), encoding="utf-8")
         await floor.connect_console()
         try:
@@ -275,13 +274,6 @@ async def _shoe2mqtt(command: str, config: Path, log: Path) -> asyncio.subproces
             SHOE2MQTT, command, "--config", str(config),
             cwd=ROOT, stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=out,
         )  # fmt: skip
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def _accepts(port: int) -> bool:

@@ -18,14 +18,13 @@ from daemon.topics import Topics
 from drivers import events as shoe
 from rules.cards import shoe_composition
 from rules.config import TableConfig
-from rules.events import DealCard, PlaceWager, PlayerAction
+from rules.events import DealCard
 from rules.games import WagerKind
-from rules.money import format_amount
 from rules.player import RoundDriver
+from tests.recovery.harness import as_request
 
 if TYPE_CHECKING:
     from daemon.envelope import Outbound
-    from rules.events import TableEvent
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 BASE = "shoe2mqtt"
@@ -49,16 +48,6 @@ ALL_ATTACKS_7: Final = {
     )
     for seat in range(1, 8)
 }
-
-
-def as_request(event: TableEvent) -> tuple[str, dict[str, Any]]:
-    """The request a dealer's console sends for an event the round driver wants applied."""
-    match event:
-        case PlaceWager(seat=seat, kind=kind, amount=amount):
-            return "wager", {"seat": seat, "kind": kind.value, "amount": format_amount(amount)}
-        case PlayerAction(action=action, seat=seat, hand=hand):
-            return "action", {"seat": seat, "action": action.value, "hand": hand}
-    raise AssertionError(f"no request for {event!r}")
 
 
 def seven_seats_of_triple_attack(seed: int) -> list[Outbound]:

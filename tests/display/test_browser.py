@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from daemon.display.wording import settlement_text
+from tests.daemon.pit import shoe_script
 from tests.display.floor import NODE, Floor, running_floor
 from tests.display.rounds import (
     ALL_ATTACKS_7,
@@ -35,20 +36,6 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.timeout(120)
 
 LATENCY_GOAL_MS = 100.0  # issue 16: on the page within 100 ms of reaching the display
-
-
-def _script(events: list[dict[str, Any]], burn_cards: int = 1) -> str:
-    """The shoe's cards for a log: a shuffle and its burn card, then the rest in order."""
-    words: list[str] = []
-    burns = 0
-    for event in events:
-        if event["type"] == "shuffle":
-            words.append("SHUFFLE")
-            burns = burn_cards
-        elif event["type"] == "card":
-            words.append(("BURN " if burns else "") + event["card"])
-            burns = max(0, burns - 1)
-    return " ".join(words)
 
 
 def _log_table(name: str) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
@@ -79,7 +66,9 @@ async def test_settlements_appear_in_order_with_their_amounts_and_a_floorperson_
     tmp_path: Path, mosquitto: Mosquitto, browser: Browser
 ) -> None:
     table, settings, events = _log_table("blackjack-queen-of-hearts.jsonl")
-    async with running_floor(tmp_path, mosquitto, {table: (settings, _script(events))}) as floor:
+    async with running_floor(
+        tmp_path, mosquitto, {table: (settings, shoe_script(events))}
+    ) as floor:
         browser.open(floor.url)
         await floor.play_log(table, events)
         expected = [
@@ -114,7 +103,9 @@ async def test_no_hole_card_in_the_page_nor_in_anything_it_received_before_the_r
     """Triple Attack's dealer hole card QC is the round's only queen of clubs."""
     table, settings, events = _log_table("triple-attack-dealer-22.jsonl")
     hidden = ("QC", "Q♣")
-    async with running_floor(tmp_path, mosquitto, {table: (settings, _script(events))}) as floor:
+    async with running_floor(
+        tmp_path, mosquitto, {table: (settings, shoe_script(events))}
+    ) as floor:
         played = 6  # mid-round: the page opened now must show the round at once
         await floor.play_log(table, events[:played])
         browser.open(f"{floor.url}table/{table}")
@@ -139,7 +130,7 @@ async def test_a_killed_daemon_turns_its_tables_offline(
 ) -> None:
     bj, bj_settings, bj_events = _log_table("blackjack-queen-of-hearts.jsonl")
     da, da_settings, da_events = _log_table("double-attack-three-eights.jsonl")
-    tables = {bj: (bj_settings, _script(bj_events)), da: (da_settings, _script(da_events))}
+    tables = {bj: (bj_settings, shoe_script(bj_events)), da: (da_settings, shoe_script(da_events))}
     async with running_floor(tmp_path, mosquitto, tables) as floor:
         browser.open(floor.url)
         assert browser.texts(".table .badge") == ["LIVE", "LIVE"]
@@ -162,7 +153,7 @@ async def test_broker_and_display_restarts_are_survived_without_a_reload(
     tmp_path: Path, persistent_mosquitto: Mosquitto, browser: Browser
 ) -> None:
     table, settings, events = _log_table("double-attack-three-eights.jsonl")
-    script = _script(events)
+    script = shoe_script(events)
     async with running_floor(tmp_path, persistent_mosquitto, {table: (settings, script)}) as floor:
         browser.open(floor.url)
         browser.script("window.sameLoad = 'yes'")
@@ -213,8 +204,8 @@ async def test_both_views_fit_both_screens_with_nothing_cut_off(
     bj, bj_settings, bj_events = _log_table("blackjack-queen-of-hearts.jsonl")
     da, da_settings, da_events = _log_table("double-attack-three-eights.jsonl")
     tables = {
-        bj: (bj_settings, _script(bj_events)),
-        da: (da_settings, _script(da_events)),
+        bj: (bj_settings, shoe_script(bj_events)),
+        da: (da_settings, shoe_script(da_events)),
         "ta-1": (TRIPLE_ATTACK_7, None),
     }
     keep = os.environ.get("SHOE2MQTT_SCREENSHOTS")

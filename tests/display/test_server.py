@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import socket
 import ssl
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,6 +14,7 @@ import aiomqtt
 import pytest
 
 from daemon.availability import availability_payload
+from daemon.cli.demo import free_port
 from daemon.display.config import DisplayConfig, DisplaySettings, Login
 from daemon.display.server import STATIC
 from daemon.display.service import running_display
@@ -28,19 +28,12 @@ if TYPE_CHECKING:
     from tests.daemon.conftest import Certificates, Mosquitto
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @contextlib.asynccontextmanager
 async def _display(broker: Mosquitto, **settings: Any) -> AsyncIterator[str]:
     config = DisplayConfig(
         Path("<test>"),
         MqttSettings(host=broker.host, port=broker.port, client_id="display-under-test"),
-        DisplaySettings(port=_free_port(), **settings),
+        DisplaySettings(port=free_port(), **settings),
     )
     async with running_display(config) as display, asyncio.TaskGroup() as group:
         following = group.create_task(display.follow(), name="display-broker")

@@ -233,30 +233,28 @@
   }
 
   // ------------------------------------------------------------------ the two views
-  function tableCard(table) {
-    const status = liveness(table);
-    const box = el("article", "table" + (status.live ? "" : " offline"));
+  // A table's box and its heading: id, game, LIVE or OFFLINE, the reader and the round,
+  // and what must stand out.
+  function tableBox(table, css) {
+    const box = el("article", "table " + css + (liveness(table).live ? "" : " offline"));
     box.id = "table-" + table.table;
     box.dataset.table = table.table;
     const head = el("header", "table-head");
     head.append(el("h2", "table-id", table.table), el("span", "game", table.game_name));
     head.append(badge(table));
     box.append(head, roundLine(table), alerts(table));
+    return box;
+  }
+
+  function tableCard(table) {
+    const box = tableBox(table, "pit-view");
     if (table.round) box.append(dealer(table.round));
-    box.append(settlements(table), notices(table));
-    box.append(historyPanel(table));
+    box.append(settlements(table), notices(table), historyPanel(table));
     return box;
   }
 
   function tablePage(table) {
-    const status = liveness(table);
-    const page = el("article", "table dealer-view" + (status.live ? "" : " offline"));
-    page.id = "table-" + table.table;
-    page.dataset.table = table.table;
-    const head = el("header", "table-head");
-    head.append(el("h2", "table-id", table.table), el("span", "game", table.game_name));
-    head.append(badge(table));
-    page.append(head, roundLine(table), alerts(table));
+    const page = tableBox(table, "dealer-view");
     const play = el("div", "play");
     if (table.round) play.append(dealer(table.round), seats(table.round));
     else play.append(el("p", "empty", "no round yet"));
