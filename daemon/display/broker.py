@@ -55,7 +55,6 @@ async def follow_broker(
     backoff = Backoff(settings.reconnect, rng or random.Random())  # noqa: S311 - jitter
     filters = display_filters(model.base, model.only_table)
     while True:
-        log.info("display.broker_connecting", host=settings.host, port=settings.port)
         try:
             async with connected(new_client(settings)) as client:
                 await client.subscribe([(topic_filter, 1) for topic_filter in filters])
