@@ -94,15 +94,20 @@ def expected_settlements(name: str) -> list[dict[str, Any]]:
     return [r for r in replay(example(name)[2]) if r["type"] == "settlement"]
 
 
-def played(name: str) -> list[Outbound]:
-    """Every message the daemon publishes for the log, in order (burn cards as the shoe
-    reports them: a shuffle, then the burn card marked burned)."""
+def played(name: str, events_played: int | None = None) -> list[Outbound]:
+    """Every message the daemon publishes for the log (or its first `events_played` events),
+    in order (burn cards as the shoe reports them: a shuffle, then the burn card marked
+    burned)."""
+    return _playing(name, events_played)[1]
+
+
+def _playing(name: str, events_played: int | None) -> tuple[TableService, list[Outbound]]:
     table, events, _ = example(name)
     config = TableConfig.from_mapping(table)
     service = TableService(config, Topics(BASE), Envelopes(config.table_id))
     out: list[Outbound] = [service.state(), service.snapshot()]
     burns = 0
-    for seq, event in enumerate(events, start=1):
+    for seq, event in enumerate(events[:events_played], start=1):
         kind = event["type"]
         if kind == "shuffle":
             out += service.on_shoe_event(shoe.NewShoe(), seen_at=SEEN)
@@ -113,4 +118,16 @@ def played(name: str) -> list[Outbound]:
         else:
             body = {k: v for k, v in event.items() if k != "type"}
             out += service.on_request(kind, json.dumps(body).encode())
-    return out
+    return service, out
+
+
+def unreadable_card_fault_and_gap(name: str, events_played: int) -> list[Outbound]:
+    """The log's first `events_played` events, then an unreadable card, a jammed reader and
+    lost frames, as the daemon publishes them."""
+    service, out = _playing(name, events_played)
+    return [
+        *out,
+        *service.on_shoe_event(shoe.CardUnreadable(seq=30), seen_at=SEEN),
+        *service.on_shoe_event(shoe.FaultSet("jam", 3), seen_at=SEEN),
+        *service.on_shoe_event(shoe.SequenceGap(expected=31, got=33), seen_at=SEEN),
+    ]

@@ -10,7 +10,12 @@ import pytest
 from daemon.availability import availability_payload
 from daemon.display.model import HISTORY, PitModel
 from daemon.display.wording import money, settlement_text
-from tests.display.rounds import BASE, expected_settlements, played
+from tests.display.rounds import (
+    BASE,
+    expected_settlements,
+    played,
+    unreadable_card_fault_and_gap,
+)
 
 if TYPE_CHECKING:
     from daemon.envelope import Outbound
@@ -164,3 +169,14 @@ def test_garbage_changes_nothing() -> None:
     assert model.apply(f"{BASE}/bj-1/round", b"\xff not json") is False
     assert model.apply("elsewhere/bj-1/round", b"{}") is False
     assert model.apply(f"{BASE}/bj-1/request/wager", b"{}") is False
+
+
+def test_what_a_person_must_act_on_stands_out_in_words() -> None:
+    """An unreadable card awaiting entry, a reader fault, a round flagged for review."""
+    messages = unreadable_card_fault_and_gap("triple-attack-dealer-22.jsonl", 12)  # mid-deal
+    model = _fed(messages, "ta-1")
+    alerts = {a["label"]: a["text"] for a in model.view("ta-1")["alerts"]}
+    assert alerts["ENTER CARD"] == "1 unreadable card is waiting: enter at the dealer console"
+    assert alerts["READER FAULT"] == "jam (code 3)"
+    assert alerts["REVIEW"] == "this round: frames lost"
+    assert all(a["class"] in {"entry", "fault", "review"} for a in model.view("ta-1")["alerts"])
