@@ -29,8 +29,8 @@ from bench.e2e.harness import (
     workspace,
     write_config,
 )
-from daemon.cli.demo import _as_request
 from daemon.config import load_config
+from daemon.console import console_request
 from daemon.inbound import to_record
 from daemon.journal import prepare_state_directory
 from daemon.service import Daemon, request_record
@@ -70,7 +70,7 @@ def as_record(event: TableEvent, seq: int) -> tuple[EventKind, dict[str, Any]]:
         return "shoe", to_record(drawn)
     if isinstance(event, Shuffle):
         return "shoe", to_record(NewShoe())
-    command, body = _as_request(event)
+    command, body = console_request(event)
     return "request", request_record(command, json.dumps(body).encode())
 
 

@@ -30,6 +30,7 @@ import structlog
 from daemon.cli.command import Command, broker_address, usage_error
 from daemon.cli.exit_codes import ExitCode
 from daemon.config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
+from daemon.console import console_request
 from daemon.display.config import DisplayConfig, DisplaySettings
 from daemon.mqtt.client import new_client
 from daemon.mqtt.settings import MqttSettings
@@ -39,9 +40,8 @@ from drivers.emulator import EmulatedShoe, EmulatorSettings
 from drivers.transports import SerialSettings
 from rules.cards import Card
 from rules.config import TableConfig
-from rules.events import DealCard, PlaceWager, PlayerAction, VoidRound
+from rules.events import DealCard
 from rules.games import GAMES, Game
-from rules.money import format_amount
 from rules.player import RoundDriver
 
 if TYPE_CHECKING:
@@ -53,7 +53,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from daemon.display.service import RunningDisplay
-    from rules.events import TableEvent
 
 
 log = structlog.get_logger("demo")
@@ -169,7 +168,7 @@ class TableSimulator:
             if isinstance(event, DealCard):
                 await self._step(client, self._deal)
             else:
-                command, body = _as_request(event)
+                command, body = console_request(event)
                 await self._step(client, lambda c: self._request(c, command, body))  # noqa: B023 - awaited at once
             if self.pace:
                 await asyncio.sleep(self.pace)
@@ -222,18 +221,6 @@ class TableSimulator:
             while self._snapshot.get("seq") == before:
                 self._changed.clear()
                 await self._changed.wait()
-
-
-def _as_request(event: TableEvent) -> tuple[str, dict[str, Any]]:
-    """The request topic's command and body for an event the simulator wants applied."""
-    match event:
-        case PlaceWager(seat=seat, kind=kind, amount=amount):
-            return "wager", {"seat": seat, "kind": kind.value, "amount": format_amount(amount)}
-        case PlayerAction(action=action, seat=seat, hand=hand):
-            return "action", {"seat": seat, "action": action.value, "hand": hand}
-        case VoidRound(reason=reason):
-            return "void", {"reason": reason}
-    raise ValueError(f"the simulator does not send {event!r}")
 
 
 def demo_config(

@@ -13,7 +13,7 @@ import pytest
 from daemon.asyncapi import build
 from daemon.availability import availability_payload
 from drivers import events as shoe
-from tests.daemon.test_table_service import SEEN, drawn, make_service, request
+from tests.daemon.tables import SEEN, drawn, make_service, request
 
 if TYPE_CHECKING:
     from daemon.envelope import Outbound

@@ -3,55 +3,12 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
-from itertools import count
-from typing import Any
 
 import pytest
 
-from daemon.envelope import Envelopes, Outbound
-from daemon.table_service import TableService
-from daemon.topics import Topics
 from drivers import events as shoe
 from drivers.driver import Connected, Disconnected, Reconnected
-from tests.rules.tables import make_config
-
-SEEN = "2026-11-29T14:00:00.000Z"
-
-
-def make_service(
-    game: str = "blackjack", *, readable_ids: bool = True, **overrides: Any
-) -> TableService:
-    """A service with a fixed clock; `readable_ids` numbers event ids id-1, id-2, ..."""
-    ids = count(1)
-    envelopes = Envelopes(
-        overrides.get(
-            "id", {"blackjack": "bj1", "double_attack": "da1", "triple_attack": "ta1"}[game]
-        ),
-        clock=lambda: datetime(2026, 11, 29, 14, 0, tzinfo=UTC),
-        new_id=(lambda: f"id-{next(ids)}") if readable_ids else None,
-    )
-    return TableService(make_config(game, **overrides), Topics("casino"), envelopes)
-
-
-def drawn(service: TableService, text: str, *, seq: int = 0) -> list[Outbound]:
-    out: list[Outbound] = []
-    for code in text.split():
-        out += service.on_shoe_event(shoe.CardDrawn(code[:-1], code[-1], seq), seen_at=SEEN)  # type: ignore[arg-type]
-    return out
-
-
-def request(service: TableService, command: str, **body: Any) -> list[Outbound]:
-    return service.on_request(command, json.dumps(body).encode())
-
-
-def bodies(messages: list[Outbound], suffix: str = "") -> list[dict[str, Any]]:
-    return [json.loads(m.payload) for m in messages if m.topic.endswith(suffix)]
-
-
-def response(messages: list[Outbound]) -> dict[str, Any]:
-    [last] = [b for b in bodies(messages) if b["type"] == "response"]
-    return last
+from tests.daemon.tables import SEEN, bodies, drawn, make_service, request, response
 
 
 def test_every_payload_carries_the_envelope() -> None:

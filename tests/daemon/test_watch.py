@@ -10,7 +10,7 @@ from rich.console import Console
 from daemon.availability import availability_payload
 from daemon.cli.watch import render
 from daemon.display.model import PitModel
-from tests.daemon.test_table_service import drawn, make_service, request
+from tests.daemon.tables import drawn, make_service, request
 from tests.display.rounds import seven_seats_of_triple_attack
 
 

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Self, TypeAlias
 import aiomqtt
 
 from daemon.cli.demo import DEMO_TABLES
+from daemon.console import console_request
 from daemon.envelope import Envelopes
 from daemon.journal import JOURNAL_FILE, read_events
 from daemon.service import apply_record
@@ -42,9 +43,8 @@ from daemon.table_service import TableService
 from daemon.topics import Topics
 from rules.cards import Card
 from rules.config import TableConfig
-from rules.events import DealCard, PlaceWager, PlayerAction, VoidRound
+from rules.events import DealCard, VoidRound
 from rules.games import GAMES, Game
-from rules.money import format_amount
 from rules.player import RoundDriver
 
 if TYPE_CHECKING:
@@ -313,17 +313,6 @@ def wager_plan(config: TableConfig, rng: random.Random) -> dict[int, dict[Any, i
     return plan
 
 
-def as_request(event: TableEvent) -> tuple[str, dict[str, Any]]:
-    match event:
-        case PlaceWager(seat=seat, kind=kind, amount=amount):
-            return "wager", {"seat": seat, "kind": kind.value, "amount": format_amount(amount)}
-        case PlayerAction(action=action, seat=seat, hand=hand):
-            return "action", {"seat": seat, "action": action.value, "hand": hand}
-        case VoidRound(reason=reason):
-            return "void", {"reason": reason}
-    raise ValueError(f"the dealer does not send {event!r}")
-
-
 # Called in the middle of a step: does something bad to the pit, and repairs it.
 Disturbance: TypeAlias = "Callable[[], Awaitable[None]]"
 SHUFFLE: Final = "shuffle"  # a step that is not a rules event: the dealer reshuffles the shoe
@@ -386,7 +375,7 @@ class Dealer:
             await self.shoe.next_card()
             answered = _snapshot_or_refusal
         else:
-            command, body = as_request(event)
+            command, body = console_request(event)
             transaction = await self._request(command, body)
             answered = _response_to(transaction)
         if disturbance is not None:

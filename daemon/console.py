@@ -1,0 +1,29 @@
+"""The dealer console's side of the request topics: the request that asks for a table event.
+
+A request's command is the event's type and its body the event's record (rules.events)
+without the type, which is exactly what the table service parses back with
+`event_from_mapping` (docs/mqtt.md). The demo's simulated consoles, the tests and the
+benchmarks all send their wagers and actions through this one mapping.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rules.events import DealCard, TableEvent, event_to_mapping
+
+__all__ = ["console_request"]
+
+
+def console_request(event: TableEvent) -> tuple[str, dict[str, Any]]:
+    """The command and JSON body (without a transaction) of the request for `event`.
+
+    A card is not requested: the shoe deals it (the `card` command only enters a card the
+    shoe could not read, and takes no burn flag).
+    """
+    if isinstance(event, DealCard):
+        raise TypeError(f"a card comes from the shoe, not from a request: {event!r}")
+    body = event_to_mapping(event)
+    command = body.pop("type")
+    assert isinstance(command, str)
+    return command, body
