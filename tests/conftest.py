@@ -1,4 +1,5 @@
-"""Suite-wide fixtures: every test must leave no task, thread, process or socket behind.
+"""Suite-wide fixtures: every test must leave no task, thread, process or socket behind,
+and any test may have a real mosquitto (daemon.testing) of its own.
 
 Borrowed idea (not code) from pymodbus's autouse leak check: a test that leaks is a bug
 even when its assertions pass, because a daemon that leaks does not run for months.
@@ -7,6 +8,7 @@ even when its assertions pass, because a daemon that leaks does not run for mont
 from __future__ import annotations
 
 import asyncio
+import functools
 import sys
 import threading
 import time
@@ -15,8 +17,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import psutil
 import pytest
 
+from daemon.testing import Certificates, Mosquitto, Subscribe, make_certificates, subscriber
+
 if TYPE_CHECKING:
-    from collections.abc import Callable, Coroutine, Generator
+    from collections.abc import Callable, Coroutine, Generator, Iterator
+    from pathlib import Path
 
 _T = TypeVar("_T")
 _LEAKED_TASKS: list[str] = []
@@ -104,3 +109,53 @@ def no_leaks() -> Generator[None]:
         _LEAKED_TASKS.clear()
     if problems:
         pytest.fail("resource leak: " + "; ".join(problems))
+
+
+# ---------------------------------------------------------------- brokers
+def _running(broker: Mosquitto) -> Iterator[Mosquitto]:
+    with broker:  # started here, stopped and waited for at teardown
+        yield broker
+
+
+@pytest.fixture
+def mosquitto(tmp_path: Path) -> Iterator[Mosquitto]:
+    """A fresh broker that forgets everything (retained messages too) when restarted."""
+    yield from _running(Mosquitto(tmp_path / "mosquitto"))
+
+
+@pytest.fixture
+def persistent_mosquitto(tmp_path: Path) -> Iterator[Mosquitto]:
+    """A broker that keeps sessions and queued messages across `stop()` and `start()`.
+
+    Lets a subscriber with a persistent session receive what was published while it was
+    offline, so a test need not race the link to be subscribed first after a restart.
+    """
+    yield from _running(Mosquitto(tmp_path / "mosquitto", persistence=True))
+
+
+@pytest.fixture
+def certificates(tmp_path: Path) -> Certificates:
+    """A throwaway CA, a server certificate it signed for 127.0.0.1, and a client pair."""
+    return make_certificates(tmp_path / "pki")
+
+
+@pytest.fixture
+def tls_mosquitto(tmp_path: Path, certificates: Certificates) -> Iterator[Mosquitto]:
+    """A broker speaking only TLS, with a certificate for 127.0.0.1 from `certificates.ca`."""
+    yield from _running(Mosquitto(tmp_path / "mosquitto", tls=certificates))
+
+
+@pytest.fixture
+def subscribe(mosquitto: Mosquitto) -> Subscribe:
+    """`async with subscribe("a/#", "b") as subscriber:` on the `mosquitto` broker.
+
+    `identifier=..., persistent=True` asks for a session the broker keeps while the
+    subscriber is away (useful only with `persistent_mosquitto`).
+    """
+    return functools.partial(subscriber, mosquitto)
+
+
+@pytest.fixture
+def subscribe_persistent(persistent_mosquitto: Mosquitto) -> Subscribe:
+    """`subscribe`, on the `persistent_mosquitto` broker."""
+    return functools.partial(subscriber, persistent_mosquitto)

@@ -1,11 +1,11 @@
 """What every end-to-end benchmark shares: a broker, the daemon as a process, shoes, players.
 
-- `Mosquitto`: Debian's /usr/sbin/mosquitto on a free 127.0.0.1 port, from a temporary
-  configuration; stopped and waited for on exit.
-- `DaemonProcess`: the real `shoe2mqtt run --config ...` in its own process, exactly as
+The broker and the daemon's process are `daemon.testing`'s, as the tests use them:
+- `bench_broker`: mosquitto on a free 127.0.0.1 port, tuned as docs/performance.md says.
+- `ReadyDaemon`: the real `shoe2mqtt run --config ...` in its own process, exactly as
   systemd starts it (a TOML file, JSON log lines on stdout, `NOTIFY_SOCKET` for READY=1),
   with its journal in a temporary state directory on the same disk as production would use.
-  Its CPU time and resident memory are read from /proc.
+  Its CPU time and resident memory are read from /proc. `serving` starts it for a `Pit`.
 - `TimedShoe`: an emulated shoe on a pty that notes CLOCK_MONOTONIC just before it writes
   each card; the subscriber in this same process notes the same clock at each receipt.
 - `Pit`: the players of every table (`daemon.cli.demo.TableSimulator`, the demo's dealer and
@@ -25,9 +25,7 @@ import json
 import os
 import platform
 import shutil
-import signal
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -38,20 +36,21 @@ from typing import TYPE_CHECKING, Any, Final
 
 import aiomqtt
 
-from daemon.cli.demo import DEMO_TABLES, TableSimulator, free_port
+from daemon.cli.demo import DEMO_TABLES, TableSimulator
+from daemon.testing import DaemonProcess, Mosquitto, write_service_config
 from daemon.topics import Topics
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 from rules.config import TableConfig
 from rules.games import GAMES, Game
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator
+    from collections.abc import AsyncIterator, Iterator, Sequence
 
     from drivers.emulator.core import Dealt
 
-MOSQUITTO: Final = Path("/usr/sbin/mosquitto")
 BASE: Final = "shoe2mqtt"
 STEP_TIMEOUT: Final = 30.0
+BAUDRATE: Final = 115200
 
 
 def machine() -> str:
@@ -82,36 +81,19 @@ def describe_ms(values: list[float]) -> str:
 
 
 # ---------------------------------------------------------------- the broker
-@contextlib.contextmanager
-def mosquitto(directory: Path) -> Iterator[int]:
-    """A broker on a free loopback port for the `with` block; yields the port."""
-    port = free_port()
-    config = directory / "mosquitto.conf"
-    config.write_text(
-        f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
-        # A subscriber that falls behind must not lose QoS 1 messages to the default limits.
-        "max_queued_messages 0\nmax_inflight_messages 0\n"
-        # Nagle off on the broker's side too: what a site should set (docs/performance.md).
-        "set_tcp_nodelay true\n"
+def bench_broker(directory: Path) -> Mosquitto:
+    """A broker on a free loopback port (`with bench_broker(d) as broker:`)."""
+    return Mosquitto(
+        directory / "mosquitto",
+        log_all=False,
+        options=[
+            # A subscriber that falls behind must not lose QoS 1 messages to the default limits.
+            "max_queued_messages 0",
+            "max_inflight_messages 0",
+            # Nagle off on the broker's side too: what a site should set (docs/performance.md).
+            "set_tcp_nodelay true",
+        ],
     )
-    with (directory / "mosquitto.log").open("wb") as log:
-        broker = subprocess.Popen(  # noqa: S603 - a fixed binary and our own file
-            [MOSQUITTO, "-c", str(config)], stdout=log, stderr=subprocess.STDOUT
-        )
-        try:
-            deadline = time.monotonic() + 10
-            while True:
-                try:
-                    with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                        break
-                except OSError:
-                    if broker.poll() is not None or time.monotonic() > deadline:
-                        raise RuntimeError("mosquitto did not start") from None
-                    time.sleep(0.02)
-            yield port
-        finally:
-            broker.terminate()
-            broker.wait(10)
 
 
 # ---------------------------------------------------------------- READY=1
@@ -159,97 +141,53 @@ def table_mapping(game: Game, table_id: str) -> dict[str, Any]:
 
 
 def write_config(
-    path: Path, *, port: int, state: Path, tables: list[tuple[dict[str, Any], str]]
-) -> None:
-    """The daemon's TOML: one `[[table]]` per (table mapping, serial port)."""
-    lines = [
-        "[mqtt]",
-        'host = "127.0.0.1"',
-        f"port = {port}",
-        'client_id = "shoe2mqtt-bench"',
-        "[journal]",
-        f'state_directory = "{state}"',
-        "[logging]",
-        'format = "json"',  # what it writes under systemd
-        'level = "info"',  # the production level: every settlement is logged
-    ]
-    for mapping, serial_port in tables:
-        lines += ["[[table]]", *_toml_items(mapping, ())]
-        lines += [
-            "[table.shoe]",
-            'protocol = "reference"',
-            'transport = "serial"',
-            f'port = "{serial_port}"',
-            "baudrate = 115200",
-        ]
-    path.write_text("\n".join(lines) + "\n")
+    directory: Path, broker: Mosquitto, tables: Sequence[tuple[dict[str, Any], str]]
+) -> Path:
+    """The daemon's TOML in `directory` (its journal in `state` there): one `[[table]]` per
+    (table mapping, serial port)."""
+    return write_service_config(
+        directory / "shoe2mqtt.toml", broker, node="bench",
+        state_directory=directory / "state", tables=tables, baudrate=BAUDRATE,
+    )  # fmt: skip
 
 
-def _toml_items(mapping: dict[str, Any], prefix: tuple[str, ...]) -> list[str]:
-    plain = [f"{k} = {json.dumps(v)}" for k, v in mapping.items() if not isinstance(v, dict)]
-    nested: list[str] = []
-    for key, value in mapping.items():
-        if isinstance(value, dict):
-            nested += [f"[table.{'.'.join((*prefix, key))}]"]
-            nested += _toml_items(value, (*prefix, key))
-    return plain + nested
+class ReadyDaemon:
+    """`shoe2mqtt run` as systemd starts it; `start()` returns once it said READY=1."""
 
+    def __init__(self, config: Path, directory: Path) -> None:
+        self.process = DaemonProcess(config, directory / "daemon.log")
+        self.directory = directory
+        self._listener: NotifyListener | None = None
 
-@dataclass(slots=True)
-class DaemonProcess:
-    """`shoe2mqtt run` as its own process; `started` and `ready` are CLOCK_MONOTONIC."""
-
-    config: Path
-    directory: Path
-    started: float = 0.0
-    ready: float = 0.0
-    process: subprocess.Popen[bytes] | None = None
-    _listener: NotifyListener | None = None
-
-    def start(self, timeout: float = 120.0) -> float:
+    async def start(self, within: float = 120.0) -> float:
         """Start it and wait for READY=1; returns the seconds that took."""
         socket_path = self.directory / f"notify-{time.monotonic_ns()}"
         self._listener = NotifyListener(socket_path)
-        env = {**os.environ, "NOTIFY_SOCKET": str(socket_path)}
-        env.pop("WATCHDOG_USEC", None)
-        log = (self.directory / "daemon.log").open("ab")
-        self.started = time.monotonic()
-        self.process = subprocess.Popen(  # noqa: S603 - our interpreter, our own module
-            [sys.executable, "-m", "daemon.cli", "run", "--config", str(self.config)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-        log.close()
+        environment = {**os.environ, "NOTIFY_SOCKET": str(socket_path)}
+        environment.pop("WATCHDOG_USEC", None)
+        started = time.monotonic()
+        await self.process.start(environment)
         try:
-            self.ready = self._listener.wait_ready(timeout)
+            ready = await asyncio.to_thread(self._listener.wait_ready, within)
         except RuntimeError as exc:
-            self.stop()
-            log_path = self.directory / "daemon.log"
-            raise RuntimeError(f"the daemon did not start: see {log_path}") from exc
-        return self.ready - self.started
+            await self.stop()
+            raise RuntimeError(f"the daemon did not start: see {self.process.log}") from exc
+        return ready - started
 
     def cpu_seconds(self) -> float:
-        assert self.process is not None
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        stat = Path(f"/proc/{self.process.pid}/stat").read_text()
+        fields = stat.rsplit(")", 1)[1].split()
         ticks = os.sysconf("SC_CLK_TCK")
         return (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
 
     def rss_mib(self) -> float:
-        assert self.process is not None
         for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
         return 0.0
 
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(60)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+    async def stop(self) -> None:
+        await self.process.stop(grace=60)  # a large journal or many tables take a while
         if self._listener is not None:
             self._listener.close()
             self._listener = None
@@ -392,6 +330,18 @@ class Pit:
 
     def cards(self) -> int:
         return sum(shoe.cards for shoe in self.shoes.values())
+
+
+@contextlib.asynccontextmanager
+async def serving(pit: Pit, directory: Path, broker: Mosquitto) -> AsyncIterator[ReadyDaemon]:
+    """The pit's shoes, and the daemon reading them (started until READY=1, stopped after)."""
+    async with pit.opened():
+        daemon = ReadyDaemon(write_config(directory, broker, pit.config_tables()), directory)
+        await daemon.start()
+        try:
+            yield daemon
+        finally:
+            await daemon.stop()
 
 
 def no_delay(client: aiomqtt.Client) -> None:

@@ -18,23 +18,26 @@ import asyncio
 import subprocess
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import aiomqtt
 
 from bench.e2e.harness import (
-    DaemonProcess,
     Pit,
     TimedShoe,
+    bench_broker,
     describe_ms,
     machine,
-    mosquitto,
     no_delay,
     percentile,
+    serving,
     shoe_settings,
     workspace,
-    write_config,
 )
 from rules.games import Game
+
+if TYPE_CHECKING:
+    from daemon.testing import Mosquitto
 
 
 async def relay_phase(port: int, tables: int, cards: int) -> list[float]:  # noqa: C901 - one phase, read top to bottom
@@ -88,18 +91,11 @@ async def relay_phase(port: int, tables: int, cards: int) -> list[float]:  # noq
     return latencies
 
 
-async def daemon_phase(port: int, tables: int, settlements: int) -> Pit:
+async def daemon_phase(broker: Mosquitto, tables: int, settlements: int) -> Pit:
+    pit = Pit([Game.TRIPLE_ATTACK] * tables)
     with workspace() as directory:
-        pit = Pit([Game.TRIPLE_ATTACK] * tables)
-        async with pit.opened():
-            config = directory / "shoe2mqtt.toml"
-            write_config(config, port=port, state=directory / "state", tables=pit.config_tables())
-            daemon = DaemonProcess(config, directory)
-            await asyncio.to_thread(daemon.start)
-            try:
-                await pit.play(port, settlements=settlements, seconds=600)
-            finally:
-                await asyncio.to_thread(daemon.stop)
+        async with serving(pit, directory, broker):
+            await pit.play(broker.port, settlements=settlements, seconds=600)
     return pit
 
 
@@ -109,10 +105,10 @@ async def main() -> None:
     parser.add_argument("--tables", type=int, default=4)
     args = parser.parse_args()
     print(f"machine: {machine()}")
-    with workspace() as directory, mosquitto(directory) as port:
-        relay = await relay_phase(port, args.tables, args.settlements)
+    with workspace() as directory, bench_broker(directory) as broker:
+        relay = await relay_phase(broker.port, args.tables, args.settlements)
         print(f"bare relay, {args.tables} shoes, card write to receipt: {describe_ms(relay)}")
-        pit = await daemon_phase(port, args.tables, args.settlements)
+        pit = await daemon_phase(broker, args.tables, args.settlements)
     ours = pit.latencies
     print(
         f"shoe2mqtt, {args.tables} Triple Attack tables, card write to settlement receipt: "

@@ -14,7 +14,7 @@ import asyncio
 import itertools
 import time
 
-from bench.e2e.harness import DaemonProcess, Pit, machine, mosquitto, workspace, write_config
+from bench.e2e.harness import Pit, bench_broker, machine, serving, workspace
 from rules.games import Game
 
 
@@ -26,37 +26,30 @@ async def main() -> None:
     args = parser.parse_args()
     print(f"machine: {machine()}")
     games = list(itertools.islice(itertools.cycle(Game), args.tables))
-    with workspace() as directory, mosquitto(directory) as port:
-        pit = Pit(games)
-        async with pit.opened():
-            config = directory / "shoe2mqtt.toml"
-            write_config(config, port=port, state=directory / "state", tables=pit.config_tables())
-            daemon = DaemonProcess(config, directory)
-            await asyncio.to_thread(daemon.start)
+    pit = Pit(games)
+    with workspace() as directory, bench_broker(directory) as broker:
+        async with serving(pit, directory, broker) as daemon:
             print(f"after start: RSS {daemon.rss_mib():.1f} MiB", flush=True)
-            try:
-                playing = asyncio.create_task(
-                    pit.play(port, settlements=10**12, seconds=args.seconds)
-                )
-                began = time.monotonic()
-                mark = 10_000
-                samples: list[tuple[int, float]] = []
-                while not playing.done():
-                    await asyncio.sleep(0.2)
-                    if pit.cards() >= mark:
-                        samples.append((pit.cards(), daemon.rss_mib()))
-                        print(
-                            f"{samples[-1][0]:>9,} cards  {time.monotonic() - began:7.1f} s  "
-                            f"RSS {samples[-1][1]:.1f} MiB",
-                            flush=True,
-                        )
-                        mark += 10_000
-                        if pit.cards() >= args.cards:
-                            playing.cancel()
-                await asyncio.gather(playing, return_exceptions=True)
-                final = (pit.cards(), daemon.rss_mib())
-            finally:
-                await asyncio.to_thread(daemon.stop)
+            playing = asyncio.create_task(
+                pit.play(broker.port, settlements=10**12, seconds=args.seconds)
+            )
+            began = time.monotonic()
+            mark = 10_000
+            samples: list[tuple[int, float]] = []
+            while not playing.done():
+                await asyncio.sleep(0.2)
+                if pit.cards() >= mark:
+                    samples.append((pit.cards(), daemon.rss_mib()))
+                    print(
+                        f"{samples[-1][0]:>9,} cards  {time.monotonic() - began:7.1f} s  "
+                        f"RSS {samples[-1][1]:.1f} MiB",
+                        flush=True,
+                    )
+                    mark += 10_000
+                    if pit.cards() >= args.cards:
+                        playing.cancel()
+            await asyncio.gather(playing, return_exceptions=True)
+            final = (pit.cards(), daemon.rss_mib())
     first = samples[0] if samples else final
     print(
         f"RSS after {first[0]:,} cards: {first[1]:.1f} MiB; after {final[0]:,} cards "

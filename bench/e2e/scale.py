@@ -17,40 +17,25 @@ import asyncio
 import itertools
 import time
 
-from bench.e2e.harness import (
-    DaemonProcess,
-    Pit,
-    describe_ms,
-    machine,
-    mosquitto,
-    workspace,
-    write_config,
-)
+from bench.e2e.harness import Pit, bench_broker, describe_ms, machine, serving, workspace
 from rules.games import Game
 
 
 async def measure(tables: int, seconds: float) -> str:
     games = list(itertools.islice(itertools.cycle(Game), tables))
-    with workspace() as directory, mosquitto(directory) as port:
-        pit = Pit(games)
-        async with pit.opened():
-            config = directory / "shoe2mqtt.toml"
-            write_config(config, port=port, state=directory / "state", tables=pit.config_tables())
-            daemon = DaemonProcess(config, directory)
-            await asyncio.to_thread(daemon.start)
-            try:
-                playing = asyncio.create_task(
-                    pit.play(port, settlements=10**12, seconds=seconds + 3)
-                )
-                await asyncio.sleep(3)
-                cards, cpu, began = pit.cards(), daemon.cpu_seconds(), time.monotonic()
-                pit.latencies.clear()
-                await playing
-                wall = time.monotonic() - began
-                cards, cpu = pit.cards() - cards, daemon.cpu_seconds() - cpu
-                rss = daemon.rss_mib()
-            finally:
-                await asyncio.to_thread(daemon.stop)
+    pit = Pit(games)
+    with workspace() as directory, bench_broker(directory) as broker:
+        async with serving(pit, directory, broker) as daemon:
+            playing = asyncio.create_task(
+                pit.play(broker.port, settlements=10**12, seconds=seconds + 3)
+            )
+            await asyncio.sleep(3)
+            cards, cpu, began = pit.cards(), daemon.cpu_seconds(), time.monotonic()
+            pit.latencies.clear()
+            await playing
+            wall = time.monotonic() - began
+            cards, cpu = pit.cards() - cards, daemon.cpu_seconds() - cpu
+            rss = daemon.rss_mib()
     latency = describe_ms(pit.latencies)
     return (
         f"{tables:>3} shoes: {cards / wall:,.0f} cards/s, settlements {latency}, "

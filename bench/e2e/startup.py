@@ -22,9 +22,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from bench.e2e.harness import (
-    DaemonProcess,
+    ReadyDaemon,
+    bench_broker,
     machine,
-    mosquitto,
     table_mapping,
     workspace,
     write_config,
@@ -103,13 +103,12 @@ async def main() -> None:
     args = parser.parse_args()
     print(f"machine: {machine()}")
     games = list(itertools.islice(itertools.cycle(Game), args.tables))
-    with workspace() as directory, mosquitto(directory) as port:
+    with workspace() as directory, bench_broker(directory) as broker:
         tables = [
             (table_mapping(game, f"{game.value.replace('_', '-')}-{i}"), f"/dev/null-{i}")
             for i, game in enumerate(games)
         ]
-        config = directory / "shoe2mqtt.toml"
-        write_config(config, port=port, state=directory / "state", tables=tables)
+        config = write_config(directory, broker, tables)
         began = time.monotonic()
         await write_journal(config, args.events)
         size = sum(f.stat().st_size for f in (directory / "state").iterdir()) / 2**20
@@ -120,11 +119,11 @@ async def main() -> None:
         )
         times = []
         for _ in range(3):
-            daemon = DaemonProcess(config, directory)
+            daemon = ReadyDaemon(config, directory)
             try:
-                times.append(await asyncio.to_thread(daemon.start))
+                times.append(await daemon.start())
             finally:
-                await asyncio.to_thread(daemon.stop)
+                await daemon.stop()
     print(
         f"start to READY=1 with {args.events:,} journaled events: "
         + ", ".join(f"{t:.2f} s" for t in times)

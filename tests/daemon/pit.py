@@ -2,7 +2,9 @@
 
 The test plays the dealer: it publishes requests and makes the shoe deal, and after every
 step waits for the daemon's answer (a response, a fresh round snapshot, or a notice), so the
-recorder's list of messages is complete and in order when the test looks at it.
+recorder's list of messages is complete and in order when the test looks at it. The example
+round logs (examples/*.jsonl) are played at such a pit with `read_example`, `shoe_script`
+and `play`.
 """
 
 from __future__ import annotations
@@ -23,58 +25,18 @@ from daemon.config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
 from daemon.mqtt.settings import MqttSettings
 from daemon.notify import Notifier
 from daemon.service import Daemon
+from daemon.testing import STEP_TIMEOUT, MessageLog, response_to
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 from drivers.transports import SerialSettings
 from rules.config import TableConfig
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable
+    from collections.abc import AsyncIterator, Callable, Iterable
 
-    from tests.daemon.conftest import Mosquitto
+    from daemon.testing import Mosquitto
 
 BASE = "shoe2mqtt"
-STEP = 10.0  # seconds the daemon has to answer one step
-
-
-@dataclass
-class Received:
-    topic: str
-    payload: bytes
-    retain: bool
-
-    @property
-    def body(self) -> dict[str, Any]:
-        value = json.loads(self.payload)
-        assert isinstance(value, dict)
-        return value
-
-
-class MessageLog:
-    """What a recorder client heard, in arrival order, and a way to wait for one message.
-
-    Shared by the test pits: their dataclasses declare `messages` and `_arrived`.
-    """
-
-    messages: list[Received]
-    _arrived: asyncio.Event
-
-    async def wait(self, match: Callable[[Received], bool], *, after: int = 0) -> Received:
-        """The first message from index `after` on (seen so far or to come) that matches."""
-        async with asyncio.timeout(STEP):
-            while True:
-                for message in self.messages[after:]:
-                    if match(message):
-                        return message
-                self._arrived.clear()
-                await self._arrived.wait()
-
-    async def record(self, client: aiomqtt.Client) -> None:
-        """Keep every message `client` receives, until cancelled."""
-        async for message in client.messages:
-            payload = message.payload
-            assert isinstance(payload, bytes)
-            self.messages.append(Received(str(message.topic), payload, message.retain))
-            self._arrived.set()
+EXAMPLES = Path(__file__).parents[2] / "examples"
 
 
 @dataclass
@@ -83,14 +45,11 @@ class Pit(MessageLog):
     shoe: EmulatedShoe
     client: aiomqtt.Client
     daemon: Daemon
-    messages: list[Received] = field(default_factory=list)
-    _arrived: asyncio.Event = field(default_factory=asyncio.Event)
     _transactions: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def of(self, suffix: str) -> list[dict[str, Any]]:
         """Bodies of the messages on `<base>/<table>/<suffix>`, in arrival order."""
-        topic = f"{BASE}/{self.table}/{suffix}"
-        return [m.body for m in self.messages if m.topic == topic]
+        return [m.body for m in self.on(self.table, suffix)]
 
     def settlements(self) -> list[dict[str, Any]]:
         return self.of("settlement")
@@ -98,20 +57,14 @@ class Pit(MessageLog):
     async def request(self, command: str, **body: Any) -> dict[str, Any]:
         transaction = f"t{next(self._transactions)}"
         topic = f"{BASE}/{self.table}/request/{command}"
-        seen = len(self.messages)
+        seen = self.mark()
         await self.client.publish(topic, json.dumps({"transaction": transaction, **body}), qos=1)
-        response = await self.wait(
-            lambda m: (
-                m.topic.endswith(f"/response/{command}")
-                and m.body.get("transaction") == transaction
-            ),
-            after=seen,
-        )
+        response = await self.wait(response_to(transaction, command), after=seen)
         return response.body
 
     async def deal(self) -> dict[str, Any]:
         """Deal one card; returns the snapshot (or the notice) the daemon answered with."""
-        seen = len(self.messages)
+        seen = self.mark()
         await self.shoe.next_card()
         # A card the rules accept ends in a fresh snapshot; one they refuse, in a notice (and
         # no snapshot). Other notices (a floorperson call) come before the snapshot.
@@ -147,6 +100,27 @@ def pit_config(table: dict[str, Any], shoe_path: str, broker: Mosquitto) -> Serv
 
 
 @contextlib.asynccontextmanager
+async def serving(
+    daemon: Daemon, recorder: MessageLog, client: aiomqtt.Client, shoes: Iterable[EmulatedShoe]
+) -> AsyncIterator[None]:
+    """The daemon running in this process, and `recorder` keeping what `client` receives:
+    entered once every shoe is open and the daemon is online; the daemon is stopped (and
+    waited for) on the way out."""
+    async with asyncio.TaskGroup() as group:
+        recording = group.create_task(recorder.record(client), name="pit-recorder")
+        service = group.create_task(daemon.run(), name="daemon")
+        for shoe in shoes:
+            await asyncio.wait_for(shoe.wait_for_host(), STEP_TIMEOUT)
+        await recorder.wait_online()
+        try:
+            yield
+        finally:
+            daemon.stop()
+            await service
+            recording.cancel()
+
+
+@contextlib.asynccontextmanager
 async def running_pit(
     table: dict[str, Any],
     script: str,
@@ -175,20 +149,17 @@ async def running_pit(
             notifier=notifier or Notifier(),
         )
         pit = Pit(table["id"], shoe, client, daemon)
-        async with asyncio.TaskGroup() as group:
-            recorder = group.create_task(pit.record(client), name="pit-recorder")
-            service = group.create_task(daemon.run(), name="daemon")
-            await asyncio.wait_for(shoe.wait_for_host(), STEP)
-            await pit.wait(
-                lambda m: m.topic == daemon.config.mqtt.state_topic and m.payload == b"online",
-                after=0,
-            )
-            try:
-                yield pit
-            finally:
-                daemon.stop()
-                await service
-                recorder.cancel()
+        async with serving(daemon, pit, client, [shoe]):
+            yield pit
+
+
+# ---------------------------------------------------------------- the example round logs
+def read_example(name: str) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
+    """An example log: its table (the header), its events, and its lines as written."""
+    lines = (EXAMPLES / name).read_text(encoding="utf-8").splitlines()
+    table = json.loads(lines[0])
+    del table["type"], table["format"]
+    return table, [json.loads(line) for line in lines[1:]], lines
 
 
 def shoe_script(events: list[dict[str, Any]], burn_cards: int = 1) -> str:
@@ -203,3 +174,20 @@ def shoe_script(events: list[dict[str, Any]], burn_cards: int = 1) -> str:
             words.append(("BURN " if burns else "") + event["card"])
             burns = max(0, burns - 1)
     return " ".join(words)
+
+
+async def play(pit: Pit, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Play the log at the table; returns the error responses, in order."""
+    errors = []
+    for event in events:
+        kind = event["type"]
+        if kind == "shuffle":
+            continue  # the shoe reports it with the burn card that follows
+        if kind == "card":
+            await pit.deal()
+            continue
+        body = {k: v for k, v in event.items() if k != "type"}
+        response = await pit.request(kind, **body)
+        if response["status"] != "ok":
+            errors.append(response["error"])
+    return errors

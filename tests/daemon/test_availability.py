@@ -25,7 +25,7 @@ from drivers.emulator import EmulatedShoe, EmulatorSettings
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
 
-    from tests.daemon.conftest import Mosquitto
+    from daemon.testing import Mosquitto
 
 BASE = "shoe2mqtt"
 STEP = 15.0  # seconds: a daemon process starting, or the broker noticing one died

@@ -8,48 +8,25 @@ the same order.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import signal
-import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from daemon.cli.demo import DEMO_TABLES
 from daemon.replay import replay
+from daemon.testing import DaemonProcess, write_service_config
 from drivers.emulator import EmulatedShoe, EmulatorSettings
-from tests.daemon.pit import BASE, Pit, running_pit, shoe_script
+from rules.games import Game
+from tests.daemon.pit import BASE, play, read_example, running_pit, shoe_script
 
 if TYPE_CHECKING:
-    from tests.daemon.conftest import Mosquitto
+    from pathlib import Path
 
-EXAMPLES = Path(__file__).parents[2] / "examples"
+    from daemon.testing import Mosquitto
+
 ENVELOPE = ("schema", "id", "table", "seq", "ts")
-
-
-def _log(name: str) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
-    lines = (EXAMPLES / name).read_text(encoding="utf-8").splitlines()
-    table = json.loads(lines[0])
-    del table["type"], table["format"]
-    return table, [json.loads(line) for line in lines[1:]], lines
-
-
-async def _play(pit: Pit, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Play the log at the table; returns the error responses, in order."""
-    errors = []
-    for event in events:
-        kind = event["type"]
-        if kind == "shuffle":
-            continue  # the shoe reports it with the burn card that follows
-        if kind == "card":
-            await pit.deal()
-            continue
-        body = {k: v for k, v in event.items() if k != "type"}
-        response = await pit.request(kind, **body)
-        if response["status"] != "ok":
-            errors.append(response["error"])
-    return errors
 
 
 def _stripped(body: dict[str, Any]) -> dict[str, Any]:
@@ -67,10 +44,10 @@ def _stripped(body: dict[str, Any]) -> dict[str, Any]:
 async def test_a_round_at_the_table_publishes_what_the_rules_decide(
     example: str, mosquitto: Mosquitto
 ) -> None:
-    table, events, lines = _log(example)
+    table, events, lines = read_example(example)
     expected = list(replay(lines))
     async with running_pit(table, shoe_script(events), mosquitto) as pit:
-        errors = await _play(pit, events)
+        errors = await play(pit, events)
     settlements = pit.settlements()
     assert [_stripped(s) for s in settlements] == [r for r in expected if r["type"] == "settlement"]
     assert all(s["review"] is False for s in settlements)
@@ -93,9 +70,11 @@ async def test_a_round_at_the_table_publishes_what_the_rules_decide(
 
 
 async def test_the_hole_card_is_on_no_topic_before_its_reveal(mosquitto: Mosquitto) -> None:
-    table, events, _ = _log("triple-attack-dealer-22.jsonl")  # hole card QC, unique in the round
+    table, events, _ = read_example(
+        "triple-attack-dealer-22.jsonl"
+    )  # hole card QC, unique in the round
     async with running_pit(table, shoe_script(events), mosquitto) as pit:
-        await _play(pit, events)
+        await play(pit, events)
     payloads = [m.payload for m in pit.messages]
     [reveal] = [
         i for i, m in enumerate(pit.messages) if m.topic.endswith("/event/hole_card_revealed")
@@ -111,9 +90,9 @@ async def test_the_hole_card_is_on_no_topic_before_its_reveal(mosquitto: Mosquit
 async def test_a_display_connecting_mid_round_gets_the_picture_at_once(
     mosquitto: Mosquitto, subscribe: Any
 ) -> None:
-    table, events, _ = _log("blackjack-queen-of-hearts.jsonl")
+    table, events, _ = read_example("blackjack-queen-of-hearts.jsonl")
     async with running_pit(table, shoe_script(events), mosquitto) as pit:
-        await _play(pit, events[:16])  # the deal is done, seat 1's pair is paid; play goes on
+        await play(pit, events[:16])  # the deal is done, seat 1's pair is paid; play goes on
         async with subscribe(f"{BASE}/{table['id']}/round", f"{BASE}/bridge/+/state") as display:
             first = await display.next_on(f"{BASE}/{table['id']}/round")
             assert first.retain is True
@@ -130,7 +109,7 @@ async def test_a_display_connecting_mid_round_gets_the_picture_at_once(
 
 
 async def test_every_command_good_and_bad_gets_its_response(mosquitto: Mosquitto) -> None:
-    table, _, _ = _log("blackjack-queen-of-hearts.jsonl")
+    table, _, _ = read_example("blackjack-queen-of-hearts.jsonl")
     async with running_pit(table, "SHUFFLE BURN 2C 9D 8C 10H 7S", mosquitto) as pit:
         cases: list[tuple[str, dict[str, Any], str | None]] = [
             ("status", {}, None),
@@ -156,33 +135,6 @@ async def test_every_command_good_and_bad_gets_its_response(mosquitto: Mosquitto
     assert status["data"]["reader"]["identity"]["vendor"] == "shoe2mqtt"
 
 
-def _service_config(path: Path, broker: Mosquitto, shoe_path: str) -> Path:
-    path.write_text(
-        f"""\
-[mqtt]
-host = "{broker.host}"
-port = {broker.port}
-node = "killed"
-
-[logging]
-format = "json"
-
-[journal]
-state_directory = "{path.parent / "state"}"
-
-[[table]]
-id = "ta-1"
-game = "triple_attack"
-limits.first_attack = {{ min = "10", max = "500" }}
-limits.second_attack = {{ min = "10", max = "500" }}
-limits.third_attack = {{ min = "10", max = "500" }}
-shoe = {{ protocol = "reference", transport = "serial", port = "{shoe_path}" }}
-""",
-        encoding="utf-8",
-    )
-    return path
-
-
 @pytest.mark.parametrize(
     ("stop", "exit_code"), [(signal.SIGKILL, -signal.SIGKILL), (signal.SIGTERM, 0)]
 )
@@ -191,11 +143,15 @@ async def test_availability_goes_offline_when_the_daemon_dies_or_stops(
 ) -> None:
     """SIGKILL: the broker publishes the will; SIGTERM: the daemon says offline itself."""
     async with EmulatedShoe(EmulatorSettings(protocol="reference", seed=1)) as shoe:
-        config = _service_config(tmp_path / "shoe2mqtt.toml", mosquitto, shoe.path)
-        daemon = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "daemon.cli", "run", "--config", str(config),
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
+        config = write_service_config(
+            tmp_path / "shoe2mqtt.toml",
+            mosquitto,
+            node="killed",
+            state_directory=tmp_path / "state",
+            tables=[(DEMO_TABLES[Game.TRIPLE_ATTACK], shoe.path)],
+        )
+        daemon = DaemonProcess(config, tmp_path / "daemon.log")
+        await daemon.start()
         try:
             async with subscribe(f"{BASE}/bridge/killed/state") as display:
                 while (await display.next(within=15)).payload != b"online":
@@ -203,9 +159,5 @@ async def test_availability_goes_offline_when_the_daemon_dies_or_stops(
                 daemon.send_signal(stop)
                 assert (await display.next(within=15)).payload == b"offline"
         finally:
-            try:
-                _, stderr = await asyncio.wait_for(daemon.communicate(), 15)
-            except TimeoutError:
-                daemon.kill()
-                _, stderr = await daemon.communicate()
-    assert daemon.returncode == exit_code, stderr.decode()
+            returncode = await daemon.wait()
+    assert returncode == exit_code, daemon.tail()

@@ -9,13 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from daemon.envelope import Envelopes
 from daemon.journal import Journal, prepare_state_directory
-from tests.daemon.pit import BASE, running_pit, shoe_script
-from tests.daemon.test_integration import _log, _play
+from tests.daemon.pit import BASE, play, read_example, running_pit, shoe_script
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from tests.daemon.conftest import Mosquitto
+    from daemon.testing import Mosquitto
 
 
 async def test_the_journal_and_its_directory_are_for_the_service_alone(tmp_path: Path) -> None:
@@ -63,10 +62,10 @@ def _published(pit_messages: list[Any], table: str) -> list[dict[str, Any]]:
 async def test_a_restart_mid_round_rebuilds_the_round_and_flags_it(
     tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
-    table, events, _ = _log("blackjack-queen-of-hearts.jsonl")
+    table, events, _ = read_example("blackjack-queen-of-hearts.jsonl")
     state = tmp_path / "state"
     async with running_pit(table, shoe_script(events), mosquitto, state_directory=state) as pit:
-        await _play(pit, events[:16])
+        await play(pit, events[:16])
         before = pit.of("round")[-1]
     async with running_pit(table, "5C", mosquitto, state_directory=state) as pit:
         notice = await pit.wait_for("notice/daemon_restarted")
@@ -82,7 +81,7 @@ async def test_an_event_journaled_but_never_applied_is_applied_after_a_crash(
     tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
     """The crash window between the two commits: the event is there, its outputs are not."""
-    table, _, _ = _log("blackjack-queen-of-hearts.jsonl")
+    table, _, _ = read_example("blackjack-queen-of-hearts.jsonl")
     state = tmp_path / "state"
     async with running_pit(table, "7C", mosquitto, state_directory=state):
         pass
@@ -116,7 +115,7 @@ async def test_systemd_hears_ready_only_once_the_broker_is_connected(
     with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as listener:
         listener.bind(address)
         listener.setblocking(False)
-        table, _, _ = _log("triple-attack-dealer-22.jsonl")
+        table, _, _ = read_example("triple-attack-dealer-22.jsonl")
         async with running_pit(table, "7C", mosquitto, notifier=Notifier(address)) as pit:
             await pit.wait_for("round")
         received = []

@@ -12,13 +12,12 @@ import pytest
 from daemon.cli import build_parser
 from daemon.cli.journal import journal_command
 from daemon.replay import replay
-from tests.daemon.pit import running_pit, shoe_script
-from tests.daemon.test_integration import _log, _play
+from tests.daemon.pit import play, read_example, running_pit, shoe_script
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from tests.daemon.conftest import Mosquitto
+    from daemon.testing import Mosquitto
 
 ENVELOPE = ("schema", "id", "table", "seq", "ts", "review")
 
@@ -42,10 +41,10 @@ def _command(state: Path, *words: str) -> tuple[int, list[Any], str]:
 async def test_an_exported_round_replays_to_what_was_published(
     example: str, tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
-    table, events, _ = _log(example)
+    table, events, _ = read_example(example)
     state = tmp_path / "state"
     async with running_pit(table, shoe_script(events), mosquitto, state_directory=state) as pit:
-        await _play(pit, events)
+        await play(pit, events)
         published = [{k: v for k, v in s.items() if k not in ENVELOPE} for s in pit.settlements()]
 
     code, rounds, _ = _command(state, "list")

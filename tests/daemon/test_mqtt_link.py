@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
     import aiomqtt
 
-    from tests.daemon.conftest import Certificates, Mosquitto, Subscribe, Subscriber
+    from daemon.testing import Certificates, Mosquitto, Subscribe, Subscriber
 
 BASE = "test/bj-1"
 NODE = "test-node"

@@ -1,8 +1,4 @@
-"""The display's tests use the daemon tests' real mosquitto and the module's one browser."""
+"""The display's tests use the suite's real mosquitto (tests/conftest.py) and the module's one
+browser."""
 
-from tests.daemon.conftest import (  # noqa: F401 - imported to be used as fixtures here
-    certificates,
-    mosquitto,
-    persistent_mosquitto,
-)
 from tests.display.browser import browser  # noqa: F401 - a fixture

@@ -23,20 +23,20 @@ from typing import TYPE_CHECKING, Any, Final
 import aiomqtt
 
 from daemon.cli.demo import free_port
+from daemon.console import console_request
+from daemon.testing import MessageLog
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 from rules.cards import Card
 from rules.config import TableConfig
 from rules.events import DealCard
 from rules.player import RoundDriver
-from tests.daemon.pit import MessageLog, Received
-from tests.recovery.harness import as_request
 
 if TYPE_CHECKING:
     import random
     from collections.abc import AsyncIterator, Mapping
 
+    from daemon.testing import Mosquitto
     from rules.player import WagerPlan
-    from tests.daemon.conftest import Mosquitto
 
 BASE: Final = "shoe2mqtt"
 NODE: Final = "pit-pc"
@@ -52,9 +52,7 @@ class Floor(MessageLog):
     tables: dict[str, dict[str, Any]]
     shoes: dict[str, EmulatedShoe]
     port: int
-    messages: list[Received] = field(default_factory=list)
     arrived_at: list[float] = field(default_factory=list)  # epoch ms, one per message
-    _arrived: asyncio.Event = field(default_factory=asyncio.Event)
     _transactions: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     daemon: asyncio.subprocess.Process | None = None
     display: asyncio.subprocess.Process | None = None
@@ -97,13 +95,9 @@ class Floor(MessageLog):
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/"
 
-    async def record(self, client: aiomqtt.Client) -> None:
-        async for message in client.messages:
-            payload = message.payload
-            assert isinstance(payload, bytes)
-            self.arrived_at.append(time.time() * 1000)
-            self.messages.append(Received(str(message.topic), payload, message.retain))
-            self._arrived.set()
+    def add(self, message: aiomqtt.Message) -> None:
+        self.arrived_at.append(time.time() * 1000)
+        super().add(message)
 
     # ------------------------------------------------------------ processes
     async def start_daemon(self) -> None:
@@ -184,7 +178,7 @@ class Floor(MessageLog):
             if isinstance(event, DealCard):
                 await self.deal(table)
             else:
-                command, body = as_request(event)
+                command, body = console_request(event)
                 await self.request(table, command, **body)
 
     def snapshot(self, table: str) -> dict[str, Any]:

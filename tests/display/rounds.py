@@ -11,6 +11,7 @@ import random
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from daemon.console import console_request
 from daemon.envelope import Envelopes
 from daemon.replay import replay
 from daemon.table_service import TableService
@@ -21,7 +22,6 @@ from rules.config import TableConfig
 from rules.events import DealCard
 from rules.games import WagerKind
 from rules.player import RoundDriver
-from tests.recovery.harness import as_request
 
 if TYPE_CHECKING:
     from daemon.envelope import Outbound
@@ -69,7 +69,7 @@ def seven_seats_of_triple_attack(seed: int) -> list[Outbound]:
             seq += 1
             out += service.on_shoe_event(_drawn(str(event.card), seq), seen_at=SEEN)
         else:
-            out += service.on_request(*_encoded(as_request(event)))
+            out += service.on_request(*_encoded(console_request(event)))
     return out
 
 

@@ -29,7 +29,7 @@ from tests.display.rounds import (
 )
 
 if TYPE_CHECKING:
-    from tests.daemon.conftest import Mosquitto
+    from daemon.testing import Mosquitto
     from tests.display.browser import Browser
 
 # Started processes, a browser and whole rounds: more than the suite's default minute.

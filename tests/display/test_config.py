@@ -16,7 +16,7 @@ from daemon.mqtt.secret import Secret
 from daemon.mqtt.settings import default_node
 
 if TYPE_CHECKING:
-    from tests.daemon.conftest import Certificates
+    from daemon.testing import Certificates
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "shoe2mqtt.toml"
 

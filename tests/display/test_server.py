@@ -25,7 +25,7 @@ from tests.display.rounds import BASE, played
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from tests.daemon.conftest import Certificates, Mosquitto
+    from daemon.testing import Certificates, Mosquitto
 
 
 @contextlib.asynccontextmanager

@@ -15,30 +15,20 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from drivers.emulator import EmulatedShoe, EmulatorSettings
-from rules.cards import Card
-from rules.events import DealCard
-from tests.recovery.harness import (
-    BASE,
+from daemon.testing import (
     TABLE_ID,
-    Collector,
-    DaemonProcess,
-    Dealer,
-    Disturbance,
     journal_events_done,
     journal_pending,
-    replay_journal,
-    start_daemon,
-    table_config,
+    recovery_run,
     until,
     verify,
-    write_config,
 )
+from drivers.emulator import EmulatedShoe, EmulatorSettings
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from tests.daemon.conftest import Mosquitto
+    from daemon.testing import Disturbance, Mosquitto
 
 SEED = 7
 OUTAGES = 2
@@ -52,23 +42,14 @@ async def test_what_waits_for_the_broker_arrives_in_order_after_it_returns(
 ) -> None:
     broker = persistent_mosquitto
     rng = random.Random(SEED)  # noqa: S311 - a seeded table, not a secret
-    config = table_config()
-    state = tmp_path / "state"
     shoe_settings = EmulatorSettings(protocol="reference", seed=SEED, link=tmp_path / "shoe0")
     queued_meanwhile: list[list[int]] = []  # seq numbers on disk while the broker was down
     marks: list[int] = []
     async with (
         EmulatedShoe(shoe_settings) as shoe,
-        Collector(broker.host, broker.port) as collector,
+        recovery_run(tmp_path, broker, rng, shoe=shoe) as run,
     ):
-        daemon = DaemonProcess(
-            write_config(
-                tmp_path / "shoe2mqtt.toml", host=broker.host, port=broker.port,
-                shoe_port=shoe.path, state_directory=state,
-            ),
-            tmp_path / "daemon.log",
-        )  # fmt: skip
-        dealer = Dealer(config, shoe, collector, rng)
+        state = run.state
 
         async def outage() -> None:
             done = journal_events_done(state)
@@ -79,10 +60,8 @@ async def test_what_waits_for_the_broker_arrives_in_order_after_it_returns(
             await until(lambda: journal_events_done(state) >= done + CARDS_DURING_OUTAGE)
             queued_meanwhile.append(journal_pending(state))
             await asyncio.sleep(OUTAGE)  # the outage goes on; the daemon keeps retrying
-            daemon.check()
-            marks.append(collector.mark())
-            broker.start()
-            await collector.wait_online(marks[-1])
+            run.daemon.check()
+            marks.append(await run.start_broker())
 
         steps = iter(range(1000))
 
@@ -90,26 +69,20 @@ async def test_what_waits_for_the_broker_arrives_in_order_after_it_returns(
             # An outage at the 4th step of the first rounds: mid-deal, cards still to come.
             return outage if next(steps) % 12 == 3 and len(marks) < OUTAGES else None
 
-        try:
-            await start_daemon(daemon, shoe, collector)
-            await dealer.resync()
-            await dealer.step(DealCard(Card.parse("AS"), burned=True))
-            while len(marks) < OUTAGES or dealer.rounds < OUTAGES + 1:
-                await dealer.play_round(disturb)
-            await dealer.resync()
-            assert await daemon.stop() == 0, daemon.tail()
-        finally:
-            await daemon.stop()
-    verdict = verify(collector.messages, replay_journal(state, config))
+        await run.begin()
+        while len(marks) < OUTAGES or run.dealer.rounds < OUTAGES + 1:
+            await run.dealer.play_round(disturb)
+        assert await run.finish() == 0, run.daemon.tail()
+    verdict = verify(run.collector.messages, run.replay())
     assert verdict.ok, verdict.explain()
     assert verdict.expected > 0
-    assert collector.connections > OUTAGES  # the collector was cut off too, and came back
-    prefix = f"{BASE}/{TABLE_ID}/"
+    assert run.collector.connections > OUTAGES  # the collector was cut off too, and came back
+    prefix = f"{run.collector.topics.base}/{TABLE_ID}/"
     for mark, pending in zip(marks, queued_meanwhile, strict=True):
         assert pending, "nothing waited for the broker"
         arrived = [
             m.body["seq"]
-            for m in collector.messages[mark:]
+            for m in run.collector.messages[mark:]
             if m.topic.startswith(prefix)
             and "/request/" not in m.topic
             and not m.topic.endswith("/availability")  # a state without envelope

@@ -20,34 +20,19 @@ hold is what issue 5 asks, checked against a replay of the journal:
 
 from __future__ import annotations
 
-import asyncio
 import random
 import sys
 from typing import TYPE_CHECKING
 
 import pytest
 
+from daemon.testing import content, recovery_run, verify
 from drivers.emulator import EmulatedShoe, EmulatorSettings
-from rules.cards import Card
-from rules.events import DealCard
-from tests.recovery.harness import (
-    Collector,
-    DaemonProcess,
-    Dealer,
-    Disturbance,
-    content,
-    replay_journal,
-    retained_snapshot,
-    start_daemon,
-    table_config,
-    verify,
-    write_config,
-)
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from tests.daemon.conftest import Mosquitto
+    from daemon.testing import Disturbance, Mosquitto
 
 SEED = 20261129
 KILLS = 10  # at least this many kills (and at most MAX_KILLS) ...
@@ -62,8 +47,6 @@ async def test_sigkill_at_random_moments_loses_and_changes_no_settlement(
     tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
     rng = random.Random(SEED)  # noqa: S311 - a seeded table, not a secret
-    config = table_config()
-    state = tmp_path / "state"
     shoe_settings = EmulatorSettings(
         protocol="reference", seed=SEED, link=tmp_path / "shoe0", cards_after_cut=60
     )
@@ -71,26 +54,14 @@ async def test_sigkill_at_random_moments_loses_and_changes_no_settlement(
     lost_cards = 0
     async with (
         EmulatedShoe(shoe_settings) as shoe,
-        Collector(mosquitto.host, mosquitto.port) as collector,
+        recovery_run(tmp_path, mosquitto, rng, shoe=shoe) as run,
     ):
-        daemon = DaemonProcess(
-            write_config(
-                tmp_path / "shoe2mqtt.toml", host=mosquitto.host, port=mosquitto.port,
-                shoe_port=shoe.path, state_directory=state,
-            ),
-            tmp_path / "daemon.log",
-        )  # fmt: skip
-        dealer = Dealer(config, shoe, collector, rng)
+        daemon, dealer = run.daemon, run.dealer
 
         async def kill_and_restart() -> None:
             nonlocal lost_cards
-            # A random moment of the step: before the daemon read it, during, or after.
-            await asyncio.sleep(rng.choice([0.0, rng.uniform(0, 0.01), rng.uniform(0, 0.05), 0.1]))
-            await daemon.kill()
-            if rng.random() < 0.3:
-                await shoe.next_card()  # dealt while no one listens: lost, as at a real table
-                lost_cards += 1
-            await start_daemon(daemon, shoe, collector)
+            # At a random moment of the step; a card dealt meanwhile is lost, as at a real table.
+            lost_cards += await run.kill_and_restart(rng)
             await dealer.resync()
             round_ = dealer.view["round"]
             if round_ is not None and round_["stage"] != "over":
@@ -101,18 +72,12 @@ async def test_sigkill_at_random_moments_loses_and_changes_no_settlement(
             chosen = rng.random() < KILL_CHANCE and daemon.kills < MAX_KILLS
             return kill_and_restart if chosen else None
 
-        try:
-            await start_daemon(daemon, shoe, collector)
-            await dealer.resync()  # after the snapshot the daemon publishes as it starts
-            await dealer.step(DealCard(Card.parse("AS"), burned=True))  # shuffle, burn card
-            while dealer.rounds < MAX_ROUNDS and (dealer.rounds < ROUNDS or daemon.kills < KILLS):
-                await dealer.play_round(disturb)
-            await dealer.resync()  # its answer comes after everything the daemon sent before
-            assert await daemon.stop() == 0, daemon.tail()
-        finally:
-            await daemon.stop()
-    replay = replay_journal(state, config)
-    verdict = verify(collector.messages, replay)
+        await run.begin()
+        while dealer.rounds < MAX_ROUNDS and (dealer.rounds < ROUNDS or daemon.kills < KILLS):
+            await dealer.play_round(disturb)
+        assert await run.finish() == 0, daemon.tail()
+    replay = run.replay()
+    verdict = verify(run.collector.messages, replay)
     assert verdict.ok, verdict.explain()
     assert daemon.kills >= KILLS
     assert verdict.expected > 0
@@ -121,7 +86,7 @@ async def test_sigkill_at_random_moments_loses_and_changes_no_settlement(
     assert restarted_open
     assert all("daemon_restarted" in review for review in restarted_open), restarted_open
     # The retained snapshot a display gets on connecting is the replay's last one.
-    retained = await retained_snapshot(mosquitto.host, mosquitto.port)
+    retained = await run.retained_snapshot()
     assert content(retained) == content(replay.snapshot)
     # The figures of this run, shown by `pytest -rP` (or on a failure).
     figures = (

@@ -23,29 +23,17 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from daemon.testing import TABLE_ID, recovery_run, verify
 from drivers.codecs.reference import encode_device_frame
 from drivers.events import CardDrawn, NewShoe, Rank, Suit
 from rules.events import PlaceWager, PlayerAction
 from rules.games import Action, WagerKind
-from tests.recovery.harness import (
-    BASE,
-    STEP_TIMEOUT,
-    TABLE_ID,
-    Collector,
-    DaemonProcess,
-    Dealer,
-    Received,
-    replay_journal,
-    table_config,
-    verify,
-    write_config,
-)
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Callable
     from pathlib import Path
 
-    from tests.daemon.conftest import Mosquitto
+    from daemon.testing import Mosquitto, Received
 
 SOCAT = "/usr/bin/socat"
 
@@ -111,21 +99,27 @@ def card(text: str, *, burned: bool = False) -> CardDrawn:
     return CardDrawn(rank, suit, 0, burned=burned)
 
 
+def _notice(kind: str) -> Callable[[Received], bool]:
+    def match(message: Received) -> bool:
+        return message.topic.endswith(f"/notice/{kind}")
+
+    return match
+
+
+def _link_is(state: str) -> Callable[[Received], bool]:
+    topic = f"shoe2mqtt/{TABLE_ID}/state"
+    return lambda m: m.topic == topic and m.body["reader"]["link"] == state
+
+
 @pytest.mark.timeout(60)
 async def test_an_unplugged_shoe_is_read_again_and_its_round_flagged(
     tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
-    config = table_config()
-    state = tmp_path / "state"
-    async with cable(tmp_path) as shoe, Collector(mosquitto.host, mosquitto.port) as collector:
-        daemon = DaemonProcess(
-            write_config(
-                tmp_path / "shoe2mqtt.toml", host=mosquitto.host, port=mosquitto.port,
-                shoe_port=shoe.host, state_directory=state,
-            ),
-            tmp_path / "daemon.log",
-        )  # fmt: skip
-        dealer = Dealer(config, None, collector, random.Random(1))  # type: ignore[arg-type]  # noqa: S311 - no shoe: frames by hand
+    async with (
+        cable(tmp_path) as shoe,
+        recovery_run(tmp_path, mosquitto, random.Random(1), shoe=None, shoe_port=shoe.host) as run,  # noqa: S311 - no shoe: frames by hand
+    ):
+        collector, dealer = run.collector, run.dealer
 
         async def deal(*frames: Any) -> None:
             mark = collector.mark()
@@ -133,50 +127,35 @@ async def test_an_unplugged_shoe_is_read_again_and_its_round_flagged(
                 shoe.send(frame)
             await collector.wait(lambda m: m.topic.endswith("/round"), after=mark)
 
-        def link_is(state: str) -> Any:
-            topic = f"{BASE}/{TABLE_ID}/state"
-            return lambda m: m.topic == topic and m.body["reader"]["link"] == state
-
-        try:
-            mark = collector.mark()
-            await daemon.start()
-            await collector.wait(lambda m: not m.retain and link_is("connecting")(m), after=mark)
-            await collector.wait(link_is("connected"), after=mark)  # the port is open: write
-            await dealer.resync()
-            await deal(NewShoe(), card("4C", burned=True))
-            await dealer.step(PlaceWager(1, WagerKind.BLACKJACK, 2500))
-            await dealer.step(PlaceWager(1, WagerKind.TWENTY_POINT_BONUS, 500))
-            await deal(card("10H"))  # seat 1
-            await deal(card("9S"))  # the dealer's upcard
-            mark = collector.mark()
-            await shoe.unplug()
-            await collector.wait(_notice("reader_disconnected"), after=mark)
-            shoe.seq += 1  # a card dealt while the cable was out: never seen
-            await shoe.plug()
-            await collector.wait(_notice("reader_reconnected"), after=mark, within=STEP_TIMEOUT)
-            await deal(card("QH"))  # seat 1: 20 with the 9 up; the gap is seen first
-            await deal(card("7C"))  # the hole card
-            await dealer.step(PlayerAction(Action.STAND, 1, 1))
-            await deal(card("5D"))  # the dealer: 9 + 7 + 5
-            await dealer.resync()
-            assert await daemon.stop() == 0, daemon.tail()
-        finally:
-            await daemon.stop()
-    gap = collector.on("notice/sequence_gap")
+        mark = collector.mark()
+        await run.daemon.start()
+        await collector.wait(lambda m: not m.retain and _link_is("connecting")(m), after=mark)
+        await collector.wait(_link_is("connected"), after=mark)  # the port is open: write
+        await dealer.resync()
+        await deal(NewShoe(), card("4C", burned=True))
+        await dealer.step(PlaceWager(1, WagerKind.BLACKJACK, 2500))
+        await dealer.step(PlaceWager(1, WagerKind.TWENTY_POINT_BONUS, 500))
+        await deal(card("10H"))  # seat 1
+        await deal(card("9S"))  # the dealer's upcard
+        mark = collector.mark()
+        await shoe.unplug()
+        await collector.wait(_notice("reader_disconnected"), after=mark)
+        shoe.seq += 1  # a card dealt while the cable was out: never seen
+        await shoe.plug()
+        await collector.wait(_notice("reader_reconnected"), after=mark)
+        await deal(card("QH"))  # seat 1: 20 with the 9 up; the gap is seen first
+        await deal(card("7C"))  # the hole card
+        await dealer.step(PlayerAction(Action.STAND, 1, 1))
+        await deal(card("5D"))  # the dealer: 9 + 7 + 5
+        assert await run.finish() == 0, run.daemon.tail()
+    gap = collector.on(TABLE_ID, "notice/sequence_gap")
     assert len(gap) == 1
-    snapshots = [m.body for m in collector.on("round")]
+    snapshots = [m.body for m in collector.on(TABLE_ID, "round")]
     last = max(snapshots, key=lambda body: body["seq"])
     assert last["review"] == ["reader_reconnected", "sequence_gap"]
     assert last["round"]["stage"] == "over"
-    settlements = [m.body for m in collector.on("settlement")]
+    settlements = [m.body for m in collector.on(TABLE_ID, "settlement")]
     assert settlements
     assert all(s["review"] is True for s in settlements), settlements
-    verdict = verify(collector.messages, replay_journal(state, config))
+    verdict = verify(collector.messages, run.replay())
     assert verdict.ok, verdict.explain()
-
-
-def _notice(kind: str) -> Any:
-    def match(message: Received) -> bool:
-        return message.topic.endswith(f"/notice/{kind}")
-
-    return match

@@ -24,15 +24,13 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 
-from tests.daemon.conftest import (  # noqa: F401 - imported to be used as fixtures here
-    Certificates,
-    Mosquitto,
-    certificates,
-)
+from daemon.testing import Mosquitto
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, MutableMapping
     from typing import Any
+
+    from daemon.testing import Certificates
 
 EXAMPLE: Final = Path(__file__).parents[2] / "docs" / "mosquitto"
 MOSQUITTO_PASSWD: Final = Path("/usr/bin/mosquitto_passwd")
@@ -128,44 +126,40 @@ class SecureBroker:
         return self.broker.log()
 
 
-class _ExampleMosquitto(Mosquitto):
-    def __init__(self, directory: Path, pki: Certificates, passwords: dict[str, str]) -> None:
-        super().__init__(directory, persistence=True)
-        acl = directory / "acl"
-        shutil.copyfile(EXAMPLE / "acl", acl)
-        password_file = directory / "passwd"
-        make_password_file(password_file, passwords)
-        example = (EXAMPLE / "mosquitto.conf").read_text(encoding="utf-8")
-        config = render_config(
-            example,
-            {
-                "listener": f"listener {self.port} {self.host}",
-                "cafile": f"cafile {pki.ca}",
-                "certfile": f"certfile {pki.server_cert}",
-                "keyfile": f"keyfile {pki.server_key}",
-                "password_file": f"password_file {password_file}",
-                "acl_file": f"acl_file {acl}",
-                "persistence_location": f"persistence_location {directory}/",
-                "log_dest": f"log_dest file {self.log_file}",
-            },
-            [f"user {getpass.getuser()}", "log_type debug"],
-        )
-        self.config_file.write_text(config, encoding="utf-8")
+def example_broker(directory: Path, pki: Certificates, passwords: dict[str, str]) -> Mosquitto:
+    """mosquitto configured by the shipped example, its files made in `directory`."""
+    broker = Mosquitto(directory, persistence=True)
+    acl = directory / "acl"
+    shutil.copyfile(EXAMPLE / "acl", acl)
+    password_file = directory / "passwd"
+    make_password_file(password_file, passwords)
+    example = (EXAMPLE / "mosquitto.conf").read_text(encoding="utf-8")
+    config = render_config(
+        example,
+        {
+            "listener": f"listener {broker.port} {broker.host}",
+            "cafile": f"cafile {pki.ca}",
+            "certfile": f"certfile {pki.server_cert}",
+            "keyfile": f"keyfile {pki.server_key}",
+            "password_file": f"password_file {password_file}",
+            "acl_file": f"acl_file {acl}",
+            "persistence_location": f"persistence_location {directory}/",
+            "log_dest": f"log_dest file {broker.log_file}",
+        },
+        [f"user {getpass.getuser()}", "log_type debug"],
+    )
+    broker.use_config(config)
+    return broker
 
 
 @pytest.fixture
-def secure_broker(tmp_path: Path, certificates: Certificates) -> Iterator[SecureBroker]:  # noqa: F811 - the fixture imported above
+def secure_broker(tmp_path: Path, certificates: Certificates) -> Iterator[SecureBroker]:
     """mosquitto running the shipped example configuration and ACL."""
-    for binary in (Path("/usr/sbin/mosquitto"), MOSQUITTO_PASSWD):
-        if shutil.which(binary) is None:
-            pytest.fail(f"{binary} is missing: apt-get install mosquitto (scripts/test does)")
+    if shutil.which(MOSQUITTO_PASSWD) is None:
+        pytest.fail(f"{MOSQUITTO_PASSWD} is missing: apt-get install mosquitto (scripts/test does)")
     passwords = {user: secrets.token_urlsafe(18) for user in USERS}
-    broker = _ExampleMosquitto(tmp_path / "mosquitto", certificates, passwords)
-    broker.start()
-    try:
+    with example_broker(tmp_path / "mosquitto", certificates, passwords) as broker:
         yield SecureBroker(broker, certificates.ca, passwords)
-    finally:
-        broker.stop()
 
 
 @pytest.fixture

@@ -1,13 +1,13 @@
 """The real daemon behind the example broker: TLS, its own user and password file, two tables.
 
-Like tests/daemon/pit.py, but every client is one of the example ACL's users: the display
-(`display-pit-a`) records everything it is allowed to read, the dealer consoles publish
-requests, and the test waits on the display's recording for the daemon's answers.
+Like tests/daemon/pit.py (whose `serving` runs the daemon and the recording here too), but
+every client is one of the example ACL's users: the display (`display-pit-a`) records
+everything it is allowed to read, the dealer consoles publish requests, and the test waits
+on the display's recording for the daemon's answers.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import itertools
 import json
@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Any
 from daemon.config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
 from daemon.mqtt.settings import MqttSettings
 from daemon.service import Daemon
+from daemon.testing import MessageLog, response_to
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 from drivers.transports import SerialSettings
 from rules.config import TableConfig
-from tests.daemon.pit import MessageLog, Received
+from tests.daemon.pit import serving
 from tests.security.conftest import (
     BASE,
     CONSOLE_1,
@@ -31,31 +32,15 @@ from tests.security.conftest import (
     DISPLAY_FILTERS,
     NODE,
 )
+from tests.security.tables import hole_card_table
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     import aiomqtt
 
+    from daemon.testing import Received
     from tests.security.conftest import SecureBroker
-
-STEP = 10.0  # seconds the daemon has to answer one step
-
-
-# A blackjack table with a hole-card reader: the dealer's second card stays face down.
-def table_mapping(table_id: str) -> dict[str, Any]:
-    return {
-        "id": table_id,
-        "game": "blackjack",
-        "decks": 6,
-        "seats": 7,
-        "paytable": "A",
-        "hole_card_reader": True,
-        "limits": {
-            "blackjack": {"min": "10", "max": "1000"},
-            "twenty_point_bonus": {"min": "5", "max": "100"},
-        },
-    }
 
 
 @dataclass
@@ -65,8 +50,6 @@ class SecurePit(MessageLog):
     shoes: dict[str, EmulatedShoe]
     display: aiomqtt.Client
     consoles: dict[str, aiomqtt.Client]
-    messages: list[Received] = field(default_factory=list)
-    _arrived: asyncio.Event = field(default_factory=asyncio.Event)
     _transactions: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def of(self, table: str, suffix: str) -> list[dict[str, Any]]:
@@ -92,21 +75,15 @@ class SecurePit(MessageLog):
 
     async def response(self, table: str, command: str, transaction: str) -> dict[str, Any]:
         topic = f"{BASE}/{table}/response/{command}"
-        found = await self.wait(
-            lambda m: m.topic == topic and m.body.get("transaction") == transaction
-        )
+        found = await self.wait(lambda m: m.topic == topic and response_to(transaction)(m))
         return found.body
 
     def responses_to(self, transaction: str) -> list[Received]:
-        return [
-            m
-            for m in self.messages
-            if "/response/" in m.topic and m.body.get("transaction") == transaction
-        ]
+        return [m for m in self.messages if response_to(transaction)(m)]
 
     async def deal(self, table: str) -> dict[str, Any]:
         """One card from the table's shoe; the snapshot (or notice) the daemon answered with."""
-        seen = len(self.messages)
+        seen = self.mark()
         await self.shoes[table].next_card()
         wanted = {
             f"{BASE}/{table}/round",
@@ -136,7 +113,7 @@ def secure_config(
     )
     tables = tuple(
         TableSetup(
-            TableConfig.from_mapping(table_mapping(table)),
+            TableConfig.from_mapping(hole_card_table(table)),
             ShoeConfig("reference", SerialSettings(port=path)),
         )
         for table, path in shoe_paths.items()
@@ -172,19 +149,9 @@ async def running_secure_pit(
         config = secure_config(broker, {t: s.path for t, s in shoes.items()}, directory)
         daemon = Daemon(config)
         pit = SecurePit(broker, daemon, shoes, display, consoles)
-        async with asyncio.TaskGroup() as group:
-            recorder = group.create_task(pit.record(pit.display), name="secure-pit-recorder")
-            service = group.create_task(daemon.run(), name="daemon")
-            for shoe in shoes.values():
-                await asyncio.wait_for(shoe.wait_for_host(), STEP)
-            await pit.wait(lambda m: m.topic == config.mqtt.state_topic and m.payload == b"online")
+        async with serving(daemon, pit, display, shoes.values()):
             # The ACL lets the daemon announce its tables, and a display read it.
             announced = {f"{BASE}/{table}/availability" for table in shoes}
             while announced:
                 announced.discard((await pit.wait(lambda m: m.topic in announced)).topic)
-            try:
-                yield pit
-            finally:
-                daemon.stop()
-                await service
-                recorder.cancel()
+            yield pit

@@ -27,6 +27,7 @@ import pytest
 from paho.mqtt.reasoncodes import ReasonCode
 
 from daemon.mqtt.client import connected
+from daemon.testing import STEP_TIMEOUT
 from tests.security.conftest import (
     BASE,
     CONSOLE_1,
@@ -35,7 +36,7 @@ from tests.security.conftest import (
     DISPLAY_FILTERS,
     SecureBroker,
 )
-from tests.security.secure_pit import STEP, SecurePit, running_secure_pit
+from tests.security.secure_pit import SecurePit, running_secure_pit
 
 if TYPE_CHECKING:
     from collections.abc import MutableMapping
@@ -67,7 +68,7 @@ async def _until_denied(broker: SecureBroker, client_prefix: str, topic: str) ->
     pattern = re.compile(
         rf"Denied PUBLISH from {re.escape(client_prefix)}-\d+ .*'{re.escape(topic)}'"
     )
-    deadline = asyncio.get_running_loop().time() + STEP
+    deadline = asyncio.get_running_loop().time() + STEP_TIMEOUT
     while not (found := pattern.search(broker.log())):
         assert asyncio.get_running_loop().time() < deadline, f"no {pattern.pattern!r} in the log"
         await asyncio.sleep(0.02)  # polling a file that another process writes
@@ -278,7 +279,7 @@ async def test_the_daemon_user_cannot_publish_outside_its_tables(
         for topic in forbidden:
             await daemon.publish(topic, b"{}", qos=1)
         await daemon.publish(barrier, b"{}", qos=1)
-        async with asyncio.timeout(STEP):
+        async with asyncio.timeout(STEP_TIMEOUT):
             first = await anext(display.messages)
         assert first.topic.value == barrier  # nothing forbidden arrived before it
         with contextlib.suppress(TimeoutError):

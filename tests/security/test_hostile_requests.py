@@ -13,29 +13,21 @@ from __future__ import annotations
 import json
 import math
 import re
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from daemon.envelope import Envelopes
-from daemon.table_service import TableService
-from daemon.topics import COMMANDS, Topics
-from drivers import events as shoe
-from rules.config import TableConfig
+from daemon.topics import COMMANDS
 from rules.games import Action, WagerKind
+from tests.security.tables import HOLE, TABLE, table_mid_round
 
 if TYPE_CHECKING:
     from collections.abc import MutableMapping
 
-    from daemon.envelope import Outbound
+    from daemon.table_service import TableService
 
-TABLE: Final = "bj-1"
-HOLE: Final = "JD"  # the dealer's hole card: dealt to nobody else
-# Seat 1: 9S 4H; seat 3: 8C 5C; dealer: 7S up, the hole card down. Play is at seat 1.
-DEAL: Final = ("9S", "8C", "7S", "4H", "5C", HOLE)
 ERROR_CODES: Final = frozenset(
     {
         "malformed_request",
@@ -53,52 +45,6 @@ ERROR_CODES: Final = frozenset(
 MAX_NESTING: Final = 100
 MAX_DIGITS: Final = 4000
 EXAMPLES: Final = 800  # per table state; each sends 1 to 6 requests: thousands in all
-
-
-def table_mapping() -> dict[str, Any]:
-    return {
-        "id": TABLE,
-        "game": "blackjack",
-        "decks": 6,
-        "seats": 7,
-        "paytable": "A",
-        "hole_card_reader": True,
-        "limits": {
-            "blackjack": {"min": "10", "max": "1000"},
-            "twenty_point_bonus": {"min": "5", "max": "100"},
-        },
-    }
-
-
-CONFIG: Final = TableConfig.from_mapping(table_mapping())
-
-
-def _drawn(service: TableService, code: str, seq: int) -> list[Outbound]:
-    event = shoe.CardDrawn(code[:-1], code[-1], seq)  # type: ignore[arg-type]
-    return service.on_shoe_event(event, seen_at="2026-11-29T14:00:00.000Z")
-
-
-def table_mid_round(*, hole_unreadable: bool) -> TableService:
-    service = TableService(
-        CONFIG,
-        Topics("shoe2mqtt"),
-        Envelopes(TABLE, clock=lambda: datetime(2026, 11, 29, 14, 0, tzinfo=UTC)),
-    )
-    for seat in (1, 3):
-        for kind, amount in (("blackjack", "25.00"), ("twenty_point_bonus", "5.00")):
-            body = {"seat": seat, "kind": kind, "amount": amount}
-            service.on_request("wager", json.dumps(body).encode())
-    for seq, code in enumerate(DEAL[:-1], start=1):
-        _drawn(service, code, seq)
-    if hole_unreadable:
-        service.on_shoe_event(shoe.CardUnreadable(seq=len(DEAL)), seen_at="now")
-        assert service.awaiting_entry == 1
-    else:
-        _drawn(service, HOLE, len(DEAL))
-    round_ = service.engine.public_view()["round"]
-    assert round_["stage"] == ("dealing" if hole_unreadable else "playing"), round_
-    assert not round_["dealer"]["hole_revealed"]
-    return service
 
 
 def _visible(service: TableService) -> Any:

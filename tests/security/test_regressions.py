@@ -18,7 +18,7 @@ import structlog
 from daemon.service import apply_record
 from tests.security.conftest import BASE, CONSOLE_1, SecureBroker
 from tests.security.secure_pit import running_secure_pit
-from tests.security.test_hostile_requests import table_mid_round
+from tests.security.tables import table_mid_round
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -1,0 +1,93 @@
+"""What tests and benchmarks share, shipped with shoe2mqtt as structlog ships `structlog.testing`.
+
+Everything here runs real parts on this machine: Debian's mosquitto on a free loopback port
+(`Mosquitto`, with a throwaway CA for TLS from `make_certificates`), the daemon as a child
+process started from a TOML file (`DaemonProcess`, `write_service_config`), and MQTT clients
+that record what reaches them (`MessageLog`, `Collector`: one `Received` per message). A
+recovery run (`recovery_run`) adds a dealer (`Dealer`) that plays a table through kills,
+broker restarts and unplugs, and a verdict (`verify`) that holds what was delivered against
+a replay of the journal. Nothing here imports pytest: a benchmark runs it as a script.
+"""
+
+from daemon.testing.broker import (
+    MOSQUITTO,
+    BrokerDidNotStart,
+    Mosquitto,
+    Subscribe,
+    Subscriber,
+    free_port,
+    subscriber,
+)
+from daemon.testing.dealer import BURN, SHUFFLE, Dealer, Disturbance, wager_plan
+from daemon.testing.pki import Certificates, make_certificates
+from daemon.testing.process import DaemonCrashed, DaemonProcess, write_service_config
+from daemon.testing.recorder import (
+    STEP_TIMEOUT,
+    Collector,
+    MessageLog,
+    Received,
+    Stalled,
+    response_to,
+)
+from daemon.testing.recovery import (
+    TABLE_ID,
+    TABLE_SETTINGS,
+    RecoveryRun,
+    random_moment,
+    recovery_run,
+    table_config,
+    until,
+)
+from daemon.testing.verdict import (
+    Replay,
+    Verdict,
+    check_sequence,
+    content,
+    journal_events_done,
+    journal_pending,
+    replay_journal,
+    settlement_key,
+    verify,
+)
+
+__all__ = [
+    "BURN",
+    "MOSQUITTO",
+    "SHUFFLE",
+    "STEP_TIMEOUT",
+    "TABLE_ID",
+    "TABLE_SETTINGS",
+    "BrokerDidNotStart",
+    "Certificates",
+    "Collector",
+    "DaemonCrashed",
+    "DaemonProcess",
+    "Dealer",
+    "Disturbance",
+    "MessageLog",
+    "Mosquitto",
+    "Received",
+    "RecoveryRun",
+    "Replay",
+    "Stalled",
+    "Subscribe",
+    "Subscriber",
+    "Verdict",
+    "check_sequence",
+    "content",
+    "free_port",
+    "journal_events_done",
+    "journal_pending",
+    "make_certificates",
+    "random_moment",
+    "recovery_run",
+    "replay_journal",
+    "response_to",
+    "settlement_key",
+    "subscriber",
+    "table_config",
+    "until",
+    "verify",
+    "wager_plan",
+    "write_service_config",
+]

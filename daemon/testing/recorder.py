@@ -1,0 +1,181 @@
+"""What a recording MQTT client heard, in arrival order, and ways to wait for one message.
+
+`MessageLog` is the record: every message a client received as a `Received`, and `wait()`
+for the first one from a mark on that matches. A mark (`mark()`, the log's length) taken
+before a step is what makes waiting for its answer safe: an answer that comes back before
+the wait begins is found in the log, not missed.
+
+`Collector` is a `MessageLog` with its own client: a persistent session (fixed identifier,
+clean session off) on everything under the base topic, reconnecting by itself after a broker
+restart, so the broker keeps what it is sent meanwhile. It also publishes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final, Self
+
+import aiomqtt
+
+from daemon.topics import Topics
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+STEP_TIMEOUT: Final = 10.0  # seconds the daemon has to answer one step
+_RECONNECT_PAUSE: Final = 0.05  # a broker gives no signal of its return: try again this soon
+
+
+class Stalled(TimeoutError):
+    """Nothing the waiter was waiting for arrived in time."""
+
+
+@dataclass(frozen=True)
+class Received:
+    topic: str
+    payload: bytes
+    retain: bool
+
+    @property
+    def body(self) -> dict[str, Any]:
+        value = json.loads(self.payload)
+        assert isinstance(value, dict), self.payload
+        return value
+
+    @property
+    def is_json(self) -> bool:
+        return self.payload.startswith(b"{")
+
+
+@dataclass
+class MessageLog:
+    """Every message received, in arrival order; `topics` names the daemon's topics."""
+
+    messages: list[Received] = field(default_factory=list, kw_only=True)
+    topics: Topics = field(default_factory=Topics, kw_only=True)
+    _arrived: asyncio.Event = field(default_factory=asyncio.Event, kw_only=True, repr=False)
+
+    def mark(self) -> int:
+        """Where the messages to come will start: pass it as a wait's `after`."""
+        return len(self.messages)
+
+    def add(self, message: aiomqtt.Message) -> None:
+        payload = message.payload
+        assert isinstance(payload, bytes), payload  # aiomqtt hands on what the wire carried
+        self.messages.append(Received(str(message.topic), payload, message.retain))
+        self._arrived.set()
+
+    async def record(self, client: aiomqtt.Client) -> None:
+        """Keep every message `client` receives, until cancelled (or the client is gone)."""
+        async for message in client.messages:
+            self.add(message)
+
+    async def wait(
+        self, match: Callable[[Received], bool], *, after: int = 0, within: float = STEP_TIMEOUT
+    ) -> Received:
+        """The first message from index `after` on (seen so far or to come) that matches;
+        `Stalled` after `within` seconds."""
+        seen = after
+        try:
+            async with asyncio.timeout(within):
+                while True:
+                    for message in self.messages[seen:]:
+                        if match(message):
+                            return message
+                    seen = len(self.messages)
+                    self._arrived.clear()
+                    await self._arrived.wait()
+        except TimeoutError:
+            raise Stalled(f"nothing matched within {within} s") from None
+
+    async def wait_online(self, after: int = 0) -> Received:
+        """Until a daemon announces itself live on its `<base>/bridge/<node>/state` (not a
+        retained `online` of the past)."""
+        bridge = f"{self.topics.base}/bridge/"
+
+        def online(m: Received) -> bool:
+            return (
+                m.topic.startswith(bridge)
+                and m.topic.endswith("/state")
+                and m.payload == b"online"
+                and not m.retain
+            )
+
+        return await self.wait(online, after=after)
+
+    def on(self, table: str, suffix: str) -> list[Received]:
+        """The messages on `<base>/<table>/<suffix>`, in arrival order."""
+        topic = f"{self.topics.base}/{table}/{suffix}"
+        return [m for m in self.messages if m.topic == topic]
+
+
+def response_to(transaction: str, command: str | None = None) -> Callable[[Received], bool]:
+    """A match for the daemon's response to the request with `transaction`."""
+    topic_part = "/response/" if command is None else f"/response/{command}"
+
+    def match(message: Received) -> bool:
+        return (
+            topic_part in message.topic
+            and message.is_json
+            and message.body.get("transaction") == transaction
+        )
+
+    return match
+
+
+@dataclass
+class Collector(MessageLog):
+    """Everything under the base topic, in arrival order, through broker restarts."""
+
+    host: str
+    port: int
+    identifier: str = "recovery-collector"
+    connections: int = 0
+    _client: aiomqtt.Client | None = field(default=None, init=False, repr=False)
+    _connected: asyncio.Event = field(default_factory=asyncio.Event, init=False, repr=False)
+    _task: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
+
+    async def __aenter__(self) -> Self:
+        self._task = asyncio.create_task(self._run(), name=f"collector:{self.identifier}")
+        await self.wait_connected()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _run(self) -> None:
+        while True:
+            client = aiomqtt.Client(
+                self.host, self.port, identifier=self.identifier, clean_session=False
+            )
+            try:
+                async with client:
+                    await client.subscribe(f"{self.topics.base}/#", qos=1)
+                    self._client = client
+                    self.connections += 1
+                    self._connected.set()
+                    await self.record(client)
+            except aiomqtt.MqttError:
+                pass
+            finally:
+                self._client = None
+                self._connected.clear()
+                self._arrived.set()  # let waiters see that we are away
+            await asyncio.sleep(_RECONNECT_PAUSE)
+
+    async def wait_connected(self) -> None:
+        async with asyncio.timeout(STEP_TIMEOUT):
+            await self._connected.wait()
+
+    async def publish(self, topic: str, payload: str) -> None:
+        """At QoS 1, once connected (waiting out a broker restart)."""
+        await self.wait_connected()
+        assert self._client is not None
+        await self._client.publish(topic, payload, qos=1)

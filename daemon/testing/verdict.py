@@ -1,0 +1,195 @@
+"""The journal's word against what was delivered: a recovery run's verdict.
+
+`replay_journal` replays a table's journal through a fresh `TableService` with
+`daemon.service.apply_record`, the function the daemon itself replays with; `verify` holds
+every settlement delivered, the table's sequence numbers and its last round snapshot against
+that replay. `journal_pending` and `journal_events_done` read the journal of a daemon that
+is running (read-only: SQLite's WAL lets a reader in beside the writer).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from daemon.envelope import Envelopes
+from daemon.journal import JOURNAL_FILE, read_events
+from daemon.service import apply_record
+from daemon.table_service import TableService
+from daemon.topics import Topics
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from daemon.testing.recorder import Received
+    from rules.config import TableConfig
+
+ENVELOPE: Final = ("schema", "id", "table", "seq", "ts")
+SETTLEMENT_KEY: Final = ("round", "seat", "hand", "wager", "order", "phase")
+TOPICS: Final = Topics()  # the daemon's default base topic, which the recovery runs use
+
+
+@contextlib.contextmanager
+def _read_only_journal(state_directory: Path, timeout: float = 5.0) -> Iterator[sqlite3.Connection]:
+    db = sqlite3.connect(
+        f"file:{state_directory / JOURNAL_FILE}?mode=ro", uri=True, timeout=timeout
+    )
+    try:
+        yield db
+    finally:
+        db.close()
+
+
+@dataclass
+class Replay:
+    """What the rules core decided, according to the journal alone."""
+
+    table: str
+    settlements: list[dict[str, Any]]
+    snapshot: dict[str, Any]
+    events: int
+    rounds: int
+    restarted_rounds: set[int]  # rounds that were open when the daemon (re)started
+    unflagged: list[str]  # settlements of such rounds, decided after the restart, not flagged
+
+
+def replay_journal(state_directory: Path, config: TableConfig) -> Replay:
+    """Every journaled event of the table through a fresh TableService, in journal order."""
+    with _read_only_journal(state_directory) as db:
+        events = read_events(db, config.table_id)
+    service = TableService(config, TOPICS, Envelopes(config.table_id))
+    service.quiet = True
+    settlements: list[dict[str, Any]] = []
+    restarted: set[int] = set()
+    unflagged: list[str] = []
+    for event in events:
+        round_ = service.engine.round
+        if event.kind == "start" and round_ is not None and service.engine.round_open:
+            restarted.add(round_.round_id)
+        for message in apply_record(service, event.kind, event.body, event.at):
+            if message.topic == TOPICS.settlement(config.table_id):
+                body = json.loads(message.payload)
+                settlements.append(body)
+                if body["round"] in restarted and body["review"] is not True:
+                    unflagged.append(f"{settlement_key(body)}: review is false")
+    snapshot = json.loads(service.snapshot().payload)
+    rounds = service.engine.next_round_id - 1
+    return Replay(config.table_id, settlements, snapshot, len(events), rounds, restarted, unflagged)
+
+
+def content(body: dict[str, Any]) -> dict[str, Any]:
+    """A message's body without its envelope: what a copy of it must repeat exactly."""
+    return {k: v for k, v in body.items() if k not in ENVELOPE}
+
+
+def settlement_key(body: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(body[k] for k in SETTLEMENT_KEY)
+
+
+@dataclass
+class Verdict:
+    expected: int = 0
+    delivered: int = 0
+    lost: list[tuple[Any, ...]] = field(default_factory=list)
+    duplicated: int = 0
+    mismatched: list[str] = field(default_factory=list)
+    sequence: list[str] = field(default_factory=list)
+    snapshot: list[str] = field(default_factory=list)
+    unflagged: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not (
+            self.lost or self.mismatched or self.sequence or self.snapshot or self.unflagged
+        )
+
+    def explain(self) -> str:
+        return (
+            f"expected={self.expected} delivered={self.delivered} lost={self.lost} "
+            f"duplicated={self.duplicated} mismatched={self.mismatched} "
+            f"sequence={self.sequence[:5]} snapshot={self.snapshot} unflagged={self.unflagged}"
+        )
+
+
+def verify(messages: list[Received], replay: Replay) -> Verdict:
+    """Delivered settlements against the journal's; sequence numbers; the last snapshot."""
+    verdict = Verdict(expected=len(replay.settlements))
+    expected = {settlement_key(s): content(s) for s in replay.settlements}
+    assert len(expected) == len(replay.settlements), "two settlements share a key"
+    delivered: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for message in messages:
+        if message.topic == TOPICS.settlement(replay.table):
+            body = message.body
+            delivered.setdefault(settlement_key(body), []).append(body)
+    verdict.delivered = len(delivered)
+    for key, wanted in expected.items():
+        copies = delivered.get(key)
+        if not copies:
+            verdict.lost.append(key)
+            continue
+        verdict.duplicated += len(copies) - 1
+        for copy in copies:
+            if content(copy) != wanted:
+                verdict.mismatched.append(f"{key}: delivered {content(copy)}, decided {wanted}")
+        if len({copy["id"] for copy in copies}) != 1:
+            verdict.mismatched.append(f"{key}: copies with different ids")
+    verdict.mismatched += [
+        f"{key}: delivered, but the journal decided no such settlement"
+        for key in delivered.keys() - expected.keys()
+    ]
+    verdict.unflagged = list(replay.unflagged)
+    verdict.sequence = check_sequence(messages, replay.table)
+    snapshots = [m.body for m in messages if m.topic == TOPICS.round_snapshot(replay.table)]
+    if not snapshots:
+        verdict.snapshot.append("no round snapshot was delivered")
+    else:
+        last = content(max(snapshots, key=lambda body: int(body["seq"])))
+        if last != content(replay.snapshot):
+            verdict.snapshot.append(f"last snapshot {last} != replay {content(replay.snapshot)}")
+    return verdict
+
+
+def check_sequence(messages: list[Received], table: str) -> list[str]:
+    """The table's messages, duplicates (same id) dropped: seq goes 1, 2, 3... in arrival order,
+    each id with one seq and each seq with one id."""
+    problems: list[str] = []
+    seen: dict[str, int] = {}
+    by_seq: dict[int, str] = {}
+    expected_seq = 1
+    prefix = f"{TOPICS.base}/{table}/"
+    for message in messages:
+        if not message.topic.startswith(prefix) or "/request/" in message.topic:
+            continue
+        if message.topic.endswith("/availability"):  # a state, without envelope (docs/mqtt.md)
+            continue
+        body = message.body
+        event_id, seq = body["id"], int(body["seq"])
+        if event_id in seen:
+            if seen[event_id] != seq:
+                problems.append(f"id {event_id} came with seq {seen[event_id]} and {seq}")
+            continue
+        if seq in by_seq:
+            problems.append(f"seq {seq} came with ids {by_seq[seq]} and {event_id}")
+        seen[event_id], by_seq[seq] = seq, event_id
+        if seq != expected_seq:
+            problems.append(f"seq {seq} arrived where {expected_seq} was due ({message.topic})")
+        expected_seq = seq + 1
+    return problems
+
+
+def journal_pending(state_directory: Path) -> list[int]:
+    """The seq of every message waiting in the journal's outbox, read while the daemon runs."""
+    with _read_only_journal(state_directory) as db:
+        rows = db.execute("SELECT payload FROM outbox ORDER BY id").fetchall()
+    return [int(json.loads(bytes(row[0]))["seq"]) for row in rows]
+
+
+def journal_events_done(state_directory: Path) -> int:
+    """How many events the daemon has journaled and applied, read while it runs."""
+    with _read_only_journal(state_directory) as db:
+        row = db.execute("SELECT count(*) FROM events WHERE outputs_recorded = 1").fetchone()
+    return int(row[0])
