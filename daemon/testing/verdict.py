@@ -62,20 +62,20 @@ def replay_journal(state_directory: Path, config: TableConfig) -> Replay:
     with _read_only_journal(state_directory) as db:
         events = read_events(db, config.table_id)
     service = TableService(config, TOPICS, Envelopes(config.table_id))
-    service.quiet = True
     settlements: list[dict[str, Any]] = []
     restarted: set[int] = set()
     unflagged: list[str] = []
-    for event in events:
-        round_ = service.engine.round
-        if event.kind == "start" and round_ is not None and service.engine.round_open:
-            restarted.add(round_.round_id)
-        for message in apply_record(service, event.kind, event.body, event.at):
-            if message.topic == TOPICS.settlement(config.table_id):
-                body = json.loads(message.payload)
-                settlements.append(body)
-                if body["round"] in restarted and body["review"] is not True:
-                    unflagged.append(f"{settlement_key(body)}: review is false")
+    with service.replaying():
+        for event in events:
+            round_id = service.round_id
+            if event.kind == "start" and round_id is not None and service.engine.round_open:
+                restarted.add(round_id)
+            for message in apply_record(service, event.kind, event.body, event.at):
+                if message.topic == TOPICS.settlement(config.table_id):
+                    body = json.loads(message.payload)
+                    settlements.append(body)
+                    if body["round"] in restarted and body["review"] is not True:
+                        unflagged.append(f"{settlement_key(body)}: review is false")
     snapshot = json.loads(service.snapshot().payload)
     rounds = service.engine.next_round_id - 1
     return Replay(config.table_id, settlements, snapshot, len(events), rounds, restarted, unflagged)
