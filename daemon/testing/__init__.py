@@ -2,7 +2,8 @@
 
 Everything here runs real parts on this machine: Debian's mosquitto on a free loopback port
 (`Mosquitto`, with a throwaway CA for TLS from `make_certificates`), the daemon as a child
-process started from a TOML file (`DaemonProcess`, `write_service_config`), and MQTT clients
+process started from a TOML file (`DaemonProcess`, `write_service_config`), a serial cable
+that can be pulled out (`SocatPair`), and MQTT clients
 that record what reaches them (`MessageLog`, `Collector`: one `Received` per message). A
 recovery run (`recovery_run`) adds a dealer (`Dealer`) that plays a table through kills,
 broker restarts and unplugs, and a verdict (`verify`) that holds what was delivered against
@@ -38,6 +39,7 @@ from daemon.testing.recovery import (
     table_config,
     until,
 )
+from daemon.testing.socat import SOCAT, SocatPair
 from daemon.testing.verdict import (
     Replay,
     Verdict,
@@ -54,6 +56,7 @@ __all__ = [
     "BURN",
     "MOSQUITTO",
     "SHUFFLE",
+    "SOCAT",
     "STEP_TIMEOUT",
     "TABLE_ID",
     "TABLE_SETTINGS",
@@ -69,6 +72,7 @@ __all__ = [
     "Received",
     "RecoveryRun",
     "Replay",
+    "SocatPair",
     "Stalled",
     "Subscribe",
     "Subscriber",

@@ -75,6 +75,13 @@ class StateWatcher:
             return change
 
 
+async def bridge_state(subscribe: Subscribe) -> tuple[object, bool]:
+    """What a display subscribing now is told first about the bridge: (payload, retained)."""
+    async with subscribe(STATE) as display:
+        first = await display.next()
+    return first.payload, first.retain
+
+
 @contextlib.asynccontextmanager
 async def running_link(
     link_settings: MqttSettings, outbox: MemoryOutbox, **kwargs: object
@@ -91,12 +98,8 @@ async def test_online_is_retained_on_connect_and_offline_on_a_clean_stop(
 ) -> None:
     """A display subscribing at any time learns whether the table's bridge is up."""
     async with running_link(settings_for(mosquitto), MemoryOutbox()):
-        async with subscribe(STATE) as late_display:
-            online = await late_display.next()
-        assert (online.payload, online.retain) == (b"online", True)
-    async with subscribe(STATE) as display_after_stop:
-        offline = await display_after_stop.next()
-    assert (offline.payload, offline.retain) == (b"offline", True)
+        assert await bridge_state(subscribe) == (b"online", True)  # a late display's
+    assert await bridge_state(subscribe) == (b"offline", True)  # a display's after the stop
 
 
 async def test_online_is_announced_again_after_the_broker_restarts(
@@ -110,9 +113,7 @@ async def test_online_is_announced_again_after_the_broker_restarts(
         assert lost.retry_in is not None
         mosquitto.start()
         await link.until(LinkState.CONNECTED)
-        async with subscribe(STATE) as display:
-            online = await display.next()
-        assert (online.payload, online.retain) == (b"online", True)
+        assert await bridge_state(subscribe) == (b"online", True)
 
 
 # Runs the link in its own process so that the test can kill it the way a crash or the
@@ -154,9 +155,7 @@ async def test_the_will_says_offline_when_the_process_dies(
             doomed.wait()
         offline = await display.next()
     assert offline.payload == b"offline"
-    async with subscribe(STATE) as late_display:
-        retained = await late_display.next()
-    assert (retained.payload, retained.retain) == (b"offline", True)
+    assert await bridge_state(subscribe) == (b"offline", True)  # a late display's
 
 
 async def test_messages_queued_while_the_broker_is_down_arrive_in_order_after_it_returns(

@@ -11,6 +11,15 @@ from daemon.topics import Topics
 from tests.rules.tables import make_config
 
 WAGER = b'{"transaction": "w1", "seat": 1, "kind": "blackjack", "amount": "25.00"}'
+# A burn card's journal record: the shoe's frame 7, before a restart.
+BURNED_AT_7 = {
+    "event": "CardDrawn",
+    "rank": "9",
+    "suit": "C",
+    "seq": 7,
+    "burned": True,
+    "origin": "dealt",
+}
 
 
 def _service() -> TableService:
@@ -47,34 +56,18 @@ def test_a_burn_card_lost_while_the_daemon_was_down_flags_the_round() -> None:
 
 def test_a_sequence_jump_across_a_restart_flags_the_round() -> None:
     service = _service()
-    card = {
-        "event": "CardDrawn",
-        "rank": "9",
-        "suit": "C",
-        "seq": 7,
-        "burned": True,
-        "origin": "dealt",
-    }
-    apply_record(service, "shoe", card, "t")
+    apply_record(service, "shoe", BURNED_AT_7, "t")
     apply_record(service, "request", request_record("wager", WAGER), "t")
     apply_record(service, "start", {}, "t")  # the round was open: daemon_restarted
-    jumped = {**card, "seq": 11, "burned": False}
+    jumped = {**BURNED_AT_7, "seq": 11, "burned": False}
     apply_record(service, "shoe", jumped, "t")
     assert service.review == ["daemon_restarted", "sequence_gap"]
 
 
 def test_the_next_sequence_number_after_a_restart_raises_nothing() -> None:
     service = _service()
-    card = {
-        "event": "CardDrawn",
-        "rank": "9",
-        "suit": "C",
-        "seq": 7,
-        "burned": True,
-        "origin": "dealt",
-    }
-    apply_record(service, "shoe", card, "t")
+    apply_record(service, "shoe", BURNED_AT_7, "t")
     apply_record(service, "start", {}, "t")
     apply_record(service, "request", request_record("wager", WAGER), "t")
-    apply_record(service, "shoe", {**card, "seq": 8, "burned": False}, "t")
+    apply_record(service, "shoe", {**BURNED_AT_7, "seq": 8, "burned": False}, "t")
     assert service.review == []

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
+from daemon.testing import SocatPair
 from drivers.backoff import Backoff, BackoffPolicy
 from drivers.codecs import enq
 from drivers.codecs.reference import DeviceFrameDecoder, encode_device_frame
@@ -37,7 +38,7 @@ from drivers.transports import (
     UsbTransport,
     transport_factory,
 )
-from tests.drivers.test_transports import Pty, SocatPair, tcp_server
+from tests.drivers.test_transports import Pty, tcp_server
 from tests.drivers.usb_backend import FakeShoeBackend
 
 if TYPE_CHECKING:

@@ -13,15 +13,14 @@ import asyncio
 import contextlib
 import errno
 import os
-import signal
 import socket
-import subprocess
 import termios
 import tty
 from typing import TYPE_CHECKING, Self
 
 import pytest
 
+from daemon.testing import SocatPair
 from drivers.transports import (
     LinkLost,
     NotConnected,
@@ -40,8 +39,6 @@ from tests.drivers.usb_backend import FakeShoeBackend
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterator
     from pathlib import Path
-
-SOCAT = "/usr/bin/socat"
 
 
 class Pty:
@@ -85,53 +82,6 @@ class Pty:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-
-class SocatPair:
-    """Two ptys joined by socat: the driver opens `host_path`, the test writes `device_path`."""
-
-    def __init__(self, directory: Path) -> None:
-        self.host_path = directory / "shoe-host"
-        self.device_path = directory / "shoe-device"
-        self._log = directory / "socat.log"
-        self._process: asyncio.subprocess.Process | None = None
-        self._device_fd = -1
-
-    async def start(self) -> None:
-        """Start socat and wait until both links exist: the adapter is plugged in."""
-        assert self._process is None
-        with self._log.open("ab") as log:
-            self._process = await asyncio.create_subprocess_exec(
-                SOCAT,
-                "-d",
-                "-d",
-                f"pty,raw,echo=0,link={self.host_path}",
-                f"pty,raw,echo=0,link={self.device_path}",
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=log,
-            )
-        async with asyncio.timeout(5):
-            # socat gives no readiness signal but its links, which it makes once both exist.
-            while not (self.host_path.exists() and self.device_path.exists()):
-                assert self._process.returncode is None, self._log.read_text()
-                await asyncio.sleep(0.01)
-        self._device_fd = os.open(self.device_path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
-
-    def write(self, data: bytes) -> None:
-        os.write(self._device_fd, data)
-
-    async def stop(self) -> None:
-        """Kill socat (SIGTERM: it removes its links, as udev removes an unplugged tty)."""
-        if self._device_fd >= 0:
-            os.close(self._device_fd)
-            self._device_fd = -1
-        process, self._process = self._process, None
-        if process is None:
-            return
-        process.send_signal(signal.SIGTERM)
-        async with asyncio.timeout(5):
-            await process.wait()
 
 
 @pytest.fixture

@@ -13,84 +13,37 @@ snapshot's `review` naming both, and every settlement decided after it `"review"
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import os
 import random
-import signal
-import subprocess
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from daemon.testing import TABLE_ID, recovery_run, verify
+from daemon.testing import TABLE_ID, SocatPair, recovery_run, verify
 from drivers.codecs.reference import encode_device_frame
 from drivers.events import CardDrawn, NewShoe, Rank, Suit
 from rules.events import PlaceWager, PlayerAction
 from rules.games import Action, WagerKind
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable
+    from collections.abc import Callable
     from pathlib import Path
 
     from daemon.testing import Mosquitto, Received
 
-SOCAT = "/usr/bin/socat"
 
+class Cable(SocatPair):
+    """The shoe's cable: the daemon opens `host_path`, the test writes frames to the other end."""
 
-class Cable:
-    """socat joining two ptys: the daemon opens `host`, the test writes `device`."""
-
-    def __init__(self, directory: Path) -> None:
-        self.host = directory / "shoe-host"
-        self.device = directory / "shoe-device"
-        self._log = directory / "socat.log"
-        self._process: asyncio.subprocess.Process | None = None
-        self._fd = -1
-        self.seq = 0
-
-    async def plug(self) -> None:
-        with self._log.open("ab") as log:
-            self._process = await asyncio.create_subprocess_exec(
-                SOCAT, "-d", "-d",
-                f"pty,raw,echo=0,link={self.host}", f"pty,raw,echo=0,link={self.device}",
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
-            )  # fmt: skip
-        async with asyncio.timeout(5):
-            # socat's only sign of readiness is its links, made once both ptys exist.
-            while not (self.host.exists() and self.device.exists()):
-                assert self._process.returncode is None, self._log.read_text()
-                await asyncio.sleep(0.01)
-        self._fd = os.open(self.device, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
-
-    async def unplug(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
-        process, self._process = self._process, None
-        if process is not None:
-            process.send_signal(signal.SIGTERM)  # socat removes its links as it goes
-            async with asyncio.timeout(5):
-                await process.wait()
+    seq = 0
 
     def send(self, message: Any) -> None:
         """One frame, with the shoe's next sequence number."""
         self.seq += 1
         if isinstance(message, CardDrawn):
             message = CardDrawn(message.rank, message.suit, self.seq, burned=message.burned)
-            os.write(self._fd, encode_device_frame(message))
+            self.write(encode_device_frame(message))
         else:
-            os.write(self._fd, encode_device_frame(message, seq=self.seq))
-
-
-@contextlib.asynccontextmanager
-async def cable(directory: Path) -> AsyncIterator[Cable]:
-    pair = Cable(directory)
-    await pair.plug()
-    try:
-        yield pair
-    finally:
-        await pair.unplug()
+            self.write(encode_device_frame(message, seq=self.seq))
 
 
 def card(text: str, *, burned: bool = False) -> CardDrawn:
@@ -115,9 +68,10 @@ def _link_is(state: str) -> Callable[[Received], bool]:
 async def test_an_unplugged_shoe_is_read_again_and_its_round_flagged(
     tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
+    rng = random.Random(1)  # noqa: S311 - not a secret; this dealer deals no cards anyway
     async with (
-        cable(tmp_path) as shoe,
-        recovery_run(tmp_path, mosquitto, random.Random(1), shoe=None, shoe_port=shoe.host) as run,  # noqa: S311 - no shoe: frames by hand
+        Cable(tmp_path) as shoe,
+        recovery_run(tmp_path, mosquitto, rng, shoe=None, shoe_port=shoe.host_path) as run,
     ):
         collector, dealer = run.collector, run.dealer
 
@@ -138,10 +92,10 @@ async def test_an_unplugged_shoe_is_read_again_and_its_round_flagged(
         await deal(card("10H"))  # seat 1
         await deal(card("9S"))  # the dealer's upcard
         mark = collector.mark()
-        await shoe.unplug()
+        await shoe.stop()  # the cable is pulled out
         await collector.wait(_notice("reader_disconnected"), after=mark)
         shoe.seq += 1  # a card dealt while the cable was out: never seen
-        await shoe.plug()
+        await shoe.start()  # and plugged back in
         await collector.wait(_notice("reader_reconnected"), after=mark)
         await deal(card("QH"))  # seat 1: 20 with the 9 up; the gap is seen first
         await deal(card("7C"))  # the hole card
