@@ -29,6 +29,7 @@ from daemon.testing.recorder import (
     Received,
     Stalled,
     response_to,
+    until,
 )
 from daemon.testing.recovery import (
     TABLE_ID,
@@ -37,7 +38,6 @@ from daemon.testing.recovery import (
     random_moment,
     recovery_run,
     table_config,
-    until,
 )
 from daemon.testing.socat import SOCAT, SocatPair
 from daemon.testing.verdict import (

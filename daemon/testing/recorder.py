@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 STEP_TIMEOUT: Final = 10.0  # seconds the daemon has to answer one step
 _RECONNECT_PAUSE: Final = 0.05  # a broker gives no signal of its return: try again this soon
+_POLL: Final = 0.01  # seconds between looks at what gives no signal
 
 
 class Stalled(TimeoutError):
@@ -110,6 +111,13 @@ class MessageLog:
         """The messages on `<base>/<table>/<suffix>`, in arrival order."""
         topic = f"{self.topics.base}/{table}/{suffix}"
         return [m for m in self.messages if m.topic == topic]
+
+
+async def until(check: Callable[[], bool], *, within: float = STEP_TIMEOUT) -> None:
+    """Poll `check` (for what gives no signal, like another process's database) until true."""
+    async with asyncio.timeout(within):
+        while not check():  # noqa: ASYNC110 - nothing to await: the state is elsewhere
+            await asyncio.sleep(_POLL)
 
 
 def response_to(transaction: str, command: str | None = None) -> Callable[[Received], bool]:

@@ -22,14 +22,14 @@ import aiomqtt
 from daemon.cli.demo import DEMO_TABLES
 from daemon.testing.dealer import BURN, Dealer
 from daemon.testing.process import DaemonProcess, write_service_config
-from daemon.testing.recorder import STEP_TIMEOUT, Collector
+from daemon.testing.recorder import STEP_TIMEOUT, Collector, until
 from daemon.testing.verdict import replay_journal
 from rules.config import TableConfig
 from rules.games import Game
 
 if TYPE_CHECKING:
     import random
-    from collections.abc import AsyncIterator, Callable
+    from collections.abc import AsyncIterator
     from pathlib import Path
 
     from daemon.testing.broker import Mosquitto
@@ -40,7 +40,6 @@ TABLE_SETTINGS: Final[dict[str, Any]] = DEMO_TABLES[Game.BLACKJACK]
 TABLE_ID: Final[str] = TABLE_SETTINGS["id"]
 # The link retries quickly, so that a broker's return is noticed within a step.
 _RECONNECT: Final = (0.05, 0.5)
-_POLL: Final = 0.01  # seconds between looks at what gives no signal
 
 
 def table_config() -> TableConfig:
@@ -50,13 +49,6 @@ def table_config() -> TableConfig:
 def random_moment(rng: random.Random) -> float:
     """Seconds into a step: before the daemon has read it, while it works, or after."""
     return rng.choice([0.0, rng.uniform(0, 0.01), rng.uniform(0, 0.05), 0.1])
-
-
-async def until(check: Callable[[], bool], *, within: float = STEP_TIMEOUT) -> None:
-    """Poll `check` (for what gives no signal, like another process's database) until true."""
-    async with asyncio.timeout(within):
-        while not check():  # noqa: ASYNC110 - nothing to await: the state is elsewhere
-            await asyncio.sleep(_POLL)
 
 
 @dataclass
