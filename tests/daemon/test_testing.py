@@ -34,7 +34,7 @@ def test_the_service_config_it_writes_is_one_the_daemon_loads(tmp_path: Path) ->
         broker.port,
         tmp_path / "state",
     )
-    assert [t.game.table_id for t in config.tables] == [m["id"] for m in DEMO_TABLES.values()]
+    assert [t.table.table_id for t in config.tables] == [m["id"] for m in DEMO_TABLES.values()]
     assert [t.shoe.transport for t in config.tables] == [
         SerialSettings(f"/dev/ttyUSB{n}", baudrate=115200) for n in range(len(tables))
     ]

@@ -13,11 +13,12 @@ import pytest
 import structlog
 
 from daemon.logs import configure
+from daemon.testing import SocatPair
 from drivers.driver import Connected, Disconnected, LinkFault, Reconnected
 from drivers.events import CardDrawn, SequenceGap
 from drivers.transports import SerialSettings, transport_factory
 from tests.drivers.test_driver import driver_for, reference, running
-from tests.drivers.test_transports import Pty, SocatPair
+from tests.drivers.test_transports import Pty
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
