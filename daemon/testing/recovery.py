@@ -53,6 +53,8 @@ def random_moment(rng: random.Random) -> float:
 
 @dataclass
 class RecoveryRun:
+    """The pieces of one run, and the moves every run makes with them."""
+
     config: TableConfig
     state: Path  # the daemon's journal directory
     broker: Mosquitto
@@ -108,9 +110,9 @@ class RecoveryRun:
 
     async def retained_snapshot(self) -> dict[str, Any]:
         """The round snapshot the broker gives a display that connects now."""
-        broker = self.broker
+        broker, topic = self.broker, self.collector.topics.round_snapshot(self.config.table_id)
         async with aiomqtt.Client(broker.host, broker.port) as display:
-            await display.subscribe(self.collector.topics.round_snapshot(TABLE_ID), qos=1)
+            await display.subscribe(topic, qos=1)
             async with asyncio.timeout(STEP_TIMEOUT):
                 message = await anext(display.messages)
         assert message.retain
