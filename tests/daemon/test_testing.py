@@ -25,15 +25,12 @@ def test_the_service_config_it_writes_is_one_the_daemon_loads(tmp_path: Path) ->
     broker = Mosquitto(tmp_path / "mosquitto")  # not started: only its address is written
     tables = [(mapping, f"/dev/ttyUSB{n}") for n, mapping in enumerate(DEMO_TABLES.values())]
     path = write_service_config(
-        tmp_path / "shoe2mqtt.toml", broker, client_id="c", state_directory=tmp_path / "state",
+        tmp_path / "shoe2mqtt.toml", broker, node="c", state_directory=tmp_path / "state",
         tables=tables, reconnect=(0.05, 0.5), baudrate=115200,
     )  # fmt: skip
     config = load_config(path, environ={})
-    assert (config.mqtt.host, config.mqtt.port, config.state_directory) == (
-        broker.host,
-        broker.port,
-        tmp_path / "state",
-    )
+    assert (config.mqtt.host, config.mqtt.port, config.mqtt.node) == (broker.host, broker.port, "c")
+    assert config.state_directory == tmp_path / "state"
     assert [t.table.table_id for t in config.tables] == [m["id"] for m in DEMO_TABLES.values()]
     assert [t.shoe.transport for t in config.tables] == [
         SerialSettings(f"/dev/ttyUSB{n}", baudrate=115200) for n in range(len(tables))
