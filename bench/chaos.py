@@ -5,7 +5,7 @@
 Everything is real and on this machine: mosquitto (started here on a free loopback port,
 with its own configuration and persistence in a temporary directory), the daemon as a child
 process (`python -m daemon.cli run`), an emulated reference shoe on a pty behind a link, and
-a dealer with basic-strategy players (`rules.player.RoundDriver`) that sends its wagers and
+a dealer with basic-strategy players (`rules.player.SimulatedRound`) that sends its wagers and
 actions over MQTT and deals from the shoe. A collector with a persistent session records
 everything the daemon publishes.
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import traceback
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -29,16 +28,15 @@ from daemon import logs
 from daemon.availability import OFFLINE, ONLINE, availability_payload
 from daemon.config import ConfigErrors, TableSetup, load_config
 from daemon.envelope import Envelopes, Outbound, utc_timestamp
-from daemon.inbound import LINK_EVENTS, from_record, is_journaled, to_record
+from daemon.inbound import LINK_EVENTS, is_journaled, to_record
 from daemon.journal import JOURNAL_FILE, Journal, prepare_state_directory
 from daemon.journal_outbox import JournalOutbox
 from daemon.mqtt.link import InboundMessage, LinkState, LinkStateChange, MqttLink, Presence
 from daemon.mqtt.outbox import OutboundMessage
 from daemon.notify import Notifier
-from daemon.table_service import TableService
+from daemon.table_service import TableService, request_record
 from daemon.topics import Topics
 from drivers.registry import create_driver, sequence_policy
-from rules.config import TableConfig
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -47,6 +45,7 @@ if TYPE_CHECKING:
     from daemon.journal import EventKind, JournalEvent
     from drivers.driver import DriverEvent, Emit, LinkEvent, ShoeDriver
     from drivers.events import Event as ShoeEvent
+    from rules.config import TableConfig
 
 log = structlog.get_logger("daemon")
 
@@ -108,54 +107,6 @@ class _Table:
     service: TableService
     driver: ShoeDriver
     queue: asyncio.Queue[TableItem] = field(default_factory=asyncio.Queue)
-
-
-def apply_record(
-    service: TableService, kind: EventKind, record: dict[str, Any], at: str
-) -> list[Outbound]:
-    """One journaled event, applied: the same function live and in replay.
-
-    A bug in applying one event costs that event, never the table: the journal holds the
-    event, so an exception here would otherwise stop the daemon at every replay too.
-    """
-    try:
-        return _apply_record(service, kind, record, at)
-    except Exception as exc:  # noqa: BLE001 - the daemon must never stop; see above
-        # The exception's text is not logged: it may quote the event, and the event may be
-        # a card not yet revealed. Its type and where it happened are enough to find it.
-        log.error(  # noqa: TRY400 - the traceback is attached below, without the message
-            "table.apply_failed",
-            hint="a bug: the round is flagged for review and the table goes on",
-            table=service.table_id,
-            kind=kind,
-            error=type(exc).__name__,
-            where="".join(traceback.format_tb(exc.__traceback__)[-3:]),
-        )
-        return service.internal_error()
-
-
-def _apply_record(
-    service: TableService, kind: EventKind, record: dict[str, Any], at: str
-) -> list[Outbound]:
-    if kind == "shoe":
-        return service.on_shoe_event(from_record(record), seen_at=at)  # type: ignore[arg-type]
-    if kind == "link":
-        return service.on_link_event(from_record(record))
-    if kind == "request":
-        return service.on_request(
-            record["command"],
-            record["payload"].encode("latin-1"),
-            outbox_full=record.get("outbox_full", False),
-        )
-    if kind == "config":
-        service.reconfigure(TableConfig.from_mapping(record["table"]))
-        return [service.snapshot()]
-    return service.on_start()
-
-
-def request_record(command: str, payload: bytes) -> dict[str, Any]:
-    # latin-1 maps every byte to one character: the payload comes back byte for byte.
-    return {"command": command, "payload": payload.decode("latin-1")}
 
 
 class Daemon:
@@ -256,11 +207,11 @@ class Daemon:
             with service.replaying():
                 for event in events:
                     if event.outputs_recorded:  # its outputs went out then
-                        apply_record(service, event.kind, event.body, event.at)
+                        service.apply_record(event.kind, event.body, event.at)
             service.resume_numbering(await self.journal.next_seq(table_id))
             for event in unrecorded:  # committed, never applied: their outputs are new
                 await self._publish(
-                    table_id, event.rowid, apply_record(service, event.kind, event.body, event.at)
+                    table_id, event.rowid, service.apply_record(event.kind, event.body, event.at)
                 )
             await self._commit(table, "start", {})
             configured = table.setup.table.to_mapping()
@@ -314,7 +265,7 @@ class Daemon:
         at = utc_timestamp()
         table_id = table.setup.table.table_id
         rowid = await self.journal.append_event(table_id, kind, record, at)
-        messages = apply_record(table.service, kind, record, at)
+        messages = table.service.apply_record(kind, record, at)
         await self._publish(table_id, rowid, messages)
 
     async def _publish(self, table_id: str, rowid: int | None, messages: list[Outbound]) -> None:

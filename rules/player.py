@@ -1,4 +1,4 @@
-"""A table simulator's decision-maker: basic strategy, and a driver that plays whole rounds.
+"""A table simulator's decision-maker: basic strategy, and a simulated round played by it.
 
 Used by property tests, the benchmark and the demo to produce legal event streams. It reads
 only what anyone at the table sees (`TableEngine.public_view()`), never the hole card, and
@@ -248,7 +248,7 @@ class Shoe:
 WagerPlan: TypeAlias = Mapping[int, Mapping[WagerKind, Cents]]  # seat -> kind -> amount
 
 
-class RoundDriver:
+class SimulatedRound:
     """The next legal event of one round, worked out from the public view.
 
     Call `next_event(engine.public_view())`, apply what it returns, repeat until it returns
@@ -363,8 +363,8 @@ def play_round(
 ) -> PlayedRound:
     """Play one round on `engine` from `cards`; a shoe that runs out voids the round."""
     played = PlayedRound()
-    driver = RoundDriver(engine.config, cards, wagers, rng, policy)
-    while (event := driver.next_event(engine.public_view())) is not None:
+    simulated = SimulatedRound(engine.config, cards, wagers, rng, policy)
+    while (event := simulated.next_event(engine.public_view())) is not None:
         played.apply(engine, event)
     return played
 

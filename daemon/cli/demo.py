@@ -42,7 +42,7 @@ from rules.cards import Card
 from rules.config import TableConfig
 from rules.events import DealCard
 from rules.games import GAMES, Game
-from rules.player import RoundDriver
+from rules.player import SimulatedRound
 
 if TYPE_CHECKING:
     import argparse
@@ -161,10 +161,10 @@ class TableSimulator:
         self._changed.set()
 
     async def _play_round(self, client: aiomqtt.Client) -> None:
-        driver = RoundDriver(
+        simulated = SimulatedRound(
             self.config, itertools.repeat(Card.parse("AS")), self._wager_plan(), self.rng
         )
-        while (event := driver.next_event(self._snapshot)) is not None:
+        while (event := simulated.next_event(self._snapshot)) is not None:
             if isinstance(event, DealCard):
                 await self._step(client, self._deal)
             else:

@@ -22,7 +22,6 @@ from daemon.config import DEFAULT_STATE_DIRECTORY, ConfigErrors, load_config
 from daemon.envelope import Envelopes
 from daemon.journal import JOURNAL_FILE, connect, read_events
 from daemon.replay import round_log
-from daemon.service import apply_record
 from daemon.table_service import TableService
 from daemon.topics import Topics
 from rules.config import TableConfig
@@ -74,7 +73,7 @@ class _RoundCutter:
 
     def take(self, entry: JournalEvent) -> None:
         open_before, latest_before = self._current()
-        messages = apply_record(self.service, entry.kind, entry.body, entry.at)
+        messages = self.service.apply_record(entry.kind, entry.body, entry.at)
         _, latest_after = self._current()
         # An entry belongs to the round it was in, or to the round it opened; the rest
         # (shuffles, burn cards, link changes between rounds) belongs to no round.

@@ -1,6 +1,6 @@
 """The dealer and the players of one table, over MQTT and an emulated shoe, that survive chaos.
 
-Each round is worked out by `rules.player.RoundDriver` (basic strategy) from the latest round
+Each round is worked out by `rules.player.SimulatedRound` (basic strategy) from the latest round
 snapshot; wagers and actions go out as requests (`daemon.console`), cards come out of the
 `EmulatedShoe`. After anything that may have lost a step (a kill, a broker restart, an
 unplug) the dealer asks the daemon for its `status` and goes on from what the daemon says,
@@ -21,7 +21,7 @@ from daemon.testing.recorder import STEP_TIMEOUT, Stalled, response_to
 from rules.cards import Card
 from rules.events import DealCard, VoidRound
 from rules.games import GAMES
-from rules.player import RoundDriver
+from rules.player import SimulatedRound
 
 if TYPE_CHECKING:
     import random
@@ -89,12 +89,12 @@ class Dealer:
     async def play_round(self, disturb: Callable[[], Disturbance | None]) -> None:
         """One round from its first wager to its end; `disturb()` is asked before each step
         for something to do in the middle of it."""
-        driver = RoundDriver(
+        simulated = SimulatedRound(
             self.config, itertools.repeat(Card.parse("AS")), wager_plan(self.config, self.rng),
             self.rng,
         )  # fmt: skip
         steps = 0
-        while (event := driver.next_event(self.view)) is not None:
+        while (event := simulated.next_event(self.view)) is not None:
             steps += 1
             if steps > MAX_STEPS:  # a round that cannot end (cards refused): the dealer voids it
                 event = VoidRound("the round could not be finished")

@@ -1,7 +1,7 @@
 """The journal's word against what was delivered: a recovery run's verdict.
 
 `replay_journal` replays a table's journal through a fresh `TableService` with
-`daemon.service.apply_record`, the function the daemon itself replays with; `verify` holds
+`TableService.apply_record`, the function the daemon itself replays with; `verify` holds
 every settlement delivered, the table's sequence numbers and its last round snapshot against
 that replay. `journal_pending` and `journal_events_done` read the journal of a daemon that
 is running (read-only: SQLite's WAL lets a reader in beside the writer).
@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 from daemon.envelope import Envelopes
 from daemon.journal import JOURNAL_FILE, read_events
-from daemon.service import apply_record
 from daemon.table_service import TableService
 from daemon.topics import Topics
 
@@ -70,7 +69,7 @@ def replay_journal(state_directory: Path, config: TableConfig) -> Replay:
             round_id = service.round_id
             if event.kind == "start" and round_id is not None and service.engine.round_open:
                 restarted.add(round_id)
-            for message in apply_record(service, event.kind, event.body, event.at):
+            for message in service.apply_record(event.kind, event.body, event.at):
                 if message.topic == TOPICS.settlement(config.table_id):
                     body = json.loads(message.payload)
                     settlements.append(body)

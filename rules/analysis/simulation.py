@@ -5,7 +5,7 @@ a quarter of the shoe is left, the table's burn cards); every seat plays the bas
 chart (`rules.player.basic_strategy_policy`); every event goes through
 `rules.engine.TableEngine.apply`, and the tally counts only what the engine settled.
 
-`FastRoundPlayer` makes the same events as `rules.player.RoundDriver`, event for event (a
+`FastRoundPlayer` makes the same events as `rules.player.SimulatedRound`, event for event (a
 test holds them side by side), but reads the engine's round state directly instead of
 building `public_view()` dictionaries and parsing card text for every event, which is
 most of a round's cost. It reads only what anyone at the table sees: a player's own
@@ -201,7 +201,7 @@ class FastRoundPlayer:
         self.rng = rng
         plan = wager_plan(config) if plan is None else plan
         rules = config.rules
-        # As RoundDriver: each wager placed as its window opens, by rule then seat 1 up.
+        # As SimulatedRound: each wager placed as its window opens, by rule then seat 1 up.
         self._wagers_after: dict[Step | None, list[PlaceWager]] = {}
         for rule in rules.wagers:
             for seat in sorted(plan):

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import structlog
 
 from daemon.config import load_config
-from daemon.service import ConfigItem, Daemon, apply_record
+from daemon.service import ConfigItem, Daemon
 from rules.events import PlaceWager
 from rules.games import WagerKind
 
@@ -65,7 +65,7 @@ def test_new_settings_wait_for_the_round_in_progress_to_end(tmp_path: Path) -> N
         _write(tmp_path, CONFIG.replace('paytable = "A"', 'paytable = "B"')), environ={}
     )
     service.engine.apply(PlaceWager(1, WagerKind.BLACKJACK, 2500))
-    assert apply_record(service, "config", {"table": b_table.tables[0].table.to_mapping()}, "t")
+    assert service.apply_record("config", {"table": b_table.tables[0].table.to_mapping()}, "t")
     assert service.engine.config.paytable_name == "A"  # the round in progress keeps its rules
     service.on_request("void", b"{}")
     assert service.engine.config.paytable_name == "B"  # applied as the round ended

@@ -29,7 +29,7 @@ from drivers.emulator import EmulatedShoe, EmulatorSettings
 from rules.cards import Card
 from rules.config import TableConfig
 from rules.events import DealCard
-from rules.player import RoundDriver
+from rules.player import SimulatedRound
 
 if TYPE_CHECKING:
     import random
@@ -173,8 +173,8 @@ class Floor(MessageLog):
     async def play_round(self, table: str, plan: WagerPlan, rng: random.Random) -> None:
         """One round by basic strategy with `plan`'s wagers, the shoe dealing at random."""
         config = TableConfig.from_mapping(self.tables[table])
-        driver = RoundDriver(config, itertools.repeat(Card.parse("AS")), plan, rng)
-        while (event := driver.next_event(self.snapshot(table))) is not None:
+        simulated = SimulatedRound(config, itertools.repeat(Card.parse("AS")), plan, rng)
+        while (event := simulated.next_event(self.snapshot(table))) is not None:
             if isinstance(event, DealCard):
                 await self.deal(table)
             else:

@@ -21,7 +21,7 @@ from rules.cards import shoe_composition
 from rules.config import TableConfig
 from rules.events import DealCard
 from rules.games import WagerKind
-from rules.player import RoundDriver
+from rules.player import SimulatedRound
 
 if TYPE_CHECKING:
     from daemon.envelope import Outbound
@@ -63,8 +63,8 @@ def seven_seats_of_triple_attack(seed: int) -> list[Outbound]:
         out += service.on_shoe_event(_drawn(str(card), seq, burned=True), seen_at=SEEN)
     seq = config.burn_cards
     dealt = iter(cards[config.burn_cards :])
-    driver = RoundDriver(config, dealt, ALL_ATTACKS_7, rng)
-    while (event := driver.next_event(service.engine.public_view())) is not None:
+    simulated = SimulatedRound(config, dealt, ALL_ATTACKS_7, rng)
+    while (event := simulated.next_event(service.engine.public_view())) is not None:
         if isinstance(event, DealCard):
             seq += 1
             out += service.on_shoe_event(_drawn(str(event.card), seq), seen_at=SEEN)

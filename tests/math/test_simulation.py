@@ -41,7 +41,7 @@ def table(game: Game, **settings: Any) -> TableConfig:
     "settings",
     [{}, {"hole_card_reader": False, "decks": 2}, {"seats": 3, "decks": 2, "surrender": False}],
 )
-def test_fast_player_deals_exactly_what_the_round_driver_deals(
+def test_fast_player_deals_exactly_what_the_simulated_round_deals(
     game: Game, settings: dict[str, Any]
 ) -> None:
     """Event for event and output for output, shuffles and burns included."""

@@ -10,7 +10,7 @@ what waited on the line when it opens the port (pyserial does at every open). Wh
 hold is what issue 5 asks, checked against a replay of the journal:
 
 - every settlement the rules core decided (the journal, replayed through a fresh
-  `TableService` with the daemon's own `apply_record`) was delivered, none with other
+  `TableService` with the daemon's own `TableService.apply_record`) was delivered, none with other
   content, and a settlement delivered twice carries the same event id both times;
 - the table's messages, duplicates dropped, arrive with seq 1, 2, 3... without a gap;
 - the last round snapshot (and the retained one) is the snapshot a replay ends with;

@@ -18,7 +18,7 @@ from rules.outputs import RoundEnded, Settlement
 from rules.player import (
     CHART,
     Dealer,
-    RoundDriver,
+    SimulatedRound,
     basic_strategy,
     legal_actions,
     play_round,
@@ -270,8 +270,8 @@ def test_an_empty_shoe_voids_the_round() -> None:
 def test_no_wagers_no_round() -> None:
     table = config(Game.BLACKJACK)
     engine = TableEngine(table)
-    driver = RoundDriver(table, iter([]), {}, seeded(1))
-    assert driver.next_event(engine.public_view()) is None
+    simulated = SimulatedRound(table, iter([]), {}, seeded(1))
+    assert simulated.next_event(engine.public_view()) is None
 
 
 def test_dealer_shuffles_and_burns_then_reshuffles_when_the_shoe_runs_low() -> None:

@@ -70,8 +70,8 @@ from rules.outputs import (
 )
 from rules.paytables import BonusOutcome, TwentyPointOutcome
 from rules.player import (
-    RoundDriver,
     Shoe,
+    SimulatedRound,
     basic_strategy_policy,
     random_policy,
     seeded_shoe,
@@ -360,7 +360,7 @@ class Run:
             shoe.cards[shoe.position :] = tail
         log = RoundLog()
         self.rounds.append(log)
-        driver = RoundDriver(config, shoe, plan, rng, self.policy)
+        simulated = SimulatedRound(config, shoe, plan, rng, self.policy)
         void_at = rng.randrange(60) if rng.random() < void_rate else None
         step = 0
         while True:
@@ -369,7 +369,7 @@ class Run:
             if step == void_at and self.engine.round_open:
                 log.voided_on_purpose = True
                 self.apply(VoidRound("misdeal"), log)
-            event = driver.next_event(self.engine.public_view())
+            event = simulated.next_event(self.engine.public_view())
             if event is None:
                 break
             self.apply(event, log)
