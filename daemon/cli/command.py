@@ -10,10 +10,13 @@ from __future__ import annotations
 import asyncio
 import signal
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from daemon.cli.exit_codes import ExitCode
 from daemon.mqtt.settings import DEFAULT_PORT
+
+DEFAULT_CONFIG: Final = Path("/etc/shoe2mqtt/shoe2mqtt.toml")
 
 if TYPE_CHECKING:
     import argparse
@@ -41,6 +44,17 @@ class Command:
         parser = commands.add_parser(self.name, help=self.help, description=self.description)
         self.add_arguments(parser)
         parser.set_defaults(run=self.run)
+
+
+def add_config_option(cmd: argparse.ArgumentParser, *, reads: str = "") -> None:
+    """`--config FILE`, the one way a command that serves is told its configuration file."""
+    what = f": {reads}" if reads else ""
+    cmd.add_argument(
+        "--config",
+        type=Path,
+        default=DEFAULT_CONFIG,
+        help=f"the configuration file{what} (default: {DEFAULT_CONFIG})",
+    )
 
 
 def usage_error(err: TextIO, command: str, problem: object) -> ExitCode:

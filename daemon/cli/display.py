@@ -7,12 +7,10 @@ which its systemd unit names in RestartPreventExitStatus=, as the daemon's does.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from daemon.cli.command import Command, write_config_errors
+from daemon.cli.command import Command, add_config_option, write_config_errors
 from daemon.cli.exit_codes import ExitCode
-from daemon.cli.run import DEFAULT_CONFIG
 
 if TYPE_CHECKING:
     import argparse
@@ -20,12 +18,7 @@ if TYPE_CHECKING:
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument(
-        "--config",
-        type=Path,
-        default=DEFAULT_CONFIG,
-        help=f"the configuration file: [mqtt] and [display] (default: {DEFAULT_CONFIG})",
-    )
+    add_config_option(cmd, reads="[mqtt] and [display]")
 
 
 def _display(args: argparse.Namespace, _out: TextIO, err: TextIO) -> ExitCode:

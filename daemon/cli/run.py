@@ -6,26 +6,18 @@ name in RestartPreventExitStatus=: restarting cannot mend a file.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from daemon.cli.command import Command, write_config_errors
+from daemon.cli.command import Command, add_config_option, write_config_errors
 from daemon.cli.exit_codes import ExitCode
 
 if TYPE_CHECKING:
     import argparse
     from typing import TextIO
 
-DEFAULT_CONFIG: Final = Path("/etc/shoe2mqtt/shoe2mqtt.toml")
-
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument(
-        "--config",
-        type=Path,
-        default=DEFAULT_CONFIG,
-        help=f"the configuration file (default: {DEFAULT_CONFIG})",
-    )
+    add_config_option(cmd)
 
 
 def _run(args: argparse.Namespace, _out: TextIO, err: TextIO) -> ExitCode:

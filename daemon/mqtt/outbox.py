@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, NewType, Protocol
 
@@ -178,21 +177,14 @@ class MemoryOutbox(PendingMessages):
     """The `Outbox` in memory, numbering its own messages: on its own it forgets everything
     when the process exits (the daemon's `JournalOutbox` keeps every message on disk)."""
 
-    def __init__(
-        self,
-        capacity: int = DEFAULT_CAPACITY,
-        *,
-        high_water: int | None = None,
-        on_high_water: Callable[[int, int], None] | None = None,
-    ) -> None:
-        super().__init__(capacity, high_water=high_water, on_high_water=on_high_water)
-        self._ids = (MessageId(n) for n in itertools.count(1))
+    _numbered = 0  # how many messages this outbox has numbered; the next gets one more
 
     def put(self, message: OutboundMessage) -> MessageId:
         """Queue at the end; raises `OutboxFull` rather than dropping anything."""
         if len(self) >= self.capacity:
             _log.error("mqtt.outbox.full", capacity=self.capacity, refused_topic=message.topic)
             raise OutboxFull(capacity=self.capacity, topic=message.topic)
-        queued = QueuedMessage(next(self._ids), message)
+        self._numbered += 1
+        queued = QueuedMessage(MessageId(self._numbered), message)
         self._enqueue(queued)
         return queued.message_id

@@ -18,7 +18,7 @@ import math
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from rules.analysis.outcomes import WagerAnalysis, build_outcomes
+from rules.analysis.outcomes import WagerAnalysis
 from rules.analysis.shoe import POINT_VALUES, ShoeSpec, point_counts, two_card_total
 from rules.cards import Card, Colour, Rank, Suit
 from rules.paytables import BonusOutcome
@@ -106,16 +106,14 @@ def analyse_optional_bonus(
     paytable_name: str,
 ) -> WagerAnalysis:
     """Hit frequency, return and house edge of `paytable` on `shoe`, line by line."""
-    return WagerAnalysis(
-        wager="optional_bonus",
-        citation=CITATION,
-        shoe=shoe,
-        paytable_name=paytable_name,
-        outcomes=build_outcomes(
-            dict(optional_bonus_distribution(shoe)),
-            {line.value: odds for line, odds in paytable.items()},
-            LABELS,
-        ),
+    return WagerAnalysis.of(
+        "optional_bonus",
+        CITATION,
+        shoe,
+        paytable_name,
+        optional_bonus_distribution(shoe),
+        paytable,
+        LABELS,
         notes=(
             (
                 "The dealer's three cards are drawn from the full shoe: the players' cards, "

@@ -8,16 +8,19 @@ cent when odds do not divide a stake (`Odds.winnings`), which no built-in paytab
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from decimal import Decimal, localcontext
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from rules.analysis.shoe import ShoeSpec
     from rules.money import Odds
+
+_Line = TypeVar("_Line", bound=enum.Enum)  # a paytable line: BonusOutcome, TwentyPointOutcome
 
 SIGNIFICANT_DIGITS = 15  # of every decimal rendering: the issue asks for at least 12
 
@@ -51,6 +54,29 @@ class WagerAnalysis:
     paytable_name: str
     outcomes: tuple[Outcome, ...]
     notes: tuple[str, ...] = field(default=())
+
+    @classmethod
+    def of(
+        cls,
+        wager: str,
+        citation: str,
+        shoe: ShoeSpec,
+        paytable_name: str,
+        probabilities: Mapping[str, Fraction],
+        paytable: Mapping[_Line, Odds],
+        labels: Mapping[str, str],
+        notes: tuple[str, ...] = (),
+    ) -> WagerAnalysis:
+        """The analysis of `paytable` (keyed by its lines) given each outcome's probability."""
+        lines = {str(line.value): odds for line, odds in paytable.items()}
+        return cls(
+            wager,
+            citation,
+            shoe,
+            paytable_name,
+            build_outcomes(probabilities, lines, labels),
+            notes,
+        )
 
     @property
     def total_probability(self) -> Fraction:

@@ -16,7 +16,7 @@ import functools
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from rules.analysis.outcomes import WagerAnalysis, build_outcomes
+from rules.analysis.outcomes import WagerAnalysis
 from rules.analysis.shoe import POINT_VALUES, ShoeSpec, point_counts, two_card_total
 from rules.cards import QUEEN_OF_HEARTS, Card, Rank, Suit
 from rules.paytables import TwentyPointOutcome
@@ -133,15 +133,13 @@ def analyse_twenty_point_bonus(
     paytable_name: str,
 ) -> WagerAnalysis:
     """Hit frequency, return and house edge of `paytable` on `shoe`, line by line."""
-    return WagerAnalysis(
-        wager="twenty_point_bonus",
-        citation=CITATION,
-        shoe=shoe,
-        paytable_name=paytable_name,
-        outcomes=build_outcomes(
-            dict(twenty_point_distribution(shoe)),
-            {line.value: odds for line, odds in paytable.items()},
-            LABELS,
-        ),
-        notes=NOTES,
+    return WagerAnalysis.of(
+        "twenty_point_bonus",
+        CITATION,
+        shoe,
+        paytable_name,
+        twenty_point_distribution(shoe),
+        paytable,
+        LABELS,
+        NOTES,
     )
