@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from drivers.transports.errors import SettingsError
+from drivers.transports.errors import SettingsCheck, describe_value
 
 if TYPE_CHECKING:
     import random
@@ -31,39 +31,41 @@ class BackoffPolicy:
     jitter: float = 0.2
 
     def __post_init__(self) -> None:
-        _require(
-            _finite(self.initial) and self.initial > 0,
-            "must be a number of seconds above 0",
-            "initial",
-            self.initial,
-        )
-        _require(
-            _finite(self.maximum) and self.maximum >= self.initial,
-            f"must be a number of seconds no smaller than initial ({self.initial})",
-            "maximum",
-            self.maximum,
-        )
-        _require(
-            _finite(self.multiplier) and self.multiplier >= 1,
-            "must be 1 (constant delay) or more",
-            "multiplier",
-            self.multiplier,
-        )
-        _require(
-            _finite(self.jitter) and 0 <= self.jitter < 1,
-            "must be a fraction from 0 up to (not including) 1",
-            "jitter",
-            self.jitter,
-        )
+        check = SettingsCheck()
+        for name in ("initial", "maximum"):
+            check.seconds(f"backoff.{name}", getattr(self, name), above=0, most=MAX_DELAY)
+        if _finite(self.initial) and _finite(self.maximum) and self.maximum < self.initial:
+            check.refuse(
+                "backoff.maximum",
+                self.maximum,
+                f"must be a number of seconds no smaller than initial ({self.initial})",
+            )
+        if not (_finite(self.multiplier) and 1 <= self.multiplier <= MAX_MULTIPLIER):
+            check.refuse(
+                "backoff.multiplier",
+                self.multiplier,
+                f"must be 1 (constant delay) to {MAX_MULTIPLIER}, "
+                f"not {describe_value(self.multiplier)}",
+            )
+        if not (_finite(self.jitter) and 0 <= self.jitter < 1):
+            check.refuse(
+                "backoff.jitter",
+                self.jitter,
+                "must be a fraction from 0 up to (not including) 1, "
+                f"not {describe_value(self.jitter)}",
+            )
+        check.raise_any()
 
 
-def _finite(value: float) -> bool:
+# An hour between attempts is the longest any link here should wait: a shoe or a broker
+# that comes back is then found within the hour. A multiplier above 10 reaches any delay
+# in two steps; more is a typo.
+MAX_DELAY = 3600.0
+MAX_MULTIPLIER = 10
+
+
+def _finite(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _require(condition: bool, message: str, field: str, value: object) -> None:  # noqa: FBT001 - a guard helper reads best positionally
-    if not condition:
-        raise SettingsError(message, field=f"backoff.{field}", value=value)
 
 
 class Backoff:

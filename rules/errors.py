@@ -7,6 +7,11 @@ engine half-changed: handlers validate first and mutate after.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 
 class RulesError(Exception):
     """Base of every error the rules core raises."""
@@ -19,13 +24,25 @@ class RulesError(Exception):
 
 
 class ConfigError(RulesError):
-    """A table configuration value is missing, malformed or not allowed by the regulations."""
+    """A table configuration value is missing, malformed or not allowed by the regulations.
+
+    `problems` holds every such value found in the configuration it was raised for, this one
+    first, so that a person fixing a file reads them all in one run rather than one per edit.
+    """
 
     code = "invalid_config"
 
-    def __init__(self, field: str, message: str) -> None:
+    def __init__(self, field: str, message: str, *, others: Sequence[ConfigError] = ()) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
+        self.detail = message  # the message without the field, for a checker that names it
+        self.problems: tuple[ConfigError, ...] = (self, *others)
+
+    @classmethod
+    def of_all(cls, problems: Sequence[ConfigError]) -> ConfigError:
+        """One error that reads as the first of `problems` and carries them all."""
+        first, *others = problems
+        return cls(first.field, first.detail, others=others)
 
 
 class CardParseError(RulesError):

@@ -9,8 +9,10 @@ from fractions import Fraction
 
 Cents = int
 
-_AMOUNT = re.compile(r"^\d+(\.\d{1,2})?$", re.ASCII)
-_ODDS = re.compile(r"^\s*(\d+)\s*(?:to|:)\s*(\d+)\s*$", re.IGNORECASE | re.ASCII)
+# Both matched whole (fullmatch): `$` would also accept a trailing newline. Odds have at most
+# six digits a side: the regulations' longest line is 1,000 to 1, and a longer number is a typo.
+_AMOUNT = re.compile(r"\d+(\.\d{1,2})?", re.ASCII)
+_ODDS = re.compile(r"\s*(\d{1,6})\s*(?:to|:)\s*(\d{1,6})\s*", re.IGNORECASE | re.ASCII)
 
 
 class AmountError(ValueError):
@@ -22,7 +24,7 @@ def parse_amount(text: str | int) -> Cents:
     if isinstance(text, bool) or not isinstance(text, str | int):
         raise AmountError(f"an amount is a decimal string such as '25.00', not {text!r}")
     raw = str(text).strip()
-    if not _AMOUNT.match(raw):
+    if not _AMOUNT.fullmatch(raw):
         raise AmountError(
             f"{raw!r} is not an amount: use dollars with at most two decimals, e.g. '25.00'"
         )
@@ -53,9 +55,12 @@ class Odds:
 
     @classmethod
     def parse(cls, text: str) -> Odds:
-        match = _ODDS.match(text)
+        match = _ODDS.fullmatch(text)
         if not match:
-            raise ValueError(f"{text!r} is not odds: write them as '25 to 1' or '25:1'")
+            raise ValueError(
+                f"{text[:40]!r} is not odds: write them as '25 to 1' or '25:1', "
+                "at most six digits a side"
+            )
         return cls(int(match.group(1)), int(match.group(2)))
 
     @property

@@ -6,16 +6,98 @@ daemon can log and publish it as data. Messages tell an operator what to check o
 
 from __future__ import annotations
 
+import math
+from typing import TYPE_CHECKING
+
 from drivers.errors import DriverError
+
+if TYPE_CHECKING:
+    from collections.abc import Container, Sequence
 
 
 class SettingsError(DriverError, ValueError):
-    """A transport or backoff setting that can never work; raised when the settings are built."""
+    """A transport or backoff setting that can never work; raised when the settings are built.
 
-    def __init__(self, message: str, *, field: str, value: object) -> None:
-        super().__init__(f"{field}={value!r}: {message}")
+    `problems` holds every wrong setting of the object being built, this one first, so that
+    a configuration checker names them all in one run.
+    """
+
+    def __init__(
+        self, message: str, *, field: str, value: object, others: Sequence[SettingsError] = ()
+    ) -> None:
+        super().__init__(f"{field}={_shown(value)}: {message}")
+        self.message = message
         self.field = field
         self.value = value
+        self.problems: tuple[SettingsError, ...] = (self, *others)
+
+
+class SettingsCheck:
+    """What is wrong with one settings object, gathered field by field and raised at once."""
+
+    def __init__(self) -> None:
+        self._found: list[SettingsError] = []
+
+    def refuse(self, field: str, value: object, message: str) -> None:
+        self._found.append(SettingsError(message, field=field, value=value))
+
+    def whole_number(
+        self, field: str, value: object, *, allowed: Container[int], message: str
+    ) -> None:
+        """`value` must be an int (never a bool) in `allowed`; `message` says what is."""
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.refuse(field, value, f"must be a whole number, not {describe_value(value)}")
+        elif value not in allowed:
+            self.refuse(field, value, message)
+
+    def seconds(self, field: str, value: object, *, above: float, most: float) -> None:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.refuse(field, value, f"must be a number of seconds, not {describe_value(value)}")
+        elif not (math.isfinite(value) and above < value <= most):
+            self.refuse(
+                field, value, f"must be a number of seconds above {above:g}, at most {most:g}"
+            )
+
+    def flag(self, field: str, value: object) -> None:
+        if not isinstance(value, bool):
+            self.refuse(field, value, f"must be true or false, not {describe_value(value)}")
+
+    def raise_any(self) -> None:
+        if self._found:
+            first, *others = self._found
+            raise SettingsError(first.message, field=first.field, value=first.value, others=others)
+
+
+def describe_value(value: object) -> str:
+    """A value as a mistake names it: its type, and the value itself when it is short.
+
+    (rules.config has the same for the tables' settings; drivers/ may not import rules/.)
+    """
+    match value:
+        case bool():
+            return f"a boolean ({str(value).lower()})"
+        case int() | float() | str():
+            kind = {int: "a whole number", float: "a decimal number"}.get(type(value), "a string")
+            return f"{kind} ({_shown(value)})"
+        case list() | tuple():
+            return "an array"
+        case dict():
+            return "a table"
+    return f"a {type(value).__name__}"
+
+
+def _shown(value: object) -> str:
+    """A short repr: a setting's value in a message, never a page of it."""
+    if isinstance(value, list | tuple | dict):
+        return type(value).__name__
+    if isinstance(value, int) and not -_SHOWN_INT < value < _SHOWN_INT:
+        return "a number of more than 15 digits"  # repr() refuses past 4,300 digits
+    text = repr(value)
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+
+
+_SHOWN = 48
+_SHOWN_INT = 10**15
 
 
 class TransportError(DriverError, ConnectionError):

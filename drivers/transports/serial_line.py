@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, ClassVar, Final, Literal, TypeAlias, get_args
 import serial
 import serial_asyncio_fast
 
-from drivers.transports.errors import OpenFailed, SettingsError
+from drivers.transports.errors import OpenFailed, SettingsCheck, describe_value
 from drivers.transports.streams import StreamTransport, describe_errno, errno_of
 
 if TYPE_CHECKING:
@@ -39,34 +39,39 @@ class SerialSettings:
     exclusive: bool = True
 
     def __post_init__(self) -> None:
-        if not isinstance(self.port, str) or not self.port.startswith("/"):
-            raise SettingsError(
+        check = SettingsCheck()
+        if not is_device_path(self.port):
+            check.refuse(
+                "port",
+                self.port,
                 "must be a device path such as /dev/ttyUSB0 or /dev/serial/by-id/...; "
                 "list them with `shoe2mqtt ports`",
-                field="port",
-                value=self.port,
             )
-        if not _is_int(self.baudrate) or self.baudrate not in STANDARD_BAUDRATES:
-            common = ", ".join(map(str, COMMON_BAUDRATES))
-            raise SettingsError(
-                f"not a standard baud rate; shoes usually use 4800 or 9600 (common: {common})",
-                field="baudrate",
-                value=self.baudrate,
+        common = ", ".join(map(str, COMMON_BAUDRATES))
+        check.whole_number(
+            "baudrate",
+            self.baudrate,
+            allowed=STANDARD_BAUDRATES,
+            message=f"not a standard baud rate; shoes usually use 4800 or 9600 (common: {common})",
+        )
+        check.whole_number(
+            "bytesize", self.bytesize, allowed=BYTESIZES, message="data bits must be 5, 6, 7 or 8"
+        )
+        if not isinstance(self.parity, str) or self.parity not in PARITIES:
+            check.refuse(
+                "parity",
+                self.parity,
+                "parity must be one of N, E, O, M, S (none, even, odd, mark, space), "
+                f"not {describe_value(self.parity)}",
             )
-        if not _is_int(self.bytesize) or self.bytesize not in BYTESIZES:
-            raise SettingsError(
-                "data bits must be 5, 6, 7 or 8", field="bytesize", value=self.bytesize
+        if isinstance(self.stopbits, bool) or not isinstance(self.stopbits, int | float):
+            check.refuse(
+                "stopbits", self.stopbits, f"must be a number, not {describe_value(self.stopbits)}"
             )
-        if self.parity not in PARITIES:
-            raise SettingsError(
-                "parity must be one of N, E, O, M, S (none, even, odd, mark, space)",
-                field="parity",
-                value=self.parity,
-            )
-        if isinstance(self.stopbits, bool) or self.stopbits not in STOPBITS:
-            raise SettingsError(
-                "stop bits must be 1, 1.5 or 2", field="stopbits", value=self.stopbits
-            )
+        elif self.stopbits not in STOPBITS:
+            check.refuse("stopbits", self.stopbits, "stop bits must be 1, 1.5 or 2")
+        check.flag("exclusive", self.exclusive)
+        check.raise_any()
 
     @property
     def line(self) -> str:
@@ -74,8 +79,17 @@ class SerialSettings:
         return f"{self.baudrate} {self.bytesize}{self.parity}{self.stopbits:g}"
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+def is_device_path(path: object) -> bool:
+    """An absolute path the kernel can open: no NUL byte, within PATH_MAX (4096 bytes)."""
+    return (
+        isinstance(path, str)
+        and path.startswith("/")
+        and "\0" not in path
+        and len(path.encode("utf-8", "surrogatepass")) < _PATH_MAX
+    )
+
+
+_PATH_MAX: Final = 4096  # linux/limits.h, with the terminating NUL
 
 
 # What to tell an operator when a port does not open, by errno.

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import ipaddress
+import re
 import socket
 from dataclasses import dataclass
 from typing import Final
 
-from drivers.transports.errors import OpenFailed, SettingsError
+from drivers.transports.errors import OpenFailed, SettingsCheck, describe_value
 from drivers.transports.streams import StreamTransport, describe_errno, errno_of
 
 _OPEN_ADVICE: Final[dict[int, str]] = {
@@ -30,26 +32,43 @@ class TcpSettings:
     keepalive: bool = True
 
     def __post_init__(self) -> None:
-        if not isinstance(self.host, str) or not self.host.strip():
-            raise SettingsError("must be a host name or IP address", field="host", value=self.host)
-        if (
-            isinstance(self.port, bool)
-            or not isinstance(self.port, int)
-            or not 0 < self.port < 65536
-        ):
-            raise SettingsError(
-                "must be a TCP port 1-65535 (ser2net and NPort often use 4001 or 2000+)",
-                field="port",
-                value=self.port,
+        check = SettingsCheck()
+        if not is_host(self.host):
+            check.refuse(
+                "host",
+                self.host,
+                "must be a host name (ASCII letters, digits, '-', '.') or an IP address, "
+                f"not {describe_value(self.host)}",
             )
-        if isinstance(self.connect_timeout, bool) or not (
-            isinstance(self.connect_timeout, int | float) and 0 < self.connect_timeout <= 300
-        ):
-            raise SettingsError(
-                "must be a number of seconds above 0, at most 300",
-                field="connect_timeout",
-                value=self.connect_timeout,
-            )
+        check.whole_number(
+            "port",
+            self.port,
+            allowed=range(1, 65536),
+            message="must be a TCP port 1-65535 (ser2net and NPort often use 4001 or 2000+)",
+        )
+        check.seconds("connect_timeout", self.connect_timeout, above=0, most=300)
+        check.flag("keepalive", self.keepalive)
+        check.raise_any()
+
+
+def is_host(text: object) -> bool:
+    """An IP address, or a DNS name of ASCII labels (RFC 1123; '_' too, as some sites use).
+
+    Non-ASCII names must be written as their IDNA form (xn--...): a name the resolver would
+    have to convert is refused here rather than failing at every connection attempt.
+    """
+    if not isinstance(text, str):
+        return False
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return len(text) <= _HOST_NAME_MAX and _HOST_NAME.fullmatch(text) is not None
+    return True
+
+
+_LABEL: Final = r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
+_HOST_NAME: Final = re.compile(rf"{_LABEL}(?:\.{_LABEL})*\.?", re.ASCII)
+_HOST_NAME_MAX: Final = 253  # RFC 1035 2.3.4, written without the final dot
 
 
 class TcpTransport(StreamTransport):

@@ -16,9 +16,11 @@ from typing import Final
 import usb.core  # type: ignore[import-untyped]
 import usb.util  # type: ignore[import-untyped]
 
-from drivers.transports.errors import LinkLost, OpenFailed, SettingsError
+from drivers.transports.errors import LinkLost, OpenFailed, SettingsCheck, describe_value
 
 _READABLE_TYPES: Final = frozenset({usb.util.ENDPOINT_TYPE_BULK, usb.util.ENDPOINT_TYPE_INTR})
+# A USB string descriptor holds at most 126 UTF-16 code units (its length is one byte).
+_SERIAL_NUMBER_MAX: Final = 126
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,40 +37,47 @@ class UsbSettings:
     write_timeout_ms: int = 1000
 
     def __post_init__(self) -> None:
+        check = SettingsCheck()
         for field in ("vendor_id", "product_id"):
-            value = getattr(self, field)
-            if not _is_int(value) or not 0 <= value <= 0xFFFF:
-                raise SettingsError(
-                    "must be a 16-bit USB id such as 0x0403 (see `lsusb`)", field=field, value=value
-                )
-        if self.serial_number is not None and (
-            not isinstance(self.serial_number, str) or not self.serial_number
+            check.whole_number(
+                field,
+                getattr(self, field),
+                allowed=range(0x10000),
+                message="must be a 16-bit USB id such as 0x0403 (see `lsusb`)",
+            )
+        serial = self.serial_number
+        if serial is not None and (
+            not isinstance(serial, str)
+            or not serial
+            or not serial.isprintable()
+            or len(serial) > _SERIAL_NUMBER_MAX
         ):
-            raise SettingsError(
-                "must be the device's serial number string, or left out",
-                field="serial_number",
-                value=self.serial_number,
+            check.refuse(
+                "serial_number",
+                serial,
+                f"must be the device's serial number (printable, at most {_SERIAL_NUMBER_MAX} "
+                f"characters), or left out; not {describe_value(serial)}",
             )
-        if not _is_int(self.interface) or not 0 <= self.interface <= 0xFF:
-            raise SettingsError(
-                "must be an interface number 0-255", field="interface", value=self.interface
-            )
+        check.whole_number(
+            "interface",
+            self.interface,
+            allowed=range(256),
+            message="must be an interface number 0-255",
+        )
         for field in ("read_timeout_ms", "write_timeout_ms"):
-            value = getattr(self, field)
-            if not _is_int(value) or not 10 <= value <= 60_000:
-                raise SettingsError(
-                    "must be a whole number of milliseconds, 10 to 60000", field=field, value=value
-                )
+            check.whole_number(
+                field,
+                getattr(self, field),
+                allowed=range(10, 60_001),
+                message="must be a whole number of milliseconds, 10 to 60000",
+            )
+        check.raise_any()
 
     @property
     def device_id(self) -> str:
         """How the device is named in logs and errors: "usb 0403:6001 serial A1B2"."""
         name = f"usb {self.vendor_id:04x}:{self.product_id:04x}"
         return name if self.serial_number is None else f"{name} serial {self.serial_number}"
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def is_timeout(exc: usb.core.USBError) -> bool:

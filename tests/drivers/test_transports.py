@@ -139,7 +139,10 @@ def closed_port() -> int:
     [
         ({"parity": "X"}, "parity", "parity must be one of N, E, O, M, S"),
         ({"baudrate": 96000}, "baudrate", "not a standard baud rate"),
-        ({"baudrate": True}, "baudrate", "not a standard baud rate"),
+        ({"baudrate": True}, "baudrate", "must be a whole number, not a boolean"),
+        ({"baudrate": "4800"}, "baudrate", r"must be a whole number, not a string \('4800'\)"),
+        ({"exclusive": "yes"}, "exclusive", "must be true or false, not a string"),
+        ({"port": "/dev/tty\0USB0"}, "port", "must be a device path"),
         ({"bytesize": 9}, "bytesize", "data bits must be 5, 6, 7 or 8"),
         ({"stopbits": 3}, "stopbits", "stop bits must be 1, 1.5 or 2"),
         ({"port": "COM3"}, "port", "must be a device path such as /dev/ttyUSB0"),

@@ -332,11 +332,11 @@ def _limits(**entries: Any) -> dict[str, Any]:
         ({"limits": _limits(blackjack={"min": 10.0, "max": "1000"})}, "limits.blackjack.min"),
         ({"limits": _limits(blackjack={"min": "10", "max": "-1"})}, "limits.blackjack.max"),
         ({"limits": _limits(blackjack={"min": "10", "max": "9.99"})}, "limits.blackjack.max"),
-        ({"limits": _limits(blackjack={"min": "10"})}, "limits.blackjack"),
-        ({"limits": _limits(blackjack={"max": "10"})}, "limits.blackjack"),
+        ({"limits": _limits(blackjack={"min": "10"})}, "limits.blackjack.max"),
+        ({"limits": _limits(blackjack={"max": "10"})}, "limits.blackjack.min"),
         (
             {"limits": _limits(blackjack={"min": "10", "max": "20", "step": "5"})},
-            "limits.blackjack",
+            "limits.blackjack.step",
         ),
         ({"limits": _limits(blackjack="10-1000")}, "limits.blackjack"),
         (
