@@ -1,40 +1,67 @@
 """The service configuration: one TOML file, every table with its shoe and its game.
 
-`load_config` returns a `ServiceConfig` or raises `ConfigErrors`, a list of every mistake
-found, each with its file, line and field. Sections are checked independently, so one run of
-`shoe2mqtt check-config` shows a mistake in `[mqtt]` and one in each `[[table]]` together.
+`load_config` returns a `ServiceConfig` or raises `ConfigErrors`: every mistake in the file,
+each with its file, line and field, and apart from them every problem of this host (a file
+the configuration names that is missing or unreadable, an environment variable unset). Every
+field of every section and table is judged on its own, so one run of `shoe2mqtt
+check-config` shows them all. Every value is typed and bounded; the bounds, and why each is
+where it is, are in docs/configuration.md.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
-from daemon.config_file import ConfigFileError, FieldPath, format_field, locate, read_toml
+from daemon.config_file import ConfigFileError, FieldLines, FieldPath, format_field, read_toml
 from daemon.mqtt.errors import MqttSettingsError
 from daemon.mqtt.settings import MqttSettings
-from drivers.registry import available_drivers
-from drivers.transports import SerialSettings, SettingsError, TcpSettings, UsbSettings
-from rules.config import TableConfig
+from drivers.errors import DriverError
+from drivers.registry import available_drivers, load_decoder_class
+from drivers.transports import (
+    SerialSettings,
+    SettingsError,
+    TcpSettings,
+    UsbSettings,
+    is_absolute_path,
+)
+from rules.config import TableConfig, describe_value, unknown_setting
 from rules.errors import ConfigError
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
 
     from drivers.transports import TransportSettings
 
 DEFAULT_STATE_DIRECTORY = Path("/var/lib/shoe2mqtt")
-_TOP_KEYS = {"mqtt", "table", "journal", "logging", "display"}
-_SHOE_KEYS = {"protocol", "driver", "transport", "idle_timeout"}
-_TRANSPORTS: dict[str, tuple[type[Any], set[str]]] = {
-    "serial": (SerialSettings, {"port", "baudrate", "bytesize", "parity", "stopbits", "exclusive"}),
-    "tcp": (TcpSettings, {"host", "port"}),
-    "usb": (UsbSettings, {"vendor_id", "product_id", "serial_number"}),
-}
+# Issue 14's scale goal: one process serves 256 tables (a server reading serial device
+# servers over TCP) ready within 3 s. More tables go to more instances (shoe2mqtt@.service).
+MAX_TABLES: Final = 256
+DEFAULT_OUTBOX_LIMIT: Final = 100_000
+# The outbox holds in memory what the broker has not acknowledged, about 1 KiB a message:
+# fewer than 100 and one broker restart fills it; more than a million is a gigabyte.
+OUTBOX_LIMITS: Final = range(100, 1_000_001)
+# Seconds without a byte before a shoe's link counts as lost: below a second a heartbeat's
+# jitter would drop it, above an hour the setting says nothing.
+IDLE_TIMEOUT_SECONDS: Final = (1.0, 3600.0)
 LOG_FORMATS = ("auto", "json", "console")
 LOG_LEVELS = ("debug", "info", "warning", "error")
+
+_TOP_KEYS = ("display", "journal", "logging", "mqtt", "table")
+_SHOE_KEYS = frozenset({"protocol", "driver", "transport", "idle_timeout"})
+_JOURNAL_KEYS = frozenset({"state_directory", "outbox_limit"})
+_LOGGING_KEYS = frozenset({"format", "level", "raw_frames"})
+_TRANSPORTS: Final[dict[str, tuple[type[TransportSettings], frozenset[str]]]] = {
+    "serial": (
+        SerialSettings,
+        frozenset({"port", "baudrate", "bytesize", "parity", "stopbits", "exclusive"}),
+    ),
+    "tcp": (TcpSettings, frozenset({"host", "port"})),
+    "usb": (UsbSettings, frozenset({"vendor_id", "product_id", "serial_number"})),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +92,7 @@ class ServiceConfig:
     mqtt: MqttSettings
     tables: tuple[TableSetup, ...]
     state_directory: Path = DEFAULT_STATE_DIRECTORY
-    outbox_limit: int = 100_000
+    outbox_limit: int = DEFAULT_OUTBOX_LIMIT
     logging: LoggingConfig = field(default_factory=LoggingConfig)
     # Settings that work but are on their way out, each with what replaces it: check-config
     # prints them and the daemon logs them, so a site's old file never breaks without warning.
@@ -73,50 +100,113 @@ class ServiceConfig:
 
 
 class ConfigErrors(Exception):
-    """Every mistake found in a configuration file, in file order."""
+    """Every mistake found in a configuration file, in file order; and apart from them, every
+    problem of this host (`host_problems`): the file is right, the machine is not ready."""
 
-    def __init__(self, errors: list[ConfigFileError]) -> None:
-        self.errors = sorted(errors, key=lambda e: (e.line or 0, e.field))
-        super().__init__("\n".join(map(str, self.errors)))
+    def __init__(
+        self, errors: Iterable[ConfigFileError], host_problems: Iterable[ConfigFileError] = ()
+    ) -> None:
+        self.errors = _in_file_order(errors)
+        self.host_problems = _in_file_order(host_problems)
+        super().__init__("\n".join(map(str, [*self.errors, *self.host_problems])))
 
 
-def load_config(path: Path, *, environ: Mapping[str, str] | None = None) -> ServiceConfig:
+def _in_file_order(errors: Iterable[ConfigFileError]) -> list[ConfigFileError]:
+    return sorted(errors, key=lambda e: (e.line or 0, e.field))
+
+
+def load_config(
+    path: Path, *, environ: Mapping[str, str] | None = None, read_host_files: bool = True
+) -> ServiceConfig:
+    """The checked configuration in `path`, or `ConfigErrors` with everything wrong.
+
+    `read_host_files=False` is for commands that never connect to the broker (`journal`,
+    `analyze`, `simulate`): the TLS and password files are then neither read nor required,
+    and the settings carry no password.
+    """
     try:
         document, text = read_toml(path)
     except ConfigFileError as exc:
         raise ConfigErrors([exc]) from None
-    return _Checker(path, text, os.environ if environ is None else environ).check(document)
+    environ = os.environ if environ is None else environ
+    return _Checker(path, text, environ, read_host_files=read_host_files).check(document)
+
+
+def known_settings() -> list[str]:
+    """Every setting the checker reads, dotted as docs/configuration.md lists them.
+
+    Per-kind names are written with a placeholder: `table.limits.<wager>.min`,
+    `table.paytable.<line>`.
+    """
+    from daemon.display.config import setting_names as display_settings
+    from daemon.mqtt.settings import setting_names as mqtt_settings
+    from rules.config import TABLE_KEYS
+
+    shoe = set(_SHOE_KEYS).union(*(keys for _, keys in _TRANSPORTS.values()))
+    return sorted(
+        [
+            *mqtt_settings(),
+            *display_settings(),
+            *(f"journal.{key}" for key in _JOURNAL_KEYS),
+            *(f"logging.{key}" for key in _LOGGING_KEYS),
+            *(f"table.{key}" for key in TABLE_KEYS - {"limits", "paytable"}),
+            "table.limits.<wager>.min",
+            "table.limits.<wager>.max",
+            "table.paytable",
+            "table.paytable.<line>",
+            *(f"table.shoe.{key}" for key in shoe),
+        ]
+    )
 
 
 class _Checker:
-    def __init__(self, path: Path, text: str, environ: Mapping[str, str]) -> None:
+    def __init__(
+        self, path: Path, text: str, environ: Mapping[str, str], *, read_host_files: bool
+    ) -> None:
         self.path = path
-        self.text = text
+        self.lines = FieldLines(text)
         self.environ = environ
+        self.read_host_files = read_host_files
         self.errors: list[ConfigFileError] = []
+        self.host_problems: list[ConfigFileError] = []
         self.deprecations: list[ConfigFileError] = []
+        self._protocols: list[str] | None = None
+        self._loadable: dict[str, str | None] = {}  # protocol → why it does not load
 
     def error(self, where: FieldPath, message: str) -> None:
         self.errors.append(self._at(where, message))
+
+    def host_problem(self, where: FieldPath, message: str) -> None:
+        self.host_problems.append(self._at(where, message))
 
     def deprecated(self, where: FieldPath, message: str) -> None:
         self.deprecations.append(self._at(where, message))
 
     def _at(self, where: FieldPath, message: str) -> ConfigFileError:
         return ConfigFileError(
-            str(self.path), locate(self.text, where), format_field(where), message
+            str(self.path), self.lines.line_of(where), format_field(where), message
         )
 
+    def section(self, name: str, value: object, known: frozenset[str]) -> _Section | None:
+        """A `[name]` table of the daemon's own settings, or None (and a mistake) if it is not
+        a table; absent, it is an empty one: every setting takes its default."""
+        if value is None:
+            value = {}
+        if not isinstance(value, dict):
+            self.error((name,), f"must be a table ([{name}]), not {describe_value(value)}")
+            return None
+        return _Section(self, (name,), value, known)
+
     def check(self, document: dict[str, Any]) -> ServiceConfig:
-        for key in sorted(set(document) - _TOP_KEYS):
-            self.error((key,), f"unknown section; sections: {sorted(_TOP_KEYS)}")
+        for key in sorted(set(document) - set(_TOP_KEYS)):
+            self.error((key,), f"unknown section; sections: {', '.join(_TOP_KEYS)}")
         mqtt = self._mqtt(document.get("mqtt"))
         tables = self._tables(document.get("table"))
-        state_directory, outbox_limit = self._journal(document.get("journal", {}))
-        logging = self._logging(document.get("logging", {}))
+        state_directory, outbox_limit = self._journal(document.get("journal"))
+        logging = self._logging(document.get("logging"))
         self._display(document.get("display"))
-        if self.errors or mqtt is None:
-            raise ConfigErrors(self.errors)
+        if self.errors or self.host_problems or mqtt is None:
+            raise ConfigErrors(self.errors, self.host_problems)
         return ServiceConfig(
             self.path,
             mqtt,
@@ -129,21 +219,45 @@ class _Checker:
 
     def _mqtt(self, section: object) -> MqttSettings | None:
         if not isinstance(section, dict):
-            self.error(("mqtt",), "required: an [mqtt] section with at least `host`")
+            self.error(
+                ("mqtt",),
+                "required: an [mqtt] section with at least `host`"
+                + ("" if section is None else f", not {describe_value(section)}"),
+            )
             return None
         try:
-            return MqttSettings.from_mapping(section, environ=self.environ)
+            return MqttSettings.from_mapping(
+                section, environ=self.environ, read_files=self.read_host_files
+            )
         except MqttSettingsError as exc:
-            self.error(tuple(exc.field.split(".")), exc.message)
+            for problem in exc.problems:
+                report = self.host_problem if problem.host else self.error
+                report(tuple(problem.field.split(".")), problem.message)
             return None
 
     def _tables(self, section: object) -> tuple[TableSetup, ...]:
         if not isinstance(section, list) or not section:
-            self.error(("table",), "required: at least one [[table]] section")
+            self.error(
+                ("table",),
+                "required: at least one [[table]] section"
+                + ("" if section is None else f", not {describe_value(section)}"),
+            )
             return ()
+        if len(section) > MAX_TABLES:
+            self.error(
+                ("table",),
+                f"{len(section)} tables: one process serves at most {MAX_TABLES}; "
+                "give the others to another instance (docs/deploy.md)",
+            )
         setups: list[TableSetup] = []
         seen: dict[str, int] = {}
         for index, table in enumerate(section):
+            if not isinstance(table, dict):
+                self.error(
+                    ("table", index),
+                    f"must be a [[table]] section of settings, not {describe_value(table)}",
+                )
+                continue
             setup = self._table(index, table)
             if setup is None:
                 continue
@@ -164,9 +278,8 @@ class _Checker:
         try:
             game = TableConfig.from_mapping(settings)
         except ConfigError as exc:
-            self.error(
-                ("table", index, *exc.field.split(".")), exc.message.removeprefix(f"{exc.field}: ")
-            )
+            for problem in exc.problems:
+                self.error(("table", index, *problem.field.split(".")), problem.detail)
         shoe = self._shoe(index, table.get("shoe"))
         if game is None or shoe is None:
             return None
@@ -176,20 +289,24 @@ class _Checker:
         where: FieldPath = ("table", index, "shoe")
         if not isinstance(shoe, dict):
             self.error(
-                where, "required: a [table.shoe] section with protocol, transport and its settings"
+                where,
+                "required: a [table.shoe] section with protocol, transport and its settings"
+                + ("" if shoe is None else f", not {describe_value(shoe)}"),
             )
             return None
         protocol = self._protocol(where, shoe)
-        if protocol is None:
-            return None
         transport = self._transport(where, shoe)
         idle = shoe.get("idle_timeout")
-        if idle is not None and (
-            isinstance(idle, bool) or not isinstance(idle, int | float) or idle <= 0
-        ):
-            self.error((*where, "idle_timeout"), "seconds above 0, or left out")
+        low, high = IDLE_TIMEOUT_SECONDS
+        if idle is not None and not _within(idle, low, high):
+            self.error(
+                (*where, "idle_timeout"),
+                f"seconds from {low:g} to {high:g}, or left out; not {describe_value(idle)}",
+            )
             return None
-        return None if transport is None else ShoeConfig(protocol, transport, idle)
+        if protocol is None or transport is None:
+            return None
+        return ShoeConfig(protocol, transport, idle)
 
     def _protocol(self, where: FieldPath, shoe: dict[str, Any]) -> str | None:
         """The shoe's protocol; `driver` is its old name, still read, with a deprecation."""
@@ -204,50 +321,71 @@ class _Checker:
                 "renamed `protocol`; `driver` still works and will be refused in a later release",
             )
         protocol = shoe.get(key)
-        if not isinstance(protocol, str) or protocol not in available_drivers():
-            self.error(
-                (*where, key), f"unknown protocol {protocol!r}; available: {available_drivers()}"
-            )
+        if self._protocols is None:  # asked once: each asking scans the installed packages
+            self._protocols = available_drivers()
+        if not isinstance(protocol, str) or protocol not in self._protocols:
+            self.error((*where, key), _not_one_of("protocol", protocol, self._protocols))
+            return None
+        # The daemon loads the protocol's codec at start: a plugin that cannot be loaded
+        # is this host's problem, found here rather than by `run` alone.
+        if protocol not in self._loadable:
+            try:
+                load_decoder_class(protocol)
+                self._loadable[protocol] = None
+            except DriverError as exc:
+                self._loadable[protocol] = str(exc)
+        failure = self._loadable[protocol]
+        if failure is not None:
+            self.host_problem((*where, key), failure)
             return None
         return protocol
 
     def _transport(self, where: FieldPath, shoe: dict[str, Any]) -> TransportSettings | None:
         kind = shoe.get("transport")
-        if kind not in _TRANSPORTS:
-            self.error((*where, "transport"), f"must be one of {sorted(_TRANSPORTS)}, not {kind!r}")
+        if not isinstance(kind, str) or kind not in _TRANSPORTS:
+            self.error((*where, "transport"), _not_one_of("transport", kind, list(_TRANSPORTS)))
             return None
         settings_class, keys = _TRANSPORTS[kind]
-        unknown = sorted(set(shoe) - keys - _SHOE_KEYS)
-        if unknown:
+        for key in sorted(set(shoe) - keys - _SHOE_KEYS):
             self.error(
-                (*where, unknown[0]), f"not a setting of a {kind} shoe; settings: {sorted(keys)}"
+                (*where, key),
+                f"not a setting of a {kind} shoe; settings: {', '.join(sorted(keys))}",
             )
-            return None
+        given = {key: value for key, value in shoe.items() if key in keys}
+        missing = [
+            f.name
+            for f in dataclasses.fields(settings_class)
+            if f.default is dataclasses.MISSING and f.name not in given
+        ]
+        for name in missing:
+            self.error((*where, name), f"required for a {kind} shoe")
+            given[name] = None  # a stand-in, so that the other settings are judged too
         try:
-            return settings_class(**{k: v for k, v in shoe.items() if k in keys})  # type: ignore[no-any-return]
+            return settings_class(**given)
         except SettingsError as exc:
-            self.error((*where, exc.field), f"{exc.value!r}: {exc.args[0].split(': ', 1)[-1]}")
-        except TypeError as exc:  # a required setting is missing
-            self.error(where, f"incomplete {kind} settings: {exc}")
+            for problem in exc.problems:
+                if problem.field not in missing:
+                    self.error((*where, problem.field), problem.message)
         return None
 
-    def _journal(self, section: object) -> tuple[Path, int]:
-        if not isinstance(section, dict):
-            self.error(("journal",), "must be a table")
-            return DEFAULT_STATE_DIRECTORY, 100_000
-        for key in sorted(set(section) - {"state_directory", "outbox_limit"}):
-            self.error(
-                ("journal", key), "unknown setting; settings: ['outbox_limit', 'state_directory']"
-            )
-        directory = section.get("state_directory", str(DEFAULT_STATE_DIRECTORY))
-        if not isinstance(directory, str) or not directory.startswith("/"):
-            self.error(("journal", "state_directory"), "an absolute directory path")
-            directory = str(DEFAULT_STATE_DIRECTORY)
-        limit = section.get("outbox_limit", 100_000)
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 100:
-            self.error(("journal", "outbox_limit"), "a whole number of messages, at least 100")
-            limit = 100_000
-        return Path(directory), limit
+    def _journal(self, value: object) -> tuple[Path, int]:
+        section = self.section("journal", value, _JOURNAL_KEYS)
+        if section is None:
+            return DEFAULT_STATE_DIRECTORY, DEFAULT_OUTBOX_LIMIT
+        return (
+            section.directory("state_directory", DEFAULT_STATE_DIRECTORY),
+            section.whole_number("outbox_limit", DEFAULT_OUTBOX_LIMIT, OUTBOX_LIMITS),
+        )
+
+    def _logging(self, value: object) -> LoggingConfig:
+        section = self.section("logging", value, _LOGGING_KEYS)
+        if section is None:
+            return LoggingConfig()
+        return LoggingConfig(
+            section.choice("format", "auto", LOG_FORMATS),
+            section.choice("level", "info", LOG_LEVELS),
+            section.flag("raw_frames", default=False),
+        )
 
     def _display(self, section: object) -> None:
         """`[display]` is the pit display's (daemon/display/config.py): its shape is checked
@@ -257,22 +395,76 @@ class _Checker:
         for where, message in check_display(section, read_files=False)[1]:
             self.error(where, message)
 
-    def _logging(self, section: object) -> LoggingConfig:
-        if not isinstance(section, dict):
-            self.error(("logging",), "must be a table")
-            return LoggingConfig()
-        for key in sorted(set(section) - {"format", "level", "raw_frames"}):
-            self.error(("logging", key), "unknown setting; settings: format, level, raw_frames")
-        fmt = section.get("format", "auto")
-        level = section.get("level", "info")
-        if fmt not in LOG_FORMATS:
-            self.error(("logging", "format"), f"one of {list(LOG_FORMATS)}")
-            fmt = "auto"
-        if level not in LOG_LEVELS:
-            self.error(("logging", "level"), f"one of {list(LOG_LEVELS)}")
-            level = "info"
-        raw = section.get("raw_frames", False)
-        if not isinstance(raw, bool):
-            self.error(("logging", "raw_frames"), "true or false")
-            raw = False
-        return LoggingConfig(fmt, level, raw)
+
+class _Section:
+    """One table of the daemon's own settings, read a key at a time.
+
+    Each reader returns the value, or the default after recording why the value is wrong,
+    so one pass reports every mistake in the section.
+    """
+
+    def __init__(
+        self, checker: _Checker, where: FieldPath, values: dict[str, Any], known: frozenset[str]
+    ) -> None:
+        self._checker = checker
+        self._where = where
+        self._values = values
+        for key in sorted(set(values) - known):
+            self._refuse(key, unknown_setting(key, known))
+
+    def _refuse(self, key: str, message: str) -> None:
+        self._checker.error((*self._where, key), message)
+
+    def whole_number(self, key: str, default: int, allowed: range) -> int:
+        value = self._values.get(key, default)
+        low, high = allowed.start, allowed.stop - 1
+        if isinstance(value, bool) or not isinstance(value, int):
+            self._refuse(key, f"a whole number from {low} to {high}, not {describe_value(value)}")
+        elif value not in allowed:
+            self._refuse(key, f"from {low} to {high}, not {describe_value(value)}")
+        else:
+            return value
+        return default
+
+    def choice(self, key: str, default: str, choices: tuple[str, ...]) -> str:
+        value = self._values.get(key, default)
+        if not isinstance(value, str) or value not in choices:
+            self._refuse(key, f"one of {', '.join(choices)}; not {describe_value(value)}")
+            return default
+        return value
+
+    def flag(self, key: str, *, default: bool) -> bool:
+        value = self._values.get(key, default)
+        if not isinstance(value, bool):
+            self._refuse(key, f"true or false, not {describe_value(value)}")
+            return default
+        return value
+
+    def directory(self, key: str, default: Path) -> Path:
+        """An absolute path: relative, it would name a different place under systemd (whose
+        working directory is `/`) than where check-config was run."""
+        value = self._values.get(key, str(default))
+        if not is_absolute_path(value):
+            self._refuse(key, f"an absolute directory path, not {describe_value(value)}")
+            return default
+        return Path(value)
+
+
+def _not_one_of(what: str, value: object, names: list[str]) -> str:
+    """Why `value` does not name one of `names`: missing, not a name, or unknown."""
+    if value is None:
+        problem = "required"
+    elif isinstance(value, str):
+        problem = f"unknown {what} {value[:40]!r}"
+    else:
+        problem = f"a {what} name in quotes, not {describe_value(value)}"
+    return f"{problem}; {what}s: {', '.join(names)}"
+
+
+def _within(value: object, low: float, high: float) -> bool:
+    """A number (not a boolean, not NaN) from `low` to `high`."""
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and low <= value <= high  # NaN compares false with everything
+    )

@@ -10,14 +10,15 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from pathlib import Path
 
 FieldPath = tuple[str | int, ...]
 
-_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+_HEADER = re.compile(r"\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?")
 _KEY = re.compile(r"^\s*([A-Za-z0-9_\-\".]+?)\s*=")
 
 
@@ -51,50 +52,186 @@ def format_field(path: FieldPath) -> str:
     return out
 
 
+# A file of 256 tables, each with its shoe and a comment or two, is about 200 KiB; anything
+# past this limit is not a configuration written by a person.
+MAX_FILE_BYTES: Final = 4 * 1024 * 1024
+# How deep arrays and tables may nest. The deepest a shoe2mqtt file needs is four
+# (`[[table]]` > `limits` > `blackjack` > `min`); beyond this a file is malformed, and the
+# TOML parser would exhaust Python's stack (RecursionError) somewhere past 400 levels.
+MAX_NESTING: Final = 8
+
+
 def read_toml(path: Path) -> tuple[dict[str, Any], str]:
-    """The parsed document and its text; a syntax error is a ConfigFileError with its line."""
+    """The parsed document and its text; a syntax error is a ConfigFileError with its line.
+
+    Also refused, each with its line: a file larger than `MAX_FILE_BYTES`, arrays or inline
+    tables nested deeper than `MAX_NESTING`, and an integer of more digits than Python
+    converts (tomllib raises a bare ValueError for it).
+    """
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as file:
+            raw = file.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise ConfigFileError(
             str(path), None, "", f"cannot read the file: {exc.strerror}"
         ) from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ConfigFileError(
+            str(path),
+            None,
+            "",
+            f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB: not a configuration",
+        )
     try:
-        return tomllib.loads(text), text
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        where = raw[: exc.start].count(b"\n") + 1
+        raise ConfigFileError(str(path), where, "", "not valid TOML: not UTF-8 text") from None
+    too_deep = _too_deep(text)
+    if too_deep is not None:
+        raise ConfigFileError(
+            str(path), too_deep, "", f"nested deeper than {MAX_NESTING} arrays or tables"
+        )
+    try:
+        document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         # Python 3.11's error carries its position only in its text: "... (at line 6, column 8)".
         position = re.search(r"\(at line (\d+), column \d+\)", str(exc))
         line = int(position.group(1)) if position else None
         message = str(exc).split(" (at line", 1)[0]
         raise ConfigFileError(str(path), line, "", f"not valid TOML: {message}") from None
+    except ValueError:  # an integer past int()'s 4,300 digits; tomllib says not where
+        raise ConfigFileError(
+            str(path), _long_number_line(text), "", "not valid TOML: a number far too long"
+        ) from None
+    deep = _nested_too_deep(document)
+    if deep is not None:  # dotted keys and headers nest without a bracket: `a.b.c.d = 1`
+        raise ConfigFileError(
+            str(path),
+            locate(text, deep),
+            format_field(deep),
+            f"nested deeper than {MAX_NESTING} arrays or tables",
+        )
+    return document, text
+
+
+def _too_deep(text: str) -> int | None:
+    """The line where arrays or inline tables nest deeper than MAX_NESTING, or None.
+
+    Counts brackets and braces outside strings and comments: table headers open and close
+    on their line, values nest. Strings are skipped by their TOML quoting (basic, literal,
+    and the multi-line forms of each) so that a bracket in a string is not counted.
+    """
+    depth = 0
+    line = 1
+    at = 0
+    while at < len(text):
+        character = text[at]
+        if character in "\"'":
+            quote = text[at : at + 3] if text.startswith(character * 3, at) else character
+            end = _string_end(text, at + len(quote), quote)
+            line += text.count("\n", at, end)
+            at = end
+            continue
+        if character == "#":
+            newline = text.find("\n", at)
+            at = len(text) if newline < 0 else newline
+            continue
+        if character == "\n":
+            line += 1
+        elif character in "[{":
+            depth += 1
+            if depth > MAX_NESTING:
+                return line
+        elif character in "]}":
+            depth = max(0, depth - 1)
+        at += 1
+    return None
+
+
+def _nested_too_deep(document: dict[str, Any]) -> FieldPath | None:
+    """The path of an array or table nested deeper than MAX_NESTING in the parsed document."""
+    stack: list[tuple[FieldPath, object, int]] = [((), document, 0)]
+    while stack:
+        path, value, depth = stack.pop()
+        if depth > MAX_NESTING:
+            return path
+        children: Iterable[tuple[str | int, object]] = ()
+        if isinstance(value, dict):
+            children = value.items()
+        elif isinstance(value, list):
+            children = enumerate(value)
+        stack.extend(
+            ((*path, key), child, depth + 1)
+            for key, child in children
+            if isinstance(child, dict | list)
+        )
+    return None
+
+
+def _string_end(text: str, start: int, quote: str) -> int:
+    """Where the string opened by `quote` ends (past its closing quote), or the end of text."""
+    at = start
+    while True:
+        found = text.find(quote, at)
+        if found < 0:
+            return len(text)
+        if quote[0] == "'" or not _escaped(text, found):
+            return found + len(quote)
+        at = found + 1
+
+
+def _escaped(text: str, at: int) -> bool:
+    """Whether the character at `at` follows an odd number of backslashes."""
+    count = 0
+    while at - count - 1 >= 0 and text[at - count - 1] == "\\":
+        count += 1
+    return count % 2 == 1
+
+
+def _long_number_line(text: str) -> int | None:
+    match = re.search(r"\d{4000}", text)
+    return None if match is None else text.count("\n", 0, match.start()) + 1
 
 
 def locate(text: str, path: FieldPath) -> int | None:
-    """The line that sets `path` (or the closest enclosing table or key), 1-based.
+    """The line that sets `path` (or the closest enclosing table or key), 1-based."""
+    return FieldLines(text).line_of(path)
+
+
+class FieldLines:
+    """Where each field of a file is set, found in one pass over its text.
 
     TOML parsers do not keep positions, so this walks the text: table headers (`[a.b]`,
-    `[[table]]`, counting array entries) and key lines (`x = ...`, dotted keys too), and
-    returns the line whose full path shares the longest prefix with `path`.
+    `[[table]]`, counting array entries) and key lines (`x = ...`, dotted keys too). A
+    field's line is the first line whose full path is the longest prefix of the field's.
     """
-    best_line: int | None = None
-    best_len = 0
-    header: list[str | int] = []
-    array_counts: dict[tuple[str | int, ...], int] = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
-        header_match = _HEADER.match(raw)
-        if header_match:
-            header = _header_path(header_match, array_counts)
-            current: list[str | int] = header
-        else:
-            key_match = _KEY.match(raw)
-            if not key_match:
-                continue
-            current = [*header, *(p.strip().strip('"') for p in key_match.group(1).split("."))]
-        shared = _shared_prefix(current, path)
-        # A line can only be the place of `path` if it is on the way to it.
-        if shared == len(current) and shared > best_len:
-            best_line, best_len = number, shared
-    return best_line
+
+    def __init__(self, text: str) -> None:
+        self._first: dict[tuple[str | int, ...], int] = {}
+        header: list[str | int] = []
+        array_counts: dict[tuple[str | int, ...], int] = {}
+        for number, raw in enumerate(text.splitlines(), start=1):
+            header_match = _HEADER.fullmatch(raw)
+            if header_match:
+                header = _header_path(header_match, array_counts)
+                current: list[str | int] = header
+            else:
+                key_match = _KEY.match(raw)
+                if not key_match:
+                    continue
+                current = [
+                    *header,
+                    *(p.strip().strip('"') for p in key_match.group(1).split(".")),
+                ]
+            self._first.setdefault(tuple(current), number)
+
+    def line_of(self, path: FieldPath) -> int | None:
+        for length in range(len(path), 0, -1):
+            found = self._first.get(tuple(path[:length]))
+            if found is not None:
+                return found
+        return None
 
 
 def _header_path(
@@ -115,12 +252,3 @@ def _header_path(
         elif key in array_counts:
             resolved.append(array_counts[key])
     return resolved
-
-
-def _shared_prefix(a: list[str | int], b: FieldPath) -> int:
-    count = 0
-    for left, right in zip(a, b, strict=False):
-        if left != right:
-            break
-        count += 1
-    return count

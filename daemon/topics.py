@@ -5,14 +5,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_SEGMENT = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+MAX_SEGMENT = 128  # characters: a host name (64) and a systemd instance name fit
+# Matched whole (fullmatch): `$` would accept "bj-1\n", and a topic with a newline in it is
+# a malformed packet to the broker, which drops the connection.
+_SEGMENT = re.compile(rf"[a-z0-9][a-z0-9_-]{{0,{MAX_SEGMENT - 1}}}")
 
 COMMANDS = ("wager", "withdraw", "action", "card", "void", "shuffle", "status")
 
 
 def valid_segment(text: str) -> bool:
     """Topic segments are lowercase ASCII: letters, digits, '-' and '_'; never a wildcard."""
-    return bool(_SEGMENT.match(text))
+    return _SEGMENT.fullmatch(text) is not None
 
 
 @dataclass(frozen=True, slots=True)

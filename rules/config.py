@@ -145,26 +145,29 @@ def _builtin_paytables(game: Game) -> Mapping[str, Mapping[Any, Odds]]:
     return OPTIONAL_BONUS_PAYTABLES
 
 
-_KNOWN_KEYS = {
-    "id",
-    "game",
-    "decks",
-    "deck_kind",
-    "seats",
-    "limits",
-    "paytable",
-    "hole_card_reader",
-    "dealer_hits_soft_17",
-    "burn_cards",
-    "queen_of_hearts_aggregate_limit",
-    "other_wagers",
-    "surrender",
-    "max_hands_per_seat",
-    "split_aces_one_card",
-    "double_after_split",
-    "mid_shoe_entry",
-    "twenty_point_bonus",
-}
+# Every setting of a table (docs/configuration.md lists each, and a test keeps it so).
+TABLE_KEYS = frozenset(
+    {
+        "id",
+        "game",
+        "decks",
+        "deck_kind",
+        "seats",
+        "limits",
+        "paytable",
+        "hole_card_reader",
+        "dealer_hits_soft_17",
+        "burn_cards",
+        "queen_of_hearts_aggregate_limit",
+        "other_wagers",
+        "surrender",
+        "max_hands_per_seat",
+        "split_aces_one_card",
+        "double_after_split",
+        "mid_shoe_entry",
+        "twenty_point_bonus",
+    }
+)
 
 
 class _Parser:
@@ -184,8 +187,8 @@ class _Parser:
 
     def parse(self) -> TableConfig:
         data = self.data
-        for key in sorted(set(data) - _KNOWN_KEYS):
-            self.refuse(key, unknown_setting(key, _KNOWN_KEYS))
+        for key in sorted(set(data) - TABLE_KEYS):
+            self.refuse(key, unknown_setting(key, TABLE_KEYS))
         table_id = self._table_id()
         game = self._enum("game", Game, None)
         rules = GAMES[game or Game.BLACKJACK]  # defaults only, while `game` is wrong
@@ -494,15 +497,18 @@ class _Parser:
         return limit
 
 
-def describe_value(value: object) -> str:
+def describe_value(value: object, *, show: bool = True) -> str:
     """A value as a mistake names it: its TOML type, and the value itself when it is short.
 
     `seats = "7"` is refused as "not a string ('7')", so a person sees at once that the
     quotes are the mistake. Arrays and tables are named, never printed: they may be long,
-    or nested deeper than a printout can go.
+    or nested deeper than a printout can go. `show=False` names the type alone, for
+    settings whose value may be a secret typed in the wrong place.
     """
     kind = _KINDS.get(type(value), "a date or time")
-    return kind if isinstance(value, list | dict) else f"{kind} ({_shown(value)})"
+    if not show or isinstance(value, list | dict):
+        return kind
+    return f"{kind} ({_shown(value)})"
 
 
 def _shown(value: object) -> str:

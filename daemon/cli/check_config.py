@@ -1,5 +1,7 @@
-"""`shoe2mqtt check-config FILE`: every mistake of a configuration file, each with its line
-and field, before the service is started on it; or one line saying what it will serve."""
+"""`shoe2mqtt check-config FILE...`: every mistake of each configuration file, each with its
+line and field, and apart from them what this host lacks for it (a CA or password file
+missing or unreadable), before the service is started on it; or one line per file saying
+what it will serve."""
 
 from __future__ import annotations
 
@@ -15,30 +17,39 @@ if TYPE_CHECKING:
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("config", type=Path, help="the configuration file")
+    cmd.add_argument(
+        "config",
+        type=Path,
+        nargs="+",
+        help="the configuration file; several, e.g. /etc/shoe2mqtt/*.toml, one per instance",
+    )
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
+    results = [_check(path, out, err) for path in args.config]
+    return ExitCode.OK if all(results) else ExitCode.FAILURE
+
+
+def _check(path: Path, out: TextIO, err: TextIO) -> bool:
     from daemon.config import ConfigErrors, load_config
 
-    path: Path = args.config
     try:
         config = load_config(path)
     except ConfigErrors as exc:
         write_config_errors(err, exc)
-        err.write(f"{len(exc.errors)} mistake(s) in {path}\n")
-        return ExitCode.FAILURE
+        return False
     err.writelines(f"{note} (deprecated)\n" for note in config.deprecations)
     tables = ", ".join(
         f"{t.table.table_id} ({t.table.game.value}, {t.shoe.protocol})" for t in config.tables
     )
     out.write(f"{path}: OK: broker {config.mqtt.host}:{config.mqtt.port}; tables: {tables}\n")
-    return ExitCode.OK
+    return True
 
 
 COMMAND: Final = Command(
     name="check-config",
-    help="check a configuration file and name the line and field of each mistake",
+    help="check configuration files: every mistake with its line and field, and what this "
+    "host lacks for them",
     description=None,
     add_arguments=_add_arguments,
     run=_run,

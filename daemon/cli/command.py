@@ -70,8 +70,15 @@ def failure(err: TextIO, command: str, problem: object) -> ExitCode:
 
 
 def write_config_errors(err: TextIO, mistakes: ConfigErrors) -> None:
-    """Every mistake of a configuration file, a line each: file, line, field, why."""
+    """Every mistake of a configuration file, a line each: file, line, field, why; then,
+    under their own heading, the problems of this host (a file it names is missing)."""
     err.writelines(f"{error}\n" for error in mistakes.errors)
+    if mistakes.host_problems:
+        err.write(HOST_PROBLEMS_HEADING)
+        err.writelines(f"{problem}\n" for problem in mistakes.host_problems)
+
+
+HOST_PROBLEMS_HEADING = "problems of this host, not of the file (`run` needs them mended):\n"
 
 
 def broker_address(text: str) -> tuple[str, int]:

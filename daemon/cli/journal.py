@@ -147,7 +147,9 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
 def journal_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
     try:
         directory = (
-            load_config(args.config).state_directory
+            # The journal is read, never the broker reached: its TLS and password files
+            # may be missing here (a copy of a table PC's journal on a laptop).
+            load_config(args.config, read_host_files=False).state_directory
             if args.config is not None
             else (args.state_directory or DEFAULT_STATE_DIRECTORY)
         )

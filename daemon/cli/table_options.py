@@ -100,15 +100,15 @@ def configured_tables(args: argparse.Namespace, err: TextIO) -> list[tuple[Table
 def _config_file_tables(path: Path, err: TextIO) -> list[TableConfig]:
     """Every table of a configuration file, checked as `shoe2mqtt check-config` checks it.
 
-    A mistake outside the tables (a broker certificate not on this machine, say) does not
-    stop the analysis of a paytable: it is reported as a warning and the tables are read
-    from the file as `load_config` reads them.
+    A mistake outside the tables (a typo in `[mqtt]`, say) does not stop the analysis of a
+    paytable: it is reported as a warning and the tables are read from the file as
+    `load_config` reads them. The broker's files are not read: an analysis never connects.
     """
     from daemon.config import ConfigErrors, load_config
     from daemon.config_file import ConfigFileError, read_toml
 
     try:
-        return [setup.table for setup in load_config(path).tables]
+        return [setup.table for setup in load_config(path, read_host_files=False).tables]
     except ConfigErrors as exc:
         in_tables = [e for e in exc.errors if e.field.startswith("table") or not e.field]
         if in_tables:

@@ -61,6 +61,15 @@ _DAEMONS_OWN_TLS: Final = frozenset({"cert_file", "key_file"})
 Mistake = tuple[FieldPath, str]
 
 
+def setting_names() -> list[str]:
+    """Every `[display]` setting, dotted, for the configuration reference."""
+    return [
+        *(f"display.{key}" for key in _KEYS - {"https", "login"}),
+        *(f"display.https.{key}" for key in _HTTPS_KEYS),
+        *(f"display.login.{key}" for key in _LOGIN_KEYS),
+    ]
+
+
 @dataclass(frozen=True, slots=True)
 class Login:
     """HTTP Basic authentication for the page; over HTTPS or a TLS reverse proxy only."""
@@ -175,7 +184,7 @@ def _broker(
     try:
         settings = MqttSettings.from_mapping(shared, environ={})
     except MqttSettingsError as exc:
-        mistakes.append((tuple(exc.field.split(".")), exc.message))
+        mistakes.extend((tuple(p.field.split(".")), p.message) for p in exc.problems)
         return None
     if display is None:
         return None

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 
 class MqttLinkError(Exception):
     """Base of every error the daemon's MQTT package raises on purpose."""
@@ -13,12 +18,31 @@ class MqttSettingsError(MqttLinkError, ValueError):
     `field` is the dotted name as written in the config file (`mqtt.tls.ca_file`), so the
     message tells an operator which line to fix. Values are deliberately not echoed: a
     misplaced secret must not end up in a log line through its own error message.
+
+    `host` marks a problem of this host rather than of the file's text: a file the settings
+    name is missing or unreadable, an environment variable is unset. `problems` holds every
+    problem found while building the settings, this one first.
     """
 
-    def __init__(self, field: str, message: str) -> None:
+    def __init__(
+        self,
+        field: str,
+        message: str,
+        *,
+        host: bool = False,
+        others: Sequence[MqttSettingsError] = (),
+    ) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+        self.host = host
+        self.problems: tuple[MqttSettingsError, ...] = (self, *others)
+
+    @classmethod
+    def of_all(cls, problems: Sequence[MqttSettingsError]) -> MqttSettingsError:
+        """One error that reads as the first of `problems` and carries them all."""
+        first, *others = problems
+        return cls(first.field, first.message, host=first.host, others=others)
 
 
 class InvalidMessage(MqttLinkError, ValueError):

@@ -13,16 +13,18 @@ import os
 import re
 import socket
 import ssl
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 from daemon.mqtt.errors import MqttSettingsError
 from daemon.mqtt.secret import Secret
-from daemon.topics import Topics, valid_segment
+from daemon.topics import MAX_SEGMENT, Topics, valid_segment
 from drivers.backoff import BackoffPolicy
+from drivers.transports import is_absolute_path, is_host
 from drivers.transports.errors import SettingsError as BackoffSettingsError
+from rules.config import describe_value, unknown_setting
 
 DEFAULT_PORT: Final = 1883
 DEFAULT_TLS_PORT: Final = 8883  # the IANA port for MQTT over TLS, used when [mqtt.tls] is set
@@ -35,9 +37,25 @@ DEFAULT_RECONNECT: Final = BackoffPolicy(initial=0.5, maximum=30.0, multiplier=2
 # Lowercase ASCII segments: topics are typed by people into display configs and ACLs, and
 # one spelling per table avoids "Shoe2MQTT/bj-1" and "shoe2mqtt/BJ-1" both existing.
 _BASE_TOPIC = re.compile(r"[a-z0-9_-]+(?:/[a-z0-9_-]+)*")
-_MAX_CLIENT_ID_BYTES: Final = 65535  # MQTT strings carry a 16-bit length
+_MAX_BASE_TOPIC: Final = 128  # characters; every topic is this, a table id and a few words
+# Client ids and user names are short words; MQTT would carry 65,535 bytes, brokers often
+# far fewer (3.1.1 section 3.1.3.1 promises only 23), so a long one is a mistake.
+_MAX_NAME: Final = 256
 _MIN_KEEPALIVE: Final = 5  # shorter, and one slow PINGRESP from a busy broker drops the link
 _MAX_KEEPALIVE: Final = 65535  # the CONNECT packet's 16-bit field
+_NODE_RULE: Final = (
+    f"must be one lowercase topic segment (a-z, 0-9, _ and -, at most {MAX_SEGMENT}), "
+    "e.g. 'pit-a-pc-3'"
+)
+_CLIENT_ID_RULE: Final = (
+    f"must be printable text without spaces, at most {_MAX_NAME} characters, stable per daemon"
+)
+_BASE_TOPIC_RULE: Final = (
+    "must be lowercase ASCII segments (a-z, 0-9, _ and -) joined by '/', at most "
+    f"{_MAX_BASE_TOPIC} characters, without wildcards or a leading or trailing '/', "
+    f"e.g. {DEFAULT_BASE_TOPIC!r}"
+)
+_ENVIRONMENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,255}")
 
 
 # Set by the template unit shoe2mqtt@.service (`Environment=SHOE2MQTT_INSTANCE=%i`): two
@@ -56,7 +74,7 @@ def default_node(environ: Mapping[str, str] | None = None) -> str:
     environ = os.environ if environ is None else environ
     node = _as_segment(socket.gethostname()) or "shoe2mqtt"
     instance = _as_segment(environ.get(INSTANCE_VARIABLE, ""))
-    return f"{node}-{instance}" if instance else node
+    return (f"{node}-{instance}" if instance else node)[:MAX_SEGMENT].rstrip("-_")
 
 
 def _as_segment(text: str) -> str:
@@ -70,6 +88,8 @@ class TlsSettings:
 
     `ca_file` None means the system's trusted authorities. `cert_file` alone is a PEM file
     holding both the client certificate and its key; `key_file` names a separate key.
+    Building the settings checks their shape; `file_problems` reads the files, which are
+    this host's, not the configuration's (check-config reports them apart).
     """
 
     ca_file: Path | None = None
@@ -80,48 +100,88 @@ class TlsSettings:
     insecure: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("ca_file", "cert_file", "key_file"):
-            path = getattr(self, name)
-            if path is not None:
-                _require_readable_file(f"mqtt.tls.{name}", path)
+        problems: list[MqttSettingsError] = []
         if self.key_file is not None and self.cert_file is None:
-            raise MqttSettingsError(
-                "mqtt.tls.key_file", "a client key needs its certificate: set mqtt.tls.cert_file"
+            problems.append(
+                MqttSettingsError(
+                    "mqtt.tls.key_file",
+                    "a client key needs its certificate: set mqtt.tls.cert_file",
+                )
             )
-        if not isinstance(self.insecure, bool):
-            raise MqttSettingsError("mqtt.tls.insecure", "must be true or false")
-        self._load_into(ssl.create_default_context())
+        insecure: object = self.insecure  # as read from the file: any TOML value
+        if not isinstance(insecure, bool):
+            problems.append(
+                MqttSettingsError(
+                    "mqtt.tls.insecure",
+                    f"must be true or false, not {describe_value(insecure, show=False)}",
+                )
+            )
+        if problems:
+            raise MqttSettingsError.of_all(problems)
 
-    def _load_into(self, context: ssl.SSLContext) -> None:
-        """Load the files now: a bad PEM should stop the daemon at start, naming the file,
-        rather than fail every reconnection attempt for as long as it runs."""
+    def file_problems(self) -> list[MqttSettingsError]:
+        """Whether this host has the files, readable, and whether they load.
+
+        Loaded now, so a bad PEM stops the daemon at start, naming the file, rather than
+        failing every reconnection attempt for as long as it runs.
+        """
+        problems = [
+            problem
+            for name in _TLS_FILES
+            if (problem := _unreadable(f"mqtt.tls.{name}", getattr(self, name))) is not None
+        ]
+        if problems:
+            return problems
+        context = ssl.create_default_context()
         if self.ca_file is not None:
             try:
                 context.load_verify_locations(cafile=self.ca_file)
             except ssl.SSLError as exc:
-                raise MqttSettingsError(
-                    "mqtt.tls.ca_file", f"{str(self.ca_file)!r} holds no PEM certificate ({exc})"
-                ) from None
+                problems.append(
+                    _host_problem(
+                        "mqtt.tls.ca_file",
+                        f"{str(self.ca_file)!r} holds no PEM certificate ({exc})",
+                    )
+                )
         if self.cert_file is not None:
             blamed = "mqtt.tls.key_file" if self.key_file is not None else "mqtt.tls.cert_file"
             try:
                 context.load_cert_chain(self.cert_file, self.key_file, password=_no_passphrase)
+            except _EncryptedKey:
+                problems.append(
+                    _host_problem(
+                        "mqtt.tls.key_file",
+                        "the key is encrypted; the daemon cannot type a passphrase",
+                    )
+                )
             except ssl.SSLError as exc:
-                raise MqttSettingsError(
-                    blamed, f"the client certificate and key do not load as a pair ({exc})"
-                ) from None
+                problems.append(
+                    _host_problem(
+                        blamed, f"the client certificate and key do not load as a pair ({exc})"
+                    )
+                )
+        return problems
+
+
+class _EncryptedKey(Exception):
+    """OpenSSL asked for the key's passphrase."""
 
 
 def _no_passphrase() -> str:
     # Without this, OpenSSL would prompt on the terminal of a daemon that has none.
-    raise MqttSettingsError(
-        "mqtt.tls.key_file", "the key is encrypted; the daemon cannot type a passphrase"
-    )
+    raise _EncryptedKey
+
+
+_TLS_FILES: Final = ("ca_file", "cert_file", "key_file")
 
 
 @dataclass(frozen=True, slots=True)
 class MqttSettings:
-    """How the daemon reaches its broker; build with `from_mapping` from the config file."""
+    """How the daemon reaches its broker; build with `from_mapping` from the config file.
+
+    Every field is checked when built, each on its own, and every problem raised at once
+    (`MqttSettingsError.problems`), so check-config names them all in one run.
+    """
 
     host: str
     port: int = DEFAULT_PORT
@@ -137,39 +197,37 @@ class MqttSettings:
     reconnect: BackoffPolicy = DEFAULT_RECONNECT
 
     def __post_init__(self) -> None:
-        if not isinstance(self.host, str) or not self.host or _has_space(self.host):
-            raise MqttSettingsError("mqtt.host", "must be a host name or IP address")
-        _require_int("mqtt.port", self.port, 1, 65535)
-        _require_int("mqtt.keepalive", self.keepalive, _MIN_KEEPALIVE, _MAX_KEEPALIVE)
-        if not isinstance(self.node, str) or not valid_segment(self.node):
-            raise MqttSettingsError(
-                "mqtt.node",
-                "must be one lowercase topic segment (a-z, 0-9, _ and -), e.g. 'pit-a-pc-3'",
-            )
-        if self.client_id == "":
+        if self.client_id == "" and isinstance(self.node, str):
             # A frozen dataclass fills a derived default in only this way.
             object.__setattr__(self, "client_id", f"shoe2mqtt-{self.node}")
+        problems = [
+            MqttSettingsError(f"mqtt.{name}", problem)
+            for name, problem in self._problems()
+            if problem is not None
+        ]
+        if problems:
+            raise MqttSettingsError.of_all(problems)
+
+    def _problems(self) -> Iterator[tuple[str, str | None]]:
+        """(field, what is wrong with it or None): each field judged on its own."""
+        yield "host", _host_problem_of(self.host)
+        yield "port", _whole_number_problem(self.port, 1, 65535)
+        yield "keepalive", _whole_number_problem(self.keepalive, _MIN_KEEPALIVE, _MAX_KEEPALIVE)
+        if not isinstance(self.node, str) or not valid_segment(self.node):
+            yield "node", f"{_NODE_RULE}; not {describe_value(self.node, show=False)}"
+        if not _is_name(self.client_id):
+            yield "client_id", _CLIENT_ID_RULE
         if (
-            not isinstance(self.client_id, str)
-            or not self.client_id
-            or _has_space(self.client_id)
-            or not self.client_id.isprintable()
-            or len(self.client_id.encode()) > _MAX_CLIENT_ID_BYTES
+            not isinstance(self.base_topic, str)
+            or len(self.base_topic) > _MAX_BASE_TOPIC
+            or not _BASE_TOPIC.fullmatch(self.base_topic)
         ):
-            raise MqttSettingsError(
-                "mqtt.client_id", "must be printable text without spaces, stable per table"
-            )
-        if not isinstance(self.base_topic, str) or not _BASE_TOPIC.fullmatch(self.base_topic):
-            raise MqttSettingsError(
-                "mqtt.base_topic",
-                f"must be lowercase ASCII segments (a-z, 0-9, _ and -) joined by '/', "
-                f"without wildcards or a leading or trailing '/', e.g. {DEFAULT_BASE_TOPIC!r}",
-            )
-        if self.username is not None and (not isinstance(self.username, str) or not self.username):
-            raise MqttSettingsError("mqtt.username", "must be a non-empty text, or left out")
-        if self.password is not None and self.username is None:
+            yield "base_topic", _BASE_TOPIC_RULE
+        if self.username is not None and not _is_name(self.username, spaces=True):
+            yield "username", f"must be printable text, at most {_MAX_NAME} characters, or left out"
+        elif self.password is not None and self.username is None:
             # MQTT 3.1.1 section 3.1.2.9: a password without a user name is a protocol error.
-            raise MqttSettingsError("mqtt.username", "a password needs a user name")
+            yield "username", "a password needs a user name"
 
     @property
     def state_topic(self) -> str:
@@ -178,53 +236,74 @@ class MqttSettings:
 
     @classmethod
     def from_mapping(
-        cls, table: Mapping[str, object], *, environ: Mapping[str, str] | None = None
+        cls,
+        table: Mapping[str, object],
+        *,
+        environ: Mapping[str, str] | None = None,
+        read_files: bool = True,
     ) -> MqttSettings:
         """Validate the `[mqtt]` table of the TOML config (as parsed by tomllib).
 
         Keys: host (required), port, node, client_id, keepalive, base_topic, username, and at most
         one of password_file / password_env; sub-tables `tls` (ca_file, cert_file, key_file,
         insecure) and `reconnect` (initial, maximum, multiplier, jitter; seconds).
-        `environ` defaults to `os.environ`; tests pass their own.
+        `environ` defaults to `os.environ`; tests pass their own. `read_files=False` reads
+        neither the TLS files nor the password (for commands that never connect); the
+        settings then carry no password.
+
+        Raises `MqttSettingsError` carrying every problem: the file's mistakes, and this
+        host's (`host` True: a file missing or unreadable, an environment variable unset).
         """
-        _reject_unknown("mqtt", table, _KNOWN_KEYS)
+        environ = os.environ if environ is None else environ
+        problems = [
+            MqttSettingsError(f"mqtt.{key}", unknown_setting(key, _KNOWN_KEYS - {"password"}))
+            for key in sorted(table.keys() - _KNOWN_KEYS)
+        ]
         if "password" in table:
-            raise MqttSettingsError(
-                "mqtt.password",
-                "the password must not be in the config file: put it in a file readable only "
-                "by the daemon and set mqtt.password_file, or set mqtt.password_env to the "
-                "name of an environment variable holding it",
+            problems.append(
+                MqttSettingsError(
+                    "mqtt.password",
+                    "the password must not be in the config file: put it in a file readable "
+                    "only by the daemon and set mqtt.password_file, or set mqtt.password_env "
+                    "to the name of an environment variable holding it",
+                )
             )
+        given = {key: table[key] for key in _PLAIN_KEYS if key in table}
         if "host" not in table:
-            raise MqttSettingsError("mqtt.host", "is required: the broker's host name or address")
-        tls = _tls_from(table["tls"]) if "tls" in table else None
-        kwargs: dict[str, object] = {
-            "host": _text(table, "host"),
-            "port": _integer(table, "port", DEFAULT_TLS_PORT if tls else DEFAULT_PORT),
-            "keepalive": _integer(table, "keepalive", DEFAULT_KEEPALIVE),
-            "base_topic": _text(table, "base_topic", DEFAULT_BASE_TOPIC),
-            "tls": tls,
-            "username": _optional_text(table, "username"),
-            "password": _password_from(table, os.environ if environ is None else environ),
-            "reconnect": _reconnect_from(table.get("reconnect", {})),
-        }
-        kwargs["node"] = _text(table, "node") if "node" in table else default_node(environ)
-        if "client_id" in table:
-            kwargs["client_id"] = _text(table, "client_id")
-            if not kwargs["client_id"]:  # empty would quietly mean the default
-                raise MqttSettingsError("mqtt.client_id", "must not be empty; or leave it out")
-        return cls(**kwargs)  # type: ignore[arg-type]  # each value was type-checked above
+            problems.append(
+                MqttSettingsError("mqtt.host", "is required: the broker's host name or address")
+            )
+            given["host"] = "localhost"  # a stand-in, so that the other fields are judged
+        if given.get("client_id") == "":  # empty would quietly mean the default
+            problems.append(
+                MqttSettingsError("mqtt.client_id", "must not be empty; or leave it out")
+            )
+            del given["client_id"]
+        tls = _tls_from(table["tls"], problems, read_files=read_files) if "tls" in table else None
+        given.setdefault("port", DEFAULT_TLS_PORT if "tls" in table else DEFAULT_PORT)
+        given.setdefault("node", default_node(environ))
+        password = _password_from(table, environ, problems, read_files=read_files)
+        reconnect = _reconnect_from(table.get("reconnect", {}), problems)
+        settings: MqttSettings | None = None
+        try:
+            settings = cls(
+                **given,  # type: ignore[arg-type]  # each value is judged by __post_init__
+                tls=tls,
+                password=password,
+                reconnect=reconnect,
+            )
+        except MqttSettingsError as exc:
+            reported = {problem.field for problem in problems}
+            problems.extend(p for p in exc.problems if p.field not in reported)
+        if problems or settings is None:
+            raise MqttSettingsError.of_all(problems)
+        return settings
 
 
+_PLAIN_KEYS: Final = ("host", "port", "node", "client_id", "keepalive", "base_topic", "username")
 _KNOWN_KEYS: Final = frozenset(
     {
-        "host",
-        "port",
-        "node",
-        "client_id",
-        "keepalive",
-        "base_topic",
-        "username",
+        *_PLAIN_KEYS,
         "password",  # known so that its error explains where a password belongs
         "password_file",
         "password_env",
@@ -232,133 +311,184 @@ _KNOWN_KEYS: Final = frozenset(
         "reconnect",
     }
 )
-_TLS_KEYS: Final = frozenset({"ca_file", "cert_file", "key_file", "insecure"})
+_TLS_KEYS: Final = frozenset({*_TLS_FILES, "insecure"})
 _RECONNECT_KEYS: Final = frozenset({"initial", "maximum", "multiplier", "jitter"})
 
 
-def _tls_from(value: object) -> TlsSettings:
+def setting_names() -> list[str]:
+    """Every `[mqtt]` setting, dotted (`mqtt.tls.ca_file`), for the configuration reference."""
+    return [
+        *(f"mqtt.{key}" for key in _KNOWN_KEYS - {"password", "tls", "reconnect"}),
+        *(f"mqtt.tls.{key}" for key in _TLS_KEYS),
+        *(f"mqtt.reconnect.{key}" for key in _RECONNECT_KEYS),
+    ]
+
+
+def _tls_from(
+    value: object, problems: list[MqttSettingsError], *, read_files: bool
+) -> TlsSettings | None:
     if not isinstance(value, Mapping):
-        raise MqttSettingsError(
-            "mqtt.tls", "must be a table ([mqtt.tls]); an empty one means TLS with system CAs"
-        )
-    _reject_unknown("mqtt.tls", value, _TLS_KEYS)
-    insecure = value.get("insecure", False)
-    if not isinstance(insecure, bool):
-        raise MqttSettingsError("mqtt.tls.insecure", "must be true or false")
-    return TlsSettings(
-        ca_file=_path(value, "mqtt.tls", "ca_file"),
-        cert_file=_path(value, "mqtt.tls", "cert_file"),
-        key_file=_path(value, "mqtt.tls", "key_file"),
-        insecure=insecure,
-    )
-
-
-def _password_from(table: Mapping[str, object], environ: Mapping[str, str]) -> Secret | None:
-    if "password_file" in table and "password_env" in table:
-        raise MqttSettingsError(
-            "mqtt.password_env", "set either mqtt.password_file or mqtt.password_env, not both"
-        )
-    if "password_file" in table:
-        path = _path(table, "mqtt", "password_file")
-        assert path is not None  # the key is present
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-            raise MqttSettingsError(
-                "mqtt.password_file", f"cannot read {str(path)!r}: {reason}"
-            ) from None
-        # Editors and `echo` end files with a newline; it is never part of the password.
-        password = text.removesuffix("\n").removesuffix("\r")
-        if not password:
-            raise MqttSettingsError("mqtt.password_file", f"{str(path)!r} is empty")
-        return Secret(password)
-    if "password_env" in table:
-        name = _text(table, "password_env")
-        password = environ.get(name, "")
-        if not password:
-            raise MqttSettingsError(
-                "mqtt.password_env", f"the environment variable {name!r} is not set or empty"
+        problems.append(
+            MqttSettingsError(
+                "mqtt.tls",
+                "must be a table ([mqtt.tls]); an empty one means TLS with system CAs",
             )
-        return Secret(password)
+        )
+        return None
+    problems.extend(
+        MqttSettingsError(f"mqtt.tls.{key}", unknown_setting(key, _TLS_KEYS))
+        for key in sorted(value.keys() - _TLS_KEYS)
+    )
+    paths = {name: _path(value, "mqtt.tls", name, problems) for name in _TLS_FILES}
+    try:
+        tls = TlsSettings(**paths, insecure=value.get("insecure", False))  # judged by __post_init__
+    except MqttSettingsError as exc:
+        problems.extend(exc.problems)
+        return None
+    if read_files:
+        problems.extend(tls.file_problems())
+    return tls
+
+
+def _password_from(
+    table: Mapping[str, object],
+    environ: Mapping[str, str],
+    problems: list[MqttSettingsError],
+    *,
+    read_files: bool,
+) -> Secret | None:
+    if "password_file" in table and "password_env" in table:
+        problems.append(
+            MqttSettingsError(
+                "mqtt.password_env", "set either mqtt.password_file or mqtt.password_env, not both"
+            )
+        )
+        return None
+    if "password_file" in table:
+        path = _path(table, "mqtt", "password_file", problems)
+        return None if path is None or not read_files else _read_password(path, problems)
+    if "password_env" in table:
+        name = table["password_env"]
+        if not isinstance(name, str) or not _ENVIRONMENT_NAME.fullmatch(name):
+            problems.append(
+                MqttSettingsError(
+                    "mqtt.password_env",
+                    "must be the name of an environment variable (letters, digits and _), "
+                    f"not {describe_value(name, show=False)}",
+                )
+            )
+            return None
+        password = environ.get(name, "")
+        if not password and read_files:
+            problems.append(
+                _host_problem(
+                    "mqtt.password_env", f"the environment variable {name!r} is not set or empty"
+                )
+            )
+        return Secret(password) if password else None
     return None
 
 
-def _reconnect_from(value: object) -> BackoffPolicy:
-    if not isinstance(value, Mapping):
-        raise MqttSettingsError("mqtt.reconnect", "must be a table ([mqtt.reconnect])")
-    _reject_unknown("mqtt.reconnect", value, _RECONNECT_KEYS)
-    seconds: dict[str, float] = {}
-    for key in _RECONNECT_KEYS & value.keys():
-        number = value[key]
-        if isinstance(number, bool) or not isinstance(number, int | float):
-            raise MqttSettingsError(f"mqtt.reconnect.{key}", "must be a number")
-        seconds[key] = number
+def _read_password(path: Path, problems: list[MqttSettingsError]) -> Secret | None:
+    unreadable = _unreadable("mqtt.password_file", path)
+    if unreadable is not None:
+        problems.append(unreadable)
+        return None
     try:
-        return BackoffPolicy(**{**_policy_fields(DEFAULT_RECONNECT), **seconds})
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        problems.append(_host_problem("mqtt.password_file", f"cannot read {str(path)!r}: {reason}"))
+        return None
+    # Editors and `echo` end files with a newline; it is never part of the password.
+    password = text.removesuffix("\n").removesuffix("\r")
+    if not password:
+        problems.append(_host_problem("mqtt.password_file", f"{str(path)!r} is empty"))
+        return None
+    return Secret(password)
+
+
+def _reconnect_from(value: object, problems: list[MqttSettingsError]) -> BackoffPolicy:
+    if not isinstance(value, Mapping):
+        problems.append(MqttSettingsError("mqtt.reconnect", "must be a table ([mqtt.reconnect])"))
+        return DEFAULT_RECONNECT
+    problems.extend(
+        MqttSettingsError(f"mqtt.reconnect.{key}", unknown_setting(key, _RECONNECT_KEYS))
+        for key in sorted(value.keys() - _RECONNECT_KEYS)
+    )
+    chosen = {key: value[key] for key in _RECONNECT_KEYS & value.keys()}
+    try:
+        return BackoffPolicy(**{**_policy_fields(DEFAULT_RECONNECT), **chosen})
     except BackoffSettingsError as exc:
-        key = exc.field.rpartition(".")[2]
-        raise MqttSettingsError(f"mqtt.reconnect.{key}", str(exc).partition(": ")[2]) from None
+        problems.extend(
+            MqttSettingsError(f"mqtt.reconnect.{p.field.rpartition('.')[2]}", p.message)
+            for p in exc.problems
+        )
+    return DEFAULT_RECONNECT
 
 
 def _policy_fields(policy: BackoffPolicy) -> dict[str, float]:
     return {key: getattr(policy, key) for key in _RECONNECT_KEYS}
 
 
-def _reject_unknown(table_name: str, table: Mapping[str, object], known: frozenset[str]) -> None:
-    unknown = sorted(str(key) for key in table.keys() - known)
-    if unknown:
-        raise MqttSettingsError(
-            f"{table_name}.{unknown[0]}",
-            f"unknown setting; known ones are {', '.join(sorted(known - {'password'}))}",
-        )
-
-
-def _text(table: Mapping[str, object], key: str, default: str | None = None) -> str:
-    value = _optional_text(table, key)
-    if value is None:
-        value = default
-    if value is None:
-        raise MqttSettingsError(f"mqtt.{key}", "is required")
-    return value
-
-
-def _optional_text(table: Mapping[str, object], key: str) -> str | None:
-    value = table.get(key)
-    if value is not None and not isinstance(value, str):
-        raise MqttSettingsError(f"mqtt.{key}", "must be a quoted string")
-    return value
-
-
-def _integer(table: Mapping[str, object], key: str, default: int) -> int:
-    value = table.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise MqttSettingsError(f"mqtt.{key}", "must be a whole number")
-    return value
-
-
-def _path(table: Mapping[str, object], table_name: str, key: str) -> Path | None:
+def _path(
+    table: Mapping[str, object], table_name: str, key: str, problems: list[MqttSettingsError]
+) -> Path | None:
+    """An absolute path: the daemon runs in `/` under systemd, check-config wherever a person
+    stands, so a relative path would name two different files."""
     value = table.get(key)
     if value is None:
         return None
-    if not isinstance(value, str) or not value:
-        raise MqttSettingsError(f"{table_name}.{key}", "must be a file path in quotes")
-    return Path(value)
+    if not is_absolute_path(value):
+        problems.append(
+            MqttSettingsError(
+                f"{table_name}.{key}",
+                "must be an absolute file path in quotes, e.g. '/etc/shoe2mqtt/ca.crt'; "
+                f"not {describe_value(value, show=False)}",
+            )
+        )
+        return None
+    return Path(str(value))
 
 
-def _require_readable_file(name: str, path: Path) -> None:
-    if not isinstance(path, Path):
-        raise MqttSettingsError(name, "must be a pathlib.Path")
+def _unreadable(name: str, path: Path | None) -> MqttSettingsError | None:
+    if path is None:
+        return None
     if not path.is_file():
-        raise MqttSettingsError(name, f"no such file: {str(path)!r}")
+        return _host_problem(name, f"no such file: {str(path)!r}")
     if not os.access(path, os.R_OK):
-        raise MqttSettingsError(name, f"the daemon may not read {str(path)!r}: check its mode")
+        return _host_problem(name, f"the daemon may not read {str(path)!r}: check its mode")
+    return None
 
 
-def _require_int(name: str, value: object, low: int, high: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise MqttSettingsError(name, f"must be a whole number from {low} to {high}")
+def _host_problem(name: str, message: str) -> MqttSettingsError:
+    return MqttSettingsError(name, message, host=True)
 
 
-def _has_space(text: str) -> bool:
-    return any(character.isspace() for character in text)
+def _host_problem_of(host: object) -> str | None:
+    if is_host(host):
+        return None
+    return (
+        "must be a host name (ASCII letters, digits, '-', '.') or an IP address, "
+        f"not {describe_value(host, show=False)}"
+    )
+
+
+def _whole_number_problem(value: object, low: int, high: int) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return (
+            f"must be a whole number from {low} to {high}, not {describe_value(value, show=False)}"
+        )
+    if not low <= value <= high:
+        return f"must be a whole number from {low} to {high}"
+    return None
+
+
+def _is_name(text: object, *, spaces: bool = False) -> bool:
+    """Printable and short (client ids and user names), and without spaces unless allowed."""
+    return (
+        isinstance(text, str)
+        and 0 < len(text) <= _MAX_NAME
+        and text.isprintable()
+        and (spaces or not any(character.isspace() for character in text))
+    )

@@ -16,8 +16,8 @@ from drivers.transports.errors import (
     SettingsError,
     TransportError,
 )
-from drivers.transports.serial_line import SerialSettings, SerialTransport
-from drivers.transports.tcp import TcpSettings, TcpTransport
+from drivers.transports.serial_line import SerialSettings, SerialTransport, is_absolute_path
+from drivers.transports.tcp import TcpSettings, TcpTransport, is_host
 from drivers.transports.usb_device import UsbSettings
 from drivers.transports.usb_transport import UsbTransport
 
@@ -56,4 +56,6 @@ __all__ = [
     "TransportSettings",
     "UsbSettings",
     "UsbTransport",
+    "is_absolute_path",
+    "is_host",
 ]

@@ -25,7 +25,7 @@ class SettingsError(DriverError, ValueError):
     def __init__(
         self, message: str, *, field: str, value: object, others: Sequence[SettingsError] = ()
     ) -> None:
-        super().__init__(f"{field}={_shown(value)}: {message}")
+        super().__init__(f"{field}: {message}")
         self.message = message
         self.field = field
         self.value = value
@@ -48,14 +48,16 @@ class SettingsCheck:
         if isinstance(value, bool) or not isinstance(value, int):
             self.refuse(field, value, f"must be a whole number, not {describe_value(value)}")
         elif value not in allowed:
-            self.refuse(field, value, message)
+            self.refuse(field, value, f"{message}, not {_shown(value)}")
 
     def seconds(self, field: str, value: object, *, above: float, most: float) -> None:
         if isinstance(value, bool) or not isinstance(value, int | float):
             self.refuse(field, value, f"must be a number of seconds, not {describe_value(value)}")
         elif not (math.isfinite(value) and above < value <= most):
             self.refuse(
-                field, value, f"must be a number of seconds above {above:g}, at most {most:g}"
+                field,
+                value,
+                f"must be a number of seconds above {above:g}, at most {most:g}, not {value!r}",
             )
 
     def flag(self, field: str, value: object) -> None:

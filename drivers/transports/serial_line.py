@@ -40,7 +40,7 @@ class SerialSettings:
 
     def __post_init__(self) -> None:
         check = SettingsCheck()
-        if not is_device_path(self.port):
+        if not is_absolute_path(self.port):
             check.refuse(
                 "port",
                 self.port,
@@ -52,7 +52,7 @@ class SerialSettings:
             "baudrate",
             self.baudrate,
             allowed=STANDARD_BAUDRATES,
-            message=f"not a standard baud rate; shoes usually use 4800 or 9600 (common: {common})",
+            message=f"must be a standard baud rate (shoes use 4800 or 9600; common: {common})",
         )
         check.whole_number(
             "bytesize", self.bytesize, allowed=BYTESIZES, message="data bits must be 5, 6, 7 or 8"
@@ -69,7 +69,9 @@ class SerialSettings:
                 "stopbits", self.stopbits, f"must be a number, not {describe_value(self.stopbits)}"
             )
         elif self.stopbits not in STOPBITS:
-            check.refuse("stopbits", self.stopbits, "stop bits must be 1, 1.5 or 2")
+            check.refuse(
+                "stopbits", self.stopbits, f"stop bits must be 1, 1.5 or 2, not {self.stopbits}"
+            )
         check.flag("exclusive", self.exclusive)
         check.raise_any()
 
@@ -79,8 +81,8 @@ class SerialSettings:
         return f"{self.baudrate} {self.bytesize}{self.parity}{self.stopbits:g}"
 
 
-def is_device_path(path: object) -> bool:
-    """An absolute path the kernel can open: no NUL byte, within PATH_MAX (4096 bytes)."""
+def is_absolute_path(path: object) -> bool:
+    """An absolute path the kernel can take: no NUL byte, within PATH_MAX (4096 bytes)."""
     return (
         isinstance(path, str)
         and path.startswith("/")

@@ -69,7 +69,7 @@ class UsbSettings:
                 field,
                 getattr(self, field),
                 allowed=range(10, 60_001),
-                message="must be a whole number of milliseconds, 10 to 60000",
+                message="must be a whole number of milliseconds from 10 to 60000",
             )
         check.raise_any()
 

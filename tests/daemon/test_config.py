@@ -87,7 +87,7 @@ def test_the_shipped_example_is_valid_once_its_files_exist(
         (
             "baudrate = 4800",
             "baudrate = 4801",
-            ":17: table[1].shoe.baudrate: 4801: not a standard baud rate",
+            ":17: table[1].shoe.baudrate: must be a standard baud rate (shoes use 4800 or 9600",
         ),
         (
             'protocol = "enq"',

@@ -138,7 +138,7 @@ def closed_port() -> int:
     ("change", "field", "says"),
     [
         ({"parity": "X"}, "parity", "parity must be one of N, E, O, M, S"),
-        ({"baudrate": 96000}, "baudrate", "not a standard baud rate"),
+        ({"baudrate": 96000}, "baudrate", "must be a standard baud rate .*, not 96000"),
         ({"baudrate": True}, "baudrate", "must be a whole number, not a boolean"),
         ({"baudrate": "4800"}, "baudrate", r"must be a whole number, not a string \('4800'\)"),
         ({"exclusive": "yes"}, "exclusive", "must be true or false, not a string"),
@@ -154,7 +154,7 @@ def test_serial_settings_say_what_to_fix(change: dict[str, object], field: str, 
         SerialSettings(**arguments)  # type: ignore[arg-type]  # wrong on purpose
     assert caught.value.field == field
     assert caught.value.value == change[field]
-    assert str(caught.value).startswith(f"{field}={change[field]!r}: ")
+    assert str(caught.value).startswith(f"{field}: ")
 
 
 def test_serial_settings_accept_a_field_setting() -> None:
