@@ -301,7 +301,8 @@ class _Checker:
         if idle is not None and not _within(idle, low, high):
             self.error(
                 (*where, "idle_timeout"),
-                f"seconds from {low:g} to {high:g}, or left out; not {describe_value(idle)}",
+                f"must be seconds from {low:g} to {high:g}, or left out; "
+                f"not {describe_value(idle)}",
             )
             return None
         if protocol is None or transport is None:
@@ -419,9 +420,11 @@ class _Section:
         value = self._values.get(key, default)
         low, high = allowed.start, allowed.stop - 1
         if isinstance(value, bool) or not isinstance(value, int):
-            self._refuse(key, f"a whole number from {low} to {high}, not {describe_value(value)}")
+            self._refuse(
+                key, f"must be a whole number from {low} to {high}, not {describe_value(value)}"
+            )
         elif value not in allowed:
-            self._refuse(key, f"from {low} to {high}, not {describe_value(value)}")
+            self._refuse(key, f"must be from {low} to {high}, not {describe_value(value)}")
         else:
             return value
         return default
@@ -429,14 +432,14 @@ class _Section:
     def choice(self, key: str, default: str, choices: tuple[str, ...]) -> str:
         value = self._values.get(key, default)
         if not isinstance(value, str) or value not in choices:
-            self._refuse(key, f"one of {', '.join(choices)}; not {describe_value(value)}")
+            self._refuse(key, f"must be one of {', '.join(choices)}; not {describe_value(value)}")
             return default
         return value
 
     def flag(self, key: str, *, default: bool) -> bool:
         value = self._values.get(key, default)
         if not isinstance(value, bool):
-            self._refuse(key, f"true or false, not {describe_value(value)}")
+            self._refuse(key, f"must be true or false, not {describe_value(value)}")
             return default
         return value
 
@@ -445,7 +448,7 @@ class _Section:
         working directory is `/`) than where check-config was run."""
         value = self._values.get(key, str(default))
         if not is_absolute_path(value):
-            self._refuse(key, f"an absolute directory path, not {describe_value(value)}")
+            self._refuse(key, f"must be an absolute directory path, not {describe_value(value)}")
             return default
         return Path(value)
 

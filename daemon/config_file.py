@@ -90,7 +90,10 @@ def read_toml(path: Path) -> tuple[dict[str, Any], str]:
     too_deep = _too_deep(text)
     if too_deep is not None:
         raise ConfigFileError(
-            str(path), too_deep, "", f"nested deeper than {MAX_NESTING} arrays or tables"
+            str(path),
+            too_deep,
+            format_field(FieldLines(text).set_on(too_deep)),
+            f"nested deeper than {MAX_NESTING} arrays or tables",
         )
     try:
         document = tomllib.loads(text)
@@ -204,11 +207,12 @@ class FieldLines:
 
     TOML parsers do not keep positions, so this walks the text: table headers (`[a.b]`,
     `[[table]]`, counting array entries) and key lines (`x = ...`, dotted keys too). A
-    field's line is the first line whose full path is the longest prefix of the field's.
+    field's line is the first line on the way to it that goes furthest along its path.
     """
 
     def __init__(self, text: str) -> None:
         self._first: dict[tuple[str | int, ...], int] = {}
+        self._set_on: dict[int, tuple[str | int, ...]] = {}
         header: list[str | int] = []
         array_counts: dict[tuple[str | int, ...], int] = {}
         for number, raw in enumerate(text.splitlines(), start=1):
@@ -224,7 +228,15 @@ class FieldLines:
                     *header,
                     *(p.strip().strip('"') for p in key_match.group(1).split(".")),
                 ]
-            self._first.setdefault(tuple(current), number)
+            self._set_on[number] = tuple(current)
+            # Each enclosing path too: `[[table]]` is where `table` begins, `[mqtt.tls]`
+            # where `mqtt` does if no `[mqtt]` came first.
+            for length in range(1, len(current) + 1):
+                self._first.setdefault(tuple(current[:length]), number)
+
+    def set_on(self, line: int) -> FieldPath:
+        """The field a line sets or opens; () for a line that continues a value."""
+        return self._set_on.get(line, ())
 
     def line_of(self, path: FieldPath) -> int | None:
         for length in range(len(path), 0, -1):

@@ -420,7 +420,7 @@ class _Parser:
             if value not in builtin:
                 self.refuse(
                     "paytable",
-                    f"unknown paytable {describe_value(value)}: name one of {sorted(builtin)} "
+                    f"unknown paytable {value[:40]!r}: name one of {sorted(builtin)} "
                     "or give the odds of every line",
                 )
                 return "", {}

@@ -480,7 +480,7 @@ def _whole_number_problem(value: object, low: int, high: int) -> str | None:
             f"must be a whole number from {low} to {high}, not {describe_value(value, show=False)}"
         )
     if not low <= value <= high:
-        return f"must be a whole number from {low} to {high}"
+        return f"must be from {low} to {high}, not {describe_value(value)}"
     return None
 
 
