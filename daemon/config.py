@@ -251,6 +251,7 @@ class _Checker:
             )
         setups: list[TableSetup] = []
         seen: dict[str, int] = {}
+        devices: dict[tuple[object, ...], int] = {}  # a shoe's device → the table it serves
         for index, table in enumerate(section):
             if not isinstance(table, dict):
                 self.error(
@@ -269,8 +270,45 @@ class _Checker:
                 )
                 continue
             seen[table_id] = index
+            if self._shared_device(index, setup.shoe.transport, devices):
+                continue
             setups.append(setup)
         return tuple(setups)
+
+    def _shared_device(
+        self, index: int, transport: TransportSettings, devices: dict[tuple[object, ...], int]
+    ) -> bool:
+        """Whether another table reads this shoe's device: one of the two would never get a
+        byte (the serial port is locked, a device server serves one client), so say so."""
+        where: FieldPath = ("table", index, "shoe")
+        checked: list[tuple[object, ...]]
+        match transport:
+            case SerialSettings(port=port):
+                checked, field_name = [("serial", port)], "port"
+            case TcpSettings(host=host, port=port):
+                checked, field_name = [("tcp", host.lower(), port)], "host"
+            case UsbSettings(vendor_id=vendor, product_id=product, serial_number=serial):
+                # Without a serial number a USB shoe is whichever of its kind is found first,
+                # so it takes every shoe of its kind; "*" marks that one of the kind is taken.
+                kind = ("usb", vendor, product)
+                checked = [(*kind, "*")] if serial is None else [(*kind, serial), (*kind, None)]
+                field_name = "product_id" if serial is None else "serial_number"
+        for key in checked:
+            other = devices.get(key)
+            if other is not None:
+                self.error(
+                    (*where, field_name),
+                    f"table [{other + 1}] reads this shoe already: one shoe, one table"
+                    + (" (give each USB shoe its serial_number)" if key[0] == "usb" else ""),
+                )
+                return True
+        if isinstance(transport, UsbSettings):
+            kind = ("usb", transport.vendor_id, transport.product_id)
+            devices[(*kind, "*")] = index
+            devices[(*kind, transport.serial_number)] = index
+        else:
+            devices[checked[0]] = index
+        return False
 
     def _table(self, index: int, table: dict[str, Any]) -> TableSetup | None:
         settings = {k: v for k, v in table.items() if k != "shoe"}
