@@ -332,7 +332,7 @@ TABLE_1, TABLE_2 = ("[[table]]" + t for t in GOOD.split("[[table]]")[1:])
         (
             "mqtt = 5\n" + TABLE_1,
             [
-                ":1: mqtt: required: an [mqtt] section with at least `host`, not a whole number (5)",
+                ":1: mqtt: required: an [mqtt] section with at least `host`, not a whole ...",
             ],
         ),
         (
@@ -345,8 +345,8 @@ TABLE_1, TABLE_2 = ("[[table]]" + t for t in GOOD.split("[[table]]")[1:])
             MQTT_ONLY + TABLE_2.replace("shoe = {", 'shoe = "moxa-3"\nx = {'),
             [
                 (
-                    ":10: table[1].shoe: required: a [table.shoe] section with protocol, transport and "
-                    "its settings, not a string ('moxa-3')"
+                    ":10: table[1].shoe: required: a [table.shoe] section with protocol, "
+                    "transport and its settings, not a string ('moxa-3')"
                 ),
                 ":11: table[1].x: unknown setting; settings: burn_cards, dealer_hits_soft_17, ...",
             ],
@@ -354,11 +354,11 @@ TABLE_1, TABLE_2 = ("[[table]]" + t for t in GOOD.split("[[table]]")[1:])
         (
             MQTT_ONLY + "[[table]]\nlimits = [[[[1]]]]\n",
             [
-                ":4: table[1].game: required, one of ['blackjack', 'double_attack', 'triple_attack']",
+                ":4: table[1].game: required, one of ['blackjack', 'double_attack', 'triple_...",
                 ":4: table[1].id: required: the table's id, e.g. 'bj-1'",
                 (
-                    ":4: table[1].shoe: required: a [table.shoe] section with protocol, transport and "
-                    "its settings"
+                    ":4: table[1].shoe: required: a [table.shoe] section with protocol, "
+                    "transport and its settings"
                 ),
                 ":5: table[1].limits: required: a table of {min, max} per wager kind, not an array",
             ],
@@ -425,8 +425,8 @@ SHOE = 'shoe = { protocol = "reference", transport = '
             '"usb", vendor_id = 0x0403, product_id = 1 }',
             '"usb", vendor_id = 0x0403, product_id = 1, serial_number = "B2" }',
             (
-                "table[2].shoe.serial_number: table [1] reads this shoe already: one shoe, one table "
-                "(give each USB shoe its serial_number)"
+                "table[2].shoe.serial_number: table [1] reads this shoe already: one shoe, "
+                "one table (give each USB shoe its serial_number)"
             ),
         ),
         (
