@@ -14,7 +14,6 @@ from daemon.config import ConfigErrors, load_config
 from daemon.journal import Journal, prepare_state_directory
 from drivers.transports import SerialSettings, TcpSettings
 
-EXAMPLE = Path(__file__).parents[2] / "examples" / "shoe2mqtt.toml"
 SHOE2MQTT = Path(sys.executable).parent / "shoe2mqtt"
 
 GOOD = """\
