@@ -41,8 +41,9 @@ DEFAULT_STATE_DIRECTORY = Path("/var/lib/shoe2mqtt")
 # servers over TCP) ready within 3 s. More tables go to more instances (shoe2mqtt@.service).
 MAX_TABLES: Final = 256
 DEFAULT_OUTBOX_LIMIT: Final = 100_000
-# The outbox holds in memory what the broker has not acknowledged, about 1 KiB a message:
-# fewer than 100 and one broker restart fills it; more than a million is a gigabyte.
+# The outbox holds in memory what the broker has not acknowledged: 450 bytes a settlement
+# (measured), more for a round snapshot. Fewer than 100 and one broker restart fills it; a
+# million is half a gigabyte or more, past what a table PC should give it.
 OUTBOX_LIMITS: Final = range(100, 1_000_001)
 # Seconds without a byte before a shoe's link counts as lost: below a second a heartbeat's
 # jitter would drop it, above an hour the setting says nothing.
