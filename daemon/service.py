@@ -351,6 +351,7 @@ class Daemon:
             log.error(  # noqa: TRY400 - the mistakes are the message, not a traceback
                 "config.reload_refused",
                 errors=[str(e) for e in exc.errors],
+                host_problems=[str(e) for e in exc.host_problems],
             )
             return
         if fresh.logging != self.logging:
