@@ -8,9 +8,12 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from daemon.config import load_config
+
+if TYPE_CHECKING:
+    from daemon.testing import Certificates
 
 REPO = Path(__file__).parents[2]
 EXAMPLES = [
@@ -20,7 +23,7 @@ EXAMPLES = [
 SHOE2MQTT = Path(sys.executable).parent / "shoe2mqtt"
 
 
-def test_every_example_configuration_checks(tmp_path: Path, certificates: Any) -> None:
+def test_every_example_configuration_checks(tmp_path: Path, certificates: Certificates) -> None:
     # The examples name a table PC's files under /etc/shoe2mqtt/; this "PC" has them here.
     etc = tmp_path / "etc"
     etc.mkdir()

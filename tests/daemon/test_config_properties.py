@@ -18,14 +18,11 @@ naming its field; a missing file is this host's problem, reported apart. For eve
 
 from __future__ import annotations
 
-import contextlib
+import asyncio
 import io
-import os
 import re
-import signal
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -37,6 +34,7 @@ from hypothesis import strategies as st
 from daemon.cli import ExitCode, build_parser
 from daemon.cli.command import HOST_PROBLEMS_HEADING
 from daemon.config import load_config
+from daemon.testing import DaemonProcess
 from tests.daemon.config_documents import (
     RANGES,
     TYPES,
@@ -53,6 +51,7 @@ from tests.daemon.config_documents import (
 
 if TYPE_CHECKING:
     from daemon.config import ServiceConfig
+    from daemon.testing import Mosquitto
 
 SHOE2MQTT: Final = Path(sys.executable).parent / "shoe2mqtt"
 
@@ -440,25 +439,19 @@ def test_run_as_a_process_refuses_what_check_config_refuses_with_the_same_lines(
         assert "Traceback" not in run.stderr
 
 
-def test_run_as_a_process_starts_on_what_check_config_accepts(
-    tmp_path: Path, mosquitto: Any
+async def test_run_as_a_process_starts_on_what_check_config_accepts(
+    tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
     path = tmp_path / "shoe2mqtt.toml"
     path.write_text(_SAMPLE.format(port=mosquitto.port, state=tmp_path / "state"), encoding="utf-8")
-    assert _shoe2mqtt("check-config", str(path)).returncode == 0
-    log = tmp_path / "run.log"
-    with log.open("wb") as output:
-        process = subprocess.Popen(  # noqa: S603 - our own command
-            [SHOE2MQTT, "run", "--config", str(path)], stdout=output, stderr=subprocess.STDOUT
-        )
+    assert (await asyncio.to_thread(_shoe2mqtt, "check-config", str(path))).returncode == 0
+    daemon = DaemonProcess(path, tmp_path / "run.log")
+    await daemon.start()
     try:
-        deadline = time.monotonic() + 20
-        while '"mqtt.connected"' not in log.read_text(errors="replace"):
-            assert process.poll() is None, log.read_text(errors="replace")
-            assert time.monotonic() < deadline, log.read_text(errors="replace")
-            time.sleep(0.05)
+        async with asyncio.timeout(20):
+            while '"mqtt.connected"' not in daemon.tail(1000):
+                daemon.check()  # raises if it exited by itself
+                await asyncio.sleep(0.05)
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(process.pid, signal.SIGTERM)
-        code = process.wait(10)
-    assert code == 0, log.read_text(errors="replace")
+        code = await daemon.stop()
+    assert code == 0, daemon.tail()
