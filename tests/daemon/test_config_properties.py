@@ -83,7 +83,7 @@ class Case:
 
 def _values_of_other_types(accepted: tuple[type, ...]) -> st.SearchStrategy[object]:
     candidates: list[st.SearchStrategy[object]] = [
-        st.text(max_size=8).map(lambda s: s) if str not in accepted else st.nothing(),
+        st.text(max_size=8) if str not in accepted else st.nothing(),
         st.integers(-(2**63), 2**63 - 1) if int not in accepted else st.nothing(),
         st.floats(allow_nan=True) if float not in accepted else st.nothing(),
         st.booleans() if bool not in accepted else st.nothing(),
