@@ -355,3 +355,11 @@ async def test_usb_wrong_interface_says_so() -> None:
     settings = UsbSettings(0x1209, 0x5E0E, interface=3, read_timeout_ms=20)
     with pytest.raises(OpenFailed, match="has no interface 3"):
         await UsbTransport(settings, backend=FakeShoeBackend()).open()
+
+
+def test_every_wrong_serial_setting_is_reported_at_once() -> None:
+    """check-config names them all in one run (SettingsError.problems)."""
+    with pytest.raises(SettingsError) as caught:
+        SerialSettings("COM3", baudrate="4800", parity="X", exclusive="yes")  # type: ignore[arg-type]  # wrong on purpose
+    assert [p.field for p in caught.value.problems] == ["port", "baudrate", "parity", "exclusive"]
+    assert caught.value.field == "port"

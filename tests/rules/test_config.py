@@ -421,3 +421,55 @@ def test_config_errors_on_a_plain_mapping() -> None:
     assert _error_from({}).field == "id"
     assert _error_from({"id": "t1"}).field == "game"
     assert _error_from({"id": "t1", "game": "blackjack"}).field == "limits"
+
+
+def test_every_wrong_field_is_reported_at_once() -> None:
+    """Issue 17: seats, paytable and a bonus minimum above its maximum are three problems, and
+    an unknown key (a typo) hides none of them."""
+    error = _error(
+        seats=9,
+        paytable="C",
+        decsk=6,
+        limits=_limits(twenty_point_bonus={"min": "500", "max": "100"}),
+    )
+    assert [(p.field, p.detail) for p in error.problems] == [
+        ("decsk", "unknown setting; did you mean 'decks'?"),
+        ("seats", "must be from 1 to 7, not a whole number (9)"),
+        ("limits.twenty_point_bonus.max", "must not be below the minimum"),
+        (
+            "paytable",
+            "unknown paytable 'C': name one of ['A', 'B'] or give the odds of every line",
+        ),
+    ]
+    assert (error.field, error.detail) == (error.problems[0].field, error.problems[0].detail)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field", "says"),
+    [
+        ({"id": "bj-1\n"}, "id", "not a string ('bj-1\\n')"),
+        ({"seats": "7"}, "seats", "must be a whole number, not a string ('7')"),
+        ({"surrender": "yes"}, "surrender", "must be true or false, not a string ('yes')"),
+        ({"game": 3}, "game", "not a whole number (3)"),
+        (
+            {"limits": _limits(blackjack={"min": "10", "max": "1" + "0" * 50})},
+            "limits.blackjack.max",
+            "at most 10000000.00",
+        ),
+        (
+            {"limits": _limits(blackjack={"min": "10", "max": 10**50})},
+            "limits.blackjack.max",
+            "at most 10000000.00, not a whole number (more than 15 digits)",
+        ),
+        (
+            {"limits": _limits(blackjack={"min": 10.5, "max": "20"})},
+            "limits.blackjack.min",
+            "not a decimal number (10.5)",
+        ),
+        ({"paytable": {"any_20": "1" * 7 + " to 1"}}, "paytable.any_20", "at most six digits"),
+    ],
+)
+def test_values_are_typed_and_bounded(overrides: dict[str, Any], field: str, says: str) -> None:
+    """A type mistake is named as one; amounts stop at $10,000,000.00; ids match whole."""
+    problems = {p.field: p.detail for p in _error(**overrides).problems}
+    assert says in problems[field], problems
