@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 from hypothesis import strategies as st
@@ -111,6 +112,16 @@ def string_text(text: str) -> str:
 
 
 # ------------------------------------------------------------------ what the docs allow
+
+REFERENCE: Final = Path(__file__).parents[2] / "docs" / "configuration.md"
+_SETTING_ROW: Final = re.compile(r"\| `(?P<name>[a-z_]+\.[a-z0-9_.<>]+)` \|")
+
+
+def documented_settings() -> set[str]:
+    """Every setting docs/configuration.md lists in its tables, dotted: `table.shoe.port`."""
+    text = REFERENCE.read_text(encoding="utf-8")
+    return {match["name"] for match in _SETTING_ROW.finditer(text)}
+
 
 MAX_CENTS: Final = 1_000_000_000  # $10,000,000.00
 STANDARD_BAUDRATES: Final = (300, 1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200)
