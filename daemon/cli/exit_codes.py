@@ -22,7 +22,8 @@ class ExitCode(enum.IntEnum):
     # A wrong option or argument, including a file named on the command line that cannot
     # be opened: argparse's own usage status, so every wrong invocation exits alike.
     USAGE = 2
-    # sysexits' EX_CONFIG: `run` cannot start on its configuration. The systemd units list
+    # sysexits' EX_CONFIG: the configuration has a mistake, or this host lacks a file it
+    # names (`check-config` says which; `run` cannot start on it). The systemd units list
     # it in RestartPreventExitStatus=, because restarting cannot mend a configuration file,
     # while a crash (exit 1) is restarted.
     CONFIG = 78

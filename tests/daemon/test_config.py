@@ -200,7 +200,7 @@ def test_a_file_with_ten_mistakes_gets_ten_lines(tmp_path: Path) -> None:
     result = subprocess.run(  # noqa: S603 - our own command, as a person types it
         [SHOE2MQTT, "check-config", str(path)], capture_output=True, text=True, check=False
     )
-    assert result.returncode == 1
+    assert result.returncode == 78
     assert result.stdout == ""
     assert result.stderr.splitlines() == [
         f"{path}:{line}: {message}"
@@ -263,7 +263,7 @@ def test_what_this_host_lacks_is_reported_apart_and_stops_only_what_needs_it(
     )
     path = _write(tmp_path, text)
     checked = _shoe2mqtt("check-config", str(path))
-    assert checked.returncode == 1
+    assert checked.returncode == 78
     assert checked.stderr == (
         "problems of this host, not of the file (`run` needs them mended):\n"
         f"{path}:4: mqtt.password_file: no such file: '{tmp_path}/mqtt-password'\n"

@@ -8,7 +8,7 @@ is the generator's own knowledge of what it wrote, never the checker: a valid do
 accepted; a mutation known to be a mistake is refused on the line the writer put that key,
 naming its field; a missing file is this host's problem, reported apart. For every file:
 
-- check-config exits 0 or 1, never with a traceback, and every line it writes is
+- check-config exits 0 or 78, never with a traceback, and every line it writes is
   `file:line: field: message` (or the heading of this host's problems);
 - `run` refuses (78) exactly what check-config refuses, with the same lines, and starts on
   exactly what it accepts. In process, `run` goes through its own code up to the daemon's
@@ -312,7 +312,7 @@ def test_check_config_and_run_agree_on_every_file(tmp_path: Path, data: st.DataO
     path.write_text(text, encoding="utf-8")
 
     code, out, err = _command(["check-config", str(path)])
-    assert code in (ExitCode.OK, ExitCode.FAILURE)
+    assert code in (ExitCode.OK, ExitCode.CONFIG)
     assert "Traceback" not in out + err
     mistakes, _, host_problems = err.partition(HOST_PROBLEMS_HEADING)
     written = [*mistakes.splitlines(), *host_problems.splitlines()]
@@ -325,7 +325,7 @@ def test_check_config_and_run_agree_on_every_file(tmp_path: Path, data: st.DataO
         case None if case.judged:
             assert code == ExitCode.OK, f"{text}\n{err}"
         case Refused(path=where):
-            assert code == ExitCode.FAILURE, text
+            assert code == ExitCode.CONFIG, text
             if where is not None:
                 at = f"{path}:{lines[where]}: {field_name(where)}: "
                 assert any(line.startswith(at) for line in mistakes.splitlines()), (at, err)
@@ -391,7 +391,7 @@ def test_run_as_a_process_refuses_what_check_config_refuses_with_the_same_lines(
         path.write_text(good.replace(old, new, 1), encoding="utf-8")
         paths.append(path)
     checked = _shoe2mqtt("check-config", *map(str, paths))
-    assert checked.returncode == 1
+    assert checked.returncode == 78
     for path in paths:
         run = _shoe2mqtt("run", "--config", str(path))
         assert run.returncode == 78, run.stderr
