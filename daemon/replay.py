@@ -94,9 +94,46 @@ def replay(lines: Iterable[str], *, everything: bool = False) -> Iterator[dict[s
 
 def _json_object(number: int, text: str) -> dict[str, Any]:
     try:
-        record = json.loads(text)
+        # Without its line ending: a line cut short in quoted text is then named as such,
+        # not as a line break inside the text.
+        record = json.loads(text.rstrip("\r\n"))
     except json.JSONDecodeError as exc:
-        raise ReplayError(number, "json", f"not JSON ({exc.msg} at column {exc.colno})") from None
+        raise ReplayError(number, "json", json_problem(exc)) from None
     if not isinstance(record, dict):
         raise ReplayError(number, "json", "each line is one JSON object")
     return record
+
+
+# What the json module's terse messages mean to a person reading a round log; the column is
+# added after. Unknown messages are shown as they are.
+_JSON_PROBLEMS: dict[str, str] = {
+    "Unterminated string starting at": (
+        "the line ends inside the quoted text that opens at column {column}: it was cut "
+        "short, or a closing quote is missing"
+    ),
+    "Expecting value": "a value is missing at column {column}",
+    "Expecting ',' delimiter": "a comma is missing at column {column}",
+    "Expecting ':' delimiter": "a colon is missing after the field name, at column {column}",
+    "Expecting property name enclosed in double quotes": (
+        "a field name in double quotes is missing at column {column}"
+    ),
+    "Extra data": "more text follows the JSON object, at column {column}: one object a line",
+    "Invalid control character at": (
+        "a control character (a tab or a line break) inside quoted text, at column {column}"
+    ),
+    "Invalid \\escape": "a backslash that escapes nothing, at column {column}",
+}
+
+
+def json_problem(error: json.JSONDecodeError) -> str:
+    """What is wrong with a line that is not JSON, in words, with its column.
+
+    A line that stops where more must follow was cut short (a copy that lost its end, a disk
+    that filled up): that is said first, because it is what a person can act on.
+    """
+    problem = _JSON_PROBLEMS.get(error.msg, f"{error.msg} (column {{column}})").format(
+        column=error.colno
+    )
+    if error.pos >= len(error.doc.rstrip()):
+        return f"the line ends too soon, as if cut short: {problem}"
+    return f"not JSON: {problem}"

@@ -29,6 +29,7 @@ import structlog
 
 from daemon.cli.command import Command, broker_address, usage_error
 from daemon.cli.exit_codes import ExitCode
+from daemon.cli.output import counted
 from daemon.config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
 from daemon.console import console_request
 from daemon.display.config import DisplayConfig, DisplaySettings
@@ -430,7 +431,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
     except KeyboardInterrupt:
         return ExitCode.OK
     summary = ", ".join(
-        f"{t}: {result.rounds[t]} rounds, {result.settlements[t]} settlements"
+        f"{t}: {counted(result.rounds[t], 'round')}, {counted(result.settlements[t], 'settlement')}"
         for t in result.rounds
     )
     console.print(f"demo finished: {summary}")

@@ -17,6 +17,11 @@ def json_line(record: object) -> str:
     return json.dumps(record, separators=(",", ":"))
 
 
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """`1 settlement`, `2 settlements`, `1,000 rounds`: a count and its noun, agreeing."""
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
+
+
 def print_line(out: TextIO, line: str) -> None:
     out.write(line + "\n")
     out.flush()  # a pipe to a test or to `jq` must see each line as it happens

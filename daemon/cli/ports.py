@@ -12,6 +12,7 @@ from daemon.cli.output import json_line, print_line
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Mapping
     from typing import TextIO
 
 BY_ID_DIRECTORY: Final = Path("/dev/serial/by-id")
@@ -78,19 +79,43 @@ def ports(
         return ExitCode.OK
     print_line(out, "serial ports:" if serial else "serial ports: none found")
     for port in serial:
-        print_line(out, f"  {port['device']}  {port['description']}  [{port['hwid']}]")
+        print_line(out, f"  {describe_serial(port)}")
         for name in port["by_id"]:  # type: ignore[attr-defined]  # a list, built below
             print_line(out, f"      by-id: {name}")
-    print_line(out, "usb devices:" if usb else "usb devices: none known found")
+    if usb_note:
+        print_line(out, usb_note)
+    elif not usb:
+        print_line(
+            out,
+            "usb devices: none"
+            if all_usb
+            else "usb devices: no known reader or USB-serial adapter (--all-usb lists every one)",
+        )
+    else:
+        print_line(out, "usb devices:")
     for device in usb:
         print_line(
             out,
             f"  {device['vid']}:{device['pid']}  bus {device['bus']} address "
             f"{device['address']}  {device['description']}",
         )
-    if usb_note:
-        print_line(out, f"  ({usb_note})")
     return ExitCode.OK
+
+
+# What pyserial says of a port it knows nothing about (a built-in UART, a placeholder).
+_UNKNOWN: Final = "n/a"
+
+
+def describe_serial(port: Mapping[str, object]) -> str:
+    """One serial port as a person reads it: its device, and what is known of it."""
+    parts = [str(port["device"])]
+    if port["description"] != _UNKNOWN:
+        parts.append(str(port["description"]))
+    if port["hwid"] != _UNKNOWN:
+        parts.append(f"[{port['hwid']}]")
+    if len(parts) == 1:
+        parts.append("(nothing more is known: a built-in port, maybe with nothing on it)")
+    return "  ".join(parts)
 
 
 def serial_ports() -> list[dict[str, object]]:
@@ -123,12 +148,12 @@ def usb_devices(
     try:
         found: list[Any] = list(usb.core.find(find_all=True, backend=backend))
     except usb.core.NoBackendError:
-        return (
-            [],
-            "USB not listed: no libusb backend found; install libusb-1.0 for native USB shoes",
+        return [], (
+            "usb devices not listed: no libusb backend found; "
+            "install libusb-1.0 for native USB shoes"
         )
     except usb.core.USBError as exc:
-        return [], f"USB not listed: {exc}; check permissions on /dev/bus/usb"
+        return [], f"usb devices not listed: {exc}; check permissions on /dev/bus/usb"
     devices: list[dict[str, object]] = []
     for device in found:
         ids = (int(device.idVendor), int(device.idProduct))

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 from daemon.cli import table_options
 from daemon.cli.command import Command, usage_error
 from daemon.cli.exit_codes import ExitCode
+from daemon.cli.output import counted
 from rules.analysis.shoe import ShoeSpec
 from rules.config import TableConfig
 from rules.errors import ConfigError
@@ -87,7 +88,7 @@ def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
     else:
         out.writelines(render_comparison(comparison) + "\n" for comparison in comparisons)
         out.write(
-            f"{rounds:,} rounds in {elapsed:.1f} s on {workers} worker(s): "
+            f"{counted(rounds, 'round')} in {elapsed:.1f} s on {counted(workers, 'worker')}: "
             f"{rate:,.0f} rounds a second (seed {args.seed})\n"
         )
         out.write(
@@ -166,8 +167,8 @@ def render_comparison(comparison: SimulationComparison) -> str:
     rule = "hits" if config.dealer_hits_soft_17 else "stands on"
     lines = [
         f"{config.game.value} table {config.table_id}: {shoe}, paytable {config.paytable_name}, "
-        f"dealer {rule} soft 17; {tally.rounds:,} rounds"
-        + (f", {tally.voided_rounds} voided" if tally.voided_rounds else ""),
+        f"dealer {rule} soft 17; {counted(tally.rounds, 'round')}"
+        + (f", {tally.voided_rounds:,} voided" if tally.voided_rounds else ""),
         f"  per {comparison.trial_kind}:",
         f"  {'outcome':<44}{'count':>11}{'simulated':>13}{'exact':>13}{'std err':>11}{'off by':>9}",
     ]
@@ -182,8 +183,8 @@ def render_comparison(comparison: SimulationComparison) -> str:
     stopped = tally.trials.get("dealer_stopped_short", 0)
     if stopped:
         lines.append(
-            f"  ({stopped:,} rounds left out: no hand needed the dealer's total, so the dealer "
-            "stopped short)"
+            f"  ({counted(stopped, 'round')} left out: no hand needed the dealer's total, "
+            "so the dealer stopped short)"
         )
     lines.append("  return per unit wagered, 95 % confidence interval:")
     for estimate in comparison.returns:
@@ -196,7 +197,7 @@ def render_comparison(comparison: SimulationComparison) -> str:
         mark = "" if estimate.agrees() else " !!"
         lines.append(
             f"    {estimate.wager:<20}{estimate.simulated:+.6f}  [{low:+.6f}, {high:+.6f}]  "
-            f"{estimate.settlements:,} settlements; {exact}{mark}"
+            f"{counted(estimate.settlements, 'settlement')}; {exact}{mark}"
         )
     lines.append("  settlements by outcome:")
     lines.extend(
@@ -215,7 +216,7 @@ COMMAND: Final = Command(
     help="play seeded shoes through the round engine and check them against analyze",
     description="Deal seeded shoes with the emulated shoe's model, play every seat by "
     "basic strategy, feed every event through the daemon's round engine and tally what "
-    "it settles: each outcome's frequency and each wager's return with a 95 %% "
+    "it settles: each outcome's frequency and each wager's return with a 95 % "
     "confidence interval, beside the exact figures of `shoe2mqtt analyze`.",
     add_arguments=_add_arguments,
     run=simulate,

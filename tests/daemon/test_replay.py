@@ -156,3 +156,28 @@ def test_cli_malformed_line_exits_non_zero_with_the_line_and_field(
 def test_cli_missing_file_exits_two(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", str(tmp_path / "missing.jsonl")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+CUT_SHORT = (
+    "not JSON: the line ends inside the quoted text that opens at column 10: it was cut "
+    "short, or a closing quote is missing"
+)
+NO_FIELD_NAME = (
+    "the line ends too soon, as if cut short: a field name in double quotes is missing at column 18"
+)
+TRAILING = "not JSON: more text follows the JSON object, at column 18: one object a line"
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [('{"type": "car', CUT_SHORT), ('{"type": "card", ', NO_FIELD_NAME),
+     ('{"type": "card"} x', TRAILING)],
+)  # fmt: skip
+def test_cli_says_in_words_what_is_wrong_with_a_line_that_is_not_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, says: str
+) -> None:
+    """A truncated log (a copy that lost its end) is named as such, with its line number."""
+    log = tmp_path / "cut.jsonl"
+    log.write_text(json.dumps(TABLE) + "\n" + line + "\n", encoding="utf-8")
+    assert main(["replay", str(log)]) == 1
+    assert capsys.readouterr().err == f"shoe2mqtt replay: {log}: line 2: json: {says}\n"

@@ -172,3 +172,23 @@ async def test_listen_takes_the_old_driver_option_and_says_it_is_now_protocol() 
     assert code == 2
     assert "--driver is now called --protocol" in err
     assert "no shoe driver named 'acme'" in err
+
+
+def test_ports_says_in_words_what_it_found() -> None:
+    """No "n/a [n/a]" for a port the kernel knows nothing of, no "none known found"."""
+    bare = {"device": "/dev/ttyS0", "description": "n/a", "hwid": "n/a", "by_id": []}
+    assert ports.describe_serial(bare) == (
+        "/dev/ttyS0  (nothing more is known: a built-in port, maybe with nothing on it)"
+    )
+    adapter = {**bare, "device": "/dev/ttyUSB0", "description": "FT232R", "hwid": "USB VID:PID"}
+    assert ports.describe_serial(adapter) == "/dev/ttyUSB0  FT232R  [USB VID:PID]"
+    backend = FakeShoeBackend(vendor_id=0x1209, product_id=0x5E0E)
+    assert ports.ports(out := io.StringIO(), usb_backend=backend) == 0
+    assert out.getvalue().splitlines()[-1] == (
+        "usb devices: no known reader or USB-serial adapter (--all-usb lists every one)"
+    )
+    assert ports.ports(out := io.StringIO(), usb_backend=backend, all_usb=True) == 0
+    assert out.getvalue().splitlines()[-2:] == [
+        "usb devices:",
+        "  1209:5e0e  bus 1 address 7  not a known reader",
+    ]
