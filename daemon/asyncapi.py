@@ -208,7 +208,8 @@ _TABLE = {"table": {"description": "the table's configured id"}}
 
 
 def _bridge_channel(api: _Channels, base: str) -> None:
-    """Each daemon's own state and each table's availability (decision D1, docs/mqtt.md)."""
+    """Each daemon's own state and info, and each table's availability (decision D1,
+    docs/mqtt.md)."""
     message = _message(
         "bridge_state",
         {"type": "string", "enum": [ONLINE, OFFLINE]},
@@ -220,6 +221,33 @@ def _bridge_channel(api: _Channels, base: str) -> None:
         "Availability of one daemon (retained, QoS 1). A table is live iff its availability "
         "says online and so does the bridge state of the node it names.",
         {**message, "contentType": "text/plain"},
+        parameters={"node": {"description": "the daemon's node name ([mqtt] node)"}},
+    )
+    api.add(
+        "bridge_info",
+        f"{base}/bridge/{{node}}/info",
+        "What one daemon is (retained, QoS 1): its version, node name, tables, start time "
+        "and the SHA-256 of its configuration file. Published on every connect and after a "
+        "reload that read a changed file; kept on a clean stop (it says what ran there).",
+        _message(
+            "bridge_info",
+            _object(
+                {
+                    "version": _STR,
+                    "node": _STR,
+                    "tables": {"type": "array", "items": _STR},
+                    "started": {"type": "string", "format": "date-time"},
+                    "config_sha256": {
+                        "oneOf": [
+                            {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                            {"type": "null"},
+                        ],
+                        "description": "of the file's bytes (`sha256sum`); null without a file",
+                    },
+                }
+            ),
+            "retained; a state, so no envelope",
+        ),
         parameters={"node": {"description": "the daemon's node name ([mqtt] node)"}},
     )
     api.add(

@@ -48,13 +48,16 @@ OUTBOX_LIMITS: Final = range(100, 1_000_001)
 # Seconds without a byte before a shoe's link counts as lost: below a second a heartbeat's
 # jitter would drop it, above an hour the setting says nothing.
 IDLE_TIMEOUT_SECONDS: Final = (1.0, 3600.0)
+# `[metrics] port`: any TCP port; 9917 unless told (docs/deploy.md, "Metrics").
+METRICS_PORTS: Final = range(1, 65536)
 LOG_FORMATS = ("auto", "json", "console")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
-_TOP_KEYS = ("display", "journal", "logging", "mqtt", "table")
+_TOP_KEYS = ("display", "journal", "logging", "metrics", "mqtt", "table")
 _SHOE_KEYS = frozenset({"protocol", "driver", "transport", "idle_timeout"})
 _JOURNAL_KEYS = frozenset({"state_directory", "outbox_limit"})
 _LOGGING_KEYS = frozenset({"format", "level", "raw_frames"})
+_METRICS_KEYS = frozenset({"enabled", "host", "port"})
 _TRANSPORTS: Final[dict[str, tuple[type[TransportSettings], frozenset[str]]]] = {
     "serial": (
         SerialSettings,
@@ -88,6 +91,15 @@ class LoggingConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class MetricsConfig:
+    """`[metrics]`: the Prometheus endpoint (docs/deploy.md, "Metrics"); off unless enabled."""
+
+    enabled: bool = False
+    host: str = "127.0.0.1"  # this PC only, unless the site opens it to its Prometheus
+    port: int = 9917
+
+
+@dataclass(frozen=True, slots=True)
 class ServiceConfig:
     path: Path
     mqtt: MqttSettings
@@ -98,6 +110,7 @@ class ServiceConfig:
     # Settings that work but are on their way out, each with what replaces it: check-config
     # prints them and the daemon logs them, so a site's old file never breaks without warning.
     deprecations: tuple[ConfigFileError, ...] = ()
+    metrics: MetricsConfig = field(default_factory=MetricsConfig)
 
 
 class ConfigErrors(Exception):
@@ -150,6 +163,7 @@ def known_settings() -> list[str]:
             *display_settings(),
             *(f"journal.{key}" for key in _JOURNAL_KEYS),
             *(f"logging.{key}" for key in _LOGGING_KEYS),
+            *(f"metrics.{key}" for key in _METRICS_KEYS),
             *(f"table.{key}" for key in TABLE_KEYS - {"limits", "paytable"}),
             "table.limits.<wager>.min",
             "table.limits.<wager>.max",
@@ -206,6 +220,7 @@ class _Checker:
         state_directory, outbox_limit = self._journal(document.get("journal"))
         logging = self._logging(document.get("logging"))
         self._display(document.get("display"))
+        metrics = self._metrics(document.get("metrics"))
         if self.errors or self.host_problems or mqtt is None:
             raise ConfigErrors(self.errors, self.host_problems)
         return ServiceConfig(
@@ -216,6 +231,7 @@ class _Checker:
             outbox_limit,
             logging,
             tuple(self.deprecations),
+            metrics=metrics,
         )
 
     def _mqtt(self, section: object) -> MqttSettings | None:
@@ -427,6 +443,17 @@ class _Checker:
             section.flag("raw_frames", default=False),
         )
 
+    def _metrics(self, value: object) -> MetricsConfig:
+        default = MetricsConfig()
+        section = self.section("metrics", value, _METRICS_KEYS)
+        if section is None:
+            return default
+        return MetricsConfig(
+            section.flag("enabled", default=default.enabled),
+            section.address("host", default.host),
+            section.whole_number("port", default.port, METRICS_PORTS),
+        )
+
     def _display(self, section: object) -> None:
         """`[display]` is the pit display's (daemon/display/config.py): its shape is checked
         here too, so check-config reports every mistake at once; its files are not read."""
@@ -479,6 +506,16 @@ class _Section:
         value = self._values.get(key, default)
         if not isinstance(value, bool):
             self._refuse(key, f"must be true or false, not {describe_value(value)}")
+            return default
+        return value
+
+    def address(self, key: str, default: str) -> str:
+        """A host name or IP address to listen on: one word, no spaces."""
+        value = self._values.get(key, default)
+        if not isinstance(value, str) or value.split() != [value]:
+            self._refuse(
+                key, f"must be a host name or IP address to listen on, not {describe_value(value)}"
+            )
             return default
         return value
 

@@ -8,7 +8,9 @@ Tasks (all named, all children of one TaskGroup, all cancelled together on shutd
   settings) one item at a time: journals it, applies it, journals what it caused, hands
   that to the outbox. One consumer per table keeps the journal's order the table's order;
 - `signals`: SIGTERM and SIGINT stop the daemon cleanly; SIGHUP reloads the configuration
-  where that is safe (logging at once; a table's game settings at the end of its round).
+  where that is safe (logging at once; a table's game settings at the end of its round);
+- `bridge-info`: publishes `<base>/bridge/<node>/info` again when a reload read a changed file;
+- `metrics`: with `[metrics] enabled`, serves `/metrics` for Prometheus (daemon/metrics/).
 
 On start the journal is replayed: every table's rules are rebuilt exactly where they were,
 messages the broker never acknowledged are resent first with their ids, and a round that was
@@ -18,24 +20,28 @@ open when the daemon stopped goes on, flagged for review (docs/durability.md).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import signal
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import structlog
 
 from daemon import logs
 from daemon.availability import OFFLINE, ONLINE, availability_payload
+from daemon.bridge_info import BridgeInfo, configuration_digest
 from daemon.config import ConfigErrors, TableSetup, load_config
 from daemon.envelope import Envelopes, Outbound, utc_timestamp
 from daemon.inbound import LINK_EVENTS, is_journaled, to_record
 from daemon.journal import JOURNAL_FILE, Journal, prepare_state_directory
 from daemon.journal_outbox import JournalOutbox
+from daemon.metrics import DaemonMetrics, Readings, serve_metrics
 from daemon.mqtt.link import InboundMessage, LinkState, LinkStateChange, MqttLink, Presence
 from daemon.mqtt.outbox import OutboundMessage
 from daemon.notify import Notifier
 from daemon.table_service import TableService, request_record
 from daemon.topics import Topics
+from daemon.version import installed_version
 from drivers.registry import create_driver, sequence_policy
 
 if TYPE_CHECKING:
@@ -137,6 +143,22 @@ class Daemon:
             )
             for setup in config.tables
         }
+        self.info = BridgeInfo(
+            installed_version(),
+            config.mqtt.node,
+            tuple(self.tables),
+            utc_timestamp(),
+            configuration_digest(config.path),
+        )
+        self._info_changed = asyncio.Event()
+        self.metrics = DaemonMetrics(
+            node=config.mqtt.node,
+            version=self.info.version,
+            tables=list(self.tables),
+            readings=self._readings,
+        )
+        for table in self.tables.values():
+            table.service.observer = self.metrics
         self.link = MqttLink(
             config.mqtt,
             self.outbox,
@@ -152,7 +174,8 @@ class Daemon:
                     availability_payload(OFFLINE, config.mqtt.node),
                 )
                 for t in self.tables
-            ],
+            ]
+            + [self._info_presence()],
         )
         self.logging = config.logging  # as configured by run_service, changed by reloads
         self._stop = asyncio.Event()
@@ -186,6 +209,11 @@ class Daemon:
                     group.create_task(self._consume(table), name=f"table:{table_id}")
                 group.create_task(self._signals(), name="signals")
                 group.create_task(self.notifier.watchdog_loop(), name="watchdog")
+                group.create_task(self._keep_info(), name="bridge-info")
+                if self.config.metrics.enabled:
+                    group.create_task(
+                        serve_metrics(self.metrics, self.config.metrics), name="metrics"
+                    )
         except* _Stop:
             pass
         finally:
@@ -264,7 +292,8 @@ class Daemon:
         """Journal the event, apply it, journal what it caused, hand that to the outbox."""
         at = utc_timestamp()
         table_id = table.setup.table.table_id
-        rowid = await self.journal.append_event(table_id, kind, record, at)
+        with self.metrics.journal_commit():
+            rowid = await self.journal.append_event(table_id, kind, record, at)
         messages = table.service.apply_record(kind, record, at)
         await self._publish(table_id, rowid, messages)
 
@@ -325,6 +354,25 @@ class Daemon:
         elif self._ready_sent:
             self.notifier.status(self._status_text())
 
+    def _readings(self) -> Readings:
+        """The daemon's state for a metrics scrape: what `_status_text` says in words."""
+        return Readings(
+            broker_connected=self.link.state is LinkState.CONNECTED,
+            backlog=len(self.outbox),
+            reader_links={table_id: t.service.reader.link for table_id, t in self.tables.items()},
+        )
+
+    def _info_presence(self) -> Presence:
+        # Kept on a clean stop: it says what ran here; the bridge state says whether it runs.
+        return Presence(self.topics.bridge_info(self.config.mqtt.node), self.info.payload(), None)
+
+    async def _keep_info(self) -> NoReturn:
+        """Publish the bridge info again whenever a reload changed it."""
+        while True:
+            await self._info_changed.wait()
+            self._info_changed.clear()
+            await self.link.announce(self._info_presence())
+
     def _status_text(self) -> str:
         """What `systemctl status` shows: states and counts, never a card."""
         tables = ", ".join(
@@ -361,8 +409,14 @@ class Daemon:
                 level=fresh.logging.level,
                 raw_frames=fresh.logging.raw_frames,
             )
+        digest = configuration_digest(self.config.path)
+        if digest != self.info.config_sha256:
+            self.info = dataclasses.replace(self.info, config_sha256=digest)
+            self._info_changed.set()
         if fresh.mqtt != self.config.mqtt:
             log.warning("config.reload_needs_restart", section="mqtt")
+        if fresh.metrics != self.config.metrics:
+            log.warning("config.reload_needs_restart", section="metrics")
         for setup in fresh.tables:
             table = self.tables.get(setup.table.table_id)
             if table is None:

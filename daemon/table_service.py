@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from daemon.inbound import from_record
+from daemon.table_observer import UNOBSERVED
 from daemon.topics import COMMANDS
 from drivers import events as shoe
 from drivers.codecs import reference
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 
     from daemon.envelope import Envelopes, Outbound
     from daemon.journal import EventKind
+    from daemon.table_observer import TableObserver
     from daemon.topics import Topics
     from drivers.codecs.sequence import SequencePolicy
     from rules.events import TableEvent
@@ -114,6 +116,8 @@ class TableService:
         self.last_seq: int | None = None
         self.check_seq = False
         self.sequence = sequence
+        # Told of cards, settlements, notices and refusals as they happen: the metrics.
+        self.observer: TableObserver = UNOBSERVED
 
     def reconfigure(self, config: TableConfig) -> bool:
         """Take new game settings now if no round is open, keeping the shoe; else at the
@@ -227,12 +231,14 @@ class TableService:
         self.reader.last_seen = seen_at
         match event:
             case shoe.CardDrawn(burned=burned, origin=origin) if origin != "retransmission":
+                self._told.card_read(self.table_id, readable=True)
                 gap = self._seq_seen(event.seq, burned=burned)
                 return [
                     *gap,
                     *self._card_from_shoe(DealCard(Card.parse(event.code), burned=burned)),
                 ]
             case shoe.CardUnreadable(burned=burned):
+                self._told.card_read(self.table_id, readable=False)
                 return [*self._seq_seen(event.seq, burned=burned), *self._unreadable(burned=burned)]
             case shoe.NewShoe():
                 return self._apply(Shuffle(), source="shoe")
@@ -330,6 +336,7 @@ class TableService:
             transaction = request.pop("transaction", None)
             data, out = self._request(command, request, outbox_full=outbox_full)
         except RequestError as exc:
+            self._told.rejected(self.table_id, "request", exc.code)
             self._log_info(
                 "table.request_refused",
                 table=self.table_id,
@@ -408,6 +415,7 @@ class TableService:
         try:
             outputs = self.engine.apply(event)
         except EventError as exc:
+            self._told.rejected(self.table_id, source, exc.code)
             self._log_warning(
                 "table.event_refused",
                 table=self.table_id,
@@ -431,6 +439,7 @@ class TableService:
                 self.round_notices.clear()
             if isinstance(output, Settlement):
                 body["review"] = bool(self.review)
+                self._told.settled(self.table_id, output.result.value)
                 self.round_settlements.append(body)
                 out.append(self.envelopes.seal(self.topics.settlement(self.table_id), body))
                 self._log_info(
@@ -444,6 +453,7 @@ class TableService:
                     won=body["won"],
                 )
             elif isinstance(output, Notice):
+                self._told.noticed(self.table_id, output.kind)
                 self.round_notices.append(body)
                 out.append(
                     self.envelopes.seal(self.topics.notice(self.table_id, output.kind), body)
@@ -467,10 +477,16 @@ class TableService:
         body = Notice(self.round_id, kind, None, message).to_mapping()
         if self.engine.round_open:
             self.round_notices.append(body)
+        self._told.noticed(self.table_id, kind)
         self._log_info(
             "table.notice", table=self.table_id, round=self.round_id, kind=kind, message=message
         )
         return self.envelopes.seal(self.topics.notice(self.table_id, kind), body)
+
+    @property
+    def _told(self) -> TableObserver:
+        """The observer, or nobody while the journal is replayed."""
+        return UNOBSERVED if self.quiet else self.observer
 
     def _log_info(self, event: str, **fields: object) -> None:
         if not self.quiet:

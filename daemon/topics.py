@@ -26,6 +26,10 @@ class Topics:
         """Retained `online`/`offline` of the daemon named `node`, and its will."""
         return f"{self.base}/bridge/{node}/state"
 
+    def bridge_info(self, node: str) -> str:
+        """Retained JSON: the daemon named `node`, its version, tables and configuration."""
+        return f"{self.base}/bridge/{node}/info"
+
     @property
     def bridge_state_filter(self) -> str:
         return f"{self.base}/bridge/+/state"

@@ -30,7 +30,7 @@ import structlog
 from daemon.cli.command import Command, broker_address, usage_error
 from daemon.cli.exit_codes import ExitCode
 from daemon.cli.output import counted
-from daemon.config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
+from daemon.config import LoggingConfig, MetricsConfig, ServiceConfig, ShoeConfig, TableSetup
 from daemon.console import console_request
 from daemon.display.config import DisplayConfig, DisplaySettings
 from daemon.mqtt.client import new_client
@@ -225,7 +225,12 @@ class TableSimulator:
 
 
 def demo_config(
-    games: list[Game], shoes: dict[str, EmulatedShoe], host: str, port: int
+    games: list[Game],
+    shoes: dict[str, EmulatedShoe],
+    host: str,
+    port: int,
+    *,
+    metrics_port: int | None = None,
 ) -> ServiceConfig:
     tables = []
     for game in games:
@@ -239,6 +244,7 @@ def demo_config(
         mqtt=MqttSettings(host=host, port=port, node="demo"),
         tables=tuple(tables),
         logging=LoggingConfig(format="console", level="warning"),
+        metrics=MetricsConfig(enabled=metrics_port is not None, port=metrics_port or 0),
     )
 
 
@@ -248,7 +254,7 @@ class DemoResult:
     settlements: dict[str, int]
 
 
-async def run_demo(
+async def run_demo(  # noqa: PLR0913 - keywords only: what the demo runs and where it shows it
     *,
     rounds: int | None,
     games: list[Game] | None = None,
@@ -258,11 +264,13 @@ async def run_demo(
     on_view: Callable[[str, bytes], None] | None = None,
     display_port: int | None = None,
     on_display: Callable[[str], None] | None = None,
+    metrics_port: int | None = None,
 ) -> DemoResult:
     """Run the pit; returns when every table has played `rounds` rounds (or on cancel).
 
     With `display_port`, the pit display serves its pages there too (on 127.0.0.1), and
-    `on_display` is told its address once it does.
+    `on_display` is told its address once it does. With `metrics_port`, the daemon serves
+    its Prometheus metrics on 127.0.0.1 at that port.
     """
     games = games or list(DEMO_TABLES)
     rng = random.Random(seed)  # noqa: S311 - a demo's dealing, not a secret
@@ -274,7 +282,10 @@ async def run_demo(
             host, port = broker
         shoes = await _open_shoes(stack, games, rng)
         state = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="shoe2mqtt-demo-")))
-        config = dataclasses.replace(demo_config(games, shoes, host, port), state_directory=state)
+        config = dataclasses.replace(
+            demo_config(games, shoes, host, port, metrics_port=metrics_port),
+            state_directory=state,
+        )
         display: RunningDisplay | None = None
         topics = Topics(config.mqtt.base_topic)
         simulators = [
@@ -329,7 +340,11 @@ async def _play(
     on_view: Callable[[str, bytes], None] | None,
     display: RunningDisplay | None,
 ) -> None:
-    """Run the daemon, and every table's simulator against it until each has played."""
+    """Run the daemon, and every table's simulator against it until each has played.
+
+    Ctrl-C (or SIGTERM) stops the daemon, which handles those signals itself; the tables
+    then stop with it, and the demo ends as if their rounds were done.
+    """
     daemon = Daemon(config)
     async with asyncio.TaskGroup() as group:
         service = group.create_task(daemon.run(), name="daemon")
@@ -341,16 +356,24 @@ async def _play(
             listener = group.create_task(_listen(client, simulators, on_view), name="demo-listener")
             for shoe in shoes.values():
                 await asyncio.wait_for(shoe.wait_for_host(), STEP_TIMEOUT)
-            async with asyncio.TaskGroup() as tables:
-                for simulator in simulators:
-                    tables.create_task(
-                        simulator.run(client, rounds), name=f"simulator:{simulator.table}"
-                    )
+            playing = group.create_task(
+                _play_tables(client, simulators, rounds), name="demo-tables"
+            )
+            await asyncio.wait([service, playing], return_when=asyncio.FIRST_COMPLETED)
+            playing.cancel()  # done, or the daemon was stopped: nobody deals any more
             listener.cancel()
         daemon.stop()
         await service
         if following is not None:
             following.cancel()
+
+
+async def _play_tables(
+    client: aiomqtt.Client, simulators: list[TableSimulator], rounds: int | None
+) -> None:
+    async with asyncio.TaskGroup() as tables:
+        for simulator in simulators:
+            tables.create_task(simulator.run(client, rounds), name=f"simulator:{simulator.table}")
 
 
 def _display_config(config: ServiceConfig, port: int) -> DisplayConfig:
@@ -401,6 +424,13 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
     shown.add_argument(
         "--no-display", dest="display", action="store_false", help="do not serve the pit display"
     )
+    cmd.add_argument(
+        "--metrics-port",
+        type=int,
+        metavar="PORT",
+        help="serve the daemon's Prometheus metrics on 127.0.0.1 at this port "
+        "(http://127.0.0.1:PORT/metrics)",
+    )
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
@@ -413,8 +443,13 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
         address = None if args.broker is None else broker_address(args.broker)
     except ValueError as exc:
         return usage_error(err, "demo", f"--broker={args.broker!r}: {exc}")
+    if args.metrics_port is not None and not 1 <= args.metrics_port <= 65535:
+        return usage_error(err, "demo", f"--metrics-port={args.metrics_port}: not a TCP port")
     logs.configure(fmt="console", level="warning")
     console = Console(file=out)
+    if args.metrics_port is not None:
+        endpoint = f"http://127.0.0.1:{args.metrics_port}/metrics"
+        console.print(f"metrics: {endpoint}", highlight=False, soft_wrap=True)
     demo = functools.partial(
         run_demo,
         rounds=args.rounds,
@@ -422,6 +457,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
         seed=args.seed,
         pace=args.pace,
         display_port=(args.display_port or free_port()) if args.display else None,
+        metrics_port=args.metrics_port,
         on_display=lambda url: console.print(
             f"pit display: {url}  (one table: {url}table/<id>)", highlight=False, soft_wrap=True
         ),

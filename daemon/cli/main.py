@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Final
 
 from daemon.cli import (
@@ -22,6 +21,7 @@ from daemon.cli import (
     simulate,
     watch,
 )
+from daemon.version import installed_version
 
 if TYPE_CHECKING:
     from daemon.cli.command import Command, Handler
@@ -44,14 +44,6 @@ COMMANDS: Final[tuple[Command, ...]] = (
     simulate.COMMAND,
     asyncapi.COMMAND,
 )
-
-
-def installed_version() -> str:
-    """The version of the installed shoe2mqtt package, as its metadata says."""
-    try:
-        return version("shoe2mqtt")
-    except PackageNotFoundError:  # run from a checkout that was never installed
-        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -90,11 +90,12 @@ class InboundMessage:
 @dataclass(frozen=True, slots=True)
 class Presence:
     """A retained message the link keeps true: `online` on every connect, `offline` on a
-    clean stop (a table's availability; the bridge state itself is the link's own)."""
+    clean stop (a table's availability; the bridge state itself is the link's own). With
+    `offline` None it stays as it is on a clean stop (the daemon's bridge info)."""
 
     topic: str
     online: bytes
-    offline: bytes
+    offline: bytes | None
 
 
 OnMessage = Callable[[InboundMessage], Awaitable[None]]
@@ -121,7 +122,7 @@ class MqttLink:
         rng: random.Random | None = None,
     ) -> None:
         self._settings = settings
-        self._presences = tuple(presences)
+        self._presences = {presence.topic: presence for presence in presences}
         self._outbox = outbox
         self._retrying = False  # since the last successful connection
         self._on_message = on_message
@@ -136,10 +137,23 @@ class MqttLink:
         self._rng = random.Random() if rng is None else rng  # noqa: S311 - jitter, not a secret
         self._state = LinkState.DISCONNECTED
         self._runner: asyncio.Task[NoReturn] | None = None
+        self._connection: aiomqtt.Client | None = None  # while connected
 
     @property
     def state(self) -> LinkState:
         return self._state
+
+    async def announce(self, presence: Presence) -> None:
+        """Keep `presence` true from now on, in place of the one on its topic: published at
+        once if connected, and on every connection after."""
+        self._presences[presence.topic] = presence
+        client = self._connection
+        if client is None:
+            return  # the next connection announces it
+        try:
+            await client.publish(presence.topic, presence.online, qos=1, retain=True)
+        except aiomqtt.MqttError as exc:  # lost meanwhile: the next connection announces it
+            _log.debug("mqtt.announce_deferred", topic=presence.topic, reason=_describe(exc))
 
     async def run(self) -> NoReturn:
         """Connect and reconnect, forever; returns only by cancellation (or a bug)."""
@@ -182,14 +196,22 @@ class MqttLink:
         """One connection, from attempt to loss; returns why it ended."""
         try:
             async with connected(self._new_client()) as client:
+                # Set before announcing: a presence changed meanwhile is then published
+                # either by `_announce` or by `announce`, never by neither.
+                self._connection = client
                 try:
                     await self._announce(client)
                     backoff.reset()
                     self._change(LinkStateChange(LinkState.CONNECTED))
                     return await self._serve(client)
                 except asyncio.CancelledError:
-                    await _say_goodbye(client, self._presences, self._settings.state_topic)
+                    self._connection = None
+                    await _say_goodbye(
+                        client, list(self._presences.values()), self._settings.state_topic
+                    )
                     raise
+                finally:
+                    self._connection = None
         except aiomqtt.MqttError as exc:
             return _describe(exc)
 
@@ -243,8 +265,9 @@ class MqttLink:
                 _log.error("mqtt.subscription_refused", topic_filters=refused)
         await client.publish(self._settings.state_topic, ONLINE, qos=1, retain=True)
         raise_if_cancelled()
-        for presence in self._presences:
-            await client.publish(presence.topic, presence.online, qos=1, retain=True)
+        for topic in list(self._presences):
+            # Read at the moment of publishing: `announce` may have replaced it meanwhile.
+            await client.publish(topic, self._presences[topic].online, qos=1, retain=True)
             raise_if_cancelled()
 
     async def _hand_over_messages(self, client: aiomqtt.Client) -> None:
@@ -352,7 +375,8 @@ async def _say_goodbye(
     client: aiomqtt.Client, presences: Sequence[Presence], state_topic: str
 ) -> None:
     # The tables first: while the bridge still says `online`, each is seen to stop itself.
-    goodbyes = [(p.topic, p.offline) for p in presences] + [(state_topic, OFFLINE)]
+    goodbyes = [(p.topic, p.offline) for p in presences if p.offline is not None]
+    goodbyes.append((state_topic, OFFLINE))
     try:
         for topic, payload in goodbyes:
             await client.publish(topic, payload, qos=1, retain=True, timeout=_GOODBYE_TIMEOUT)

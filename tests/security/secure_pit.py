@@ -150,8 +150,9 @@ async def running_secure_pit(
         daemon = Daemon(config)
         pit = SecurePit(broker, daemon, shoes, display, consoles)
         async with serving(daemon, pit, display, shoes.values()):
-            # The ACL lets the daemon announce its tables, and a display read it.
+            # The ACL lets the daemon announce its tables and itself, and a display read it.
             announced = {f"{BASE}/{table}/availability" for table in shoes}
+            announced.add(f"{BASE}/bridge/{NODE}/info")
             while announced:
                 announced.discard((await pit.wait(lambda m: m.topic in announced)).topic)
             yield pit

@@ -267,6 +267,7 @@ async def test_the_daemon_user_cannot_publish_outside_its_tables(
         f"{BASE}/bj-9/round",
         f"{BASE}/bridge/other",
         f"{BASE}/bridge/pit-b/state",  # another daemon's availability
+        f"{BASE}/bridge/pit-b/info",  # and what it says it is
         f"{BASE}/bj-9/availability",
         f"{BASE}/bj-1/request/void",  # not even requests to its own table
         f"{BASE}/bj-1/elsewhere",

@@ -1,0 +1,172 @@
+"""What the daemon counts and measures for Prometheus (docs/deploy.md, "Metrics").
+
+Counters move as things happen: the table services tell `DaemonMetrics` of every card read,
+settlement, notice and refusal (it is their `TableObserver`; silent while the journal is
+replayed, so a restart counts nothing twice), and the daemon times each journal commit.
+States are read when Prometheus scrapes, from the daemon itself (`Readings`), so they are
+never stale: each reader's link, the outbox backlog, the broker connection, the seconds since
+each table's last card.
+
+Each daemon has a registry of its own, not prometheus-client's global one: a test (or the
+demo) may run several daemons in one process. No label ever carries a card.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
+from prometheus_client.metrics_core import GaugeMetricFamily
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping, Sequence
+
+    from prometheus_client.context_managers import Timer
+    from prometheus_client.metrics_core import Metric
+
+# The reader link states of `daemon.table_service.ReaderState.link`, each a series of its own
+# (1 for the state the reader is in, 0 for the others), so an alert is one comparison.
+READER_LINKS: Final = ("starting", "connecting", "connected", "disconnected", "fault")
+# Seconds. A commit is one fsync, 3 to 3.5 ms on the table PCs measured (docs/durability.md);
+# group commit waits for the commits queued before it; a stalled disk takes seconds.
+COMMIT_BUCKETS: Final = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Readings:
+    """The daemon's state at the moment of a scrape."""
+
+    broker_connected: bool
+    backlog: int  # messages the broker has not acknowledged
+    reader_links: Mapping[str, str]  # table → its reader's link state
+
+
+class DaemonMetrics:
+    """The daemon's metrics in a registry of their own; `registry` is what is served."""
+
+    def __init__(
+        self,
+        *,
+        node: str,
+        version: str,
+        tables: Sequence[str],
+        readings: Callable[[], Readings],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self._clock = clock
+        self._last_card: dict[str, float] = {}
+        registry = self.registry
+        self._cards = Counter(
+            "shoe2mqtt_cards_read",
+            "Cards the table's reader read out of the shoe (burned ones too); readable=false: "
+            "a card left the shoe unread and waits to be entered by hand.",
+            ["table", "readable"],
+            registry=registry,
+        )
+        self._settlements = Counter(
+            "shoe2mqtt_settlements",
+            "Wagers settled, by result (win, lose, push, void).",
+            ["table", "result"],
+            registry=registry,
+        )
+        self._notices = Counter(
+            "shoe2mqtt_notices",
+            "Notices to the pit, by kind (floorperson_required, card_unreadable, sequence_gap, "
+            "reader_disconnected, ...).",
+            ["table", "kind"],
+            registry=registry,
+        )
+        self._rejected = Counter(
+            "shoe2mqtt_rejected_events",
+            "Events the table refused and that so changed nothing: source=request for a dealer "
+            "console's request, source=shoe for something the shoe sent; by the refusal's code.",
+            ["table", "source", "code"],
+            registry=registry,
+        )
+        self._commits = Histogram(
+            "shoe2mqtt_journal_commit_seconds",
+            "Time from handing an event to the journal to its commit being on disk.",
+            buckets=COMMIT_BUCKETS,
+            registry=registry,
+        )
+        Gauge(
+            "shoe2mqtt_info",
+            "This daemon: its node name and version (the value is always 1).",
+            ["node", "version"],
+            registry=registry,
+        ).labels(node, version).set(1)
+        for table in tables:  # every table's series exist from the start, at zero
+            for readable in ("true", "false"):
+                self._cards.labels(table, readable)
+        registry.register(_StateCollector(self, readings))
+        ProcessCollector(registry=registry)  # CPU, resident memory, open files, start time
+
+    # ------------------------------------------------------------- TableObserver
+    def card_read(self, table: str, *, readable: bool) -> None:
+        self._cards.labels(table, "true" if readable else "false").inc()
+        self._last_card[table] = self._clock()
+
+    def settled(self, table: str, result: str) -> None:
+        self._settlements.labels(table, result).inc()
+
+    def noticed(self, table: str, kind: str) -> None:
+        self._notices.labels(table, kind).inc()
+
+    def rejected(self, table: str, source: str, code: str) -> None:
+        self._rejected.labels(table, source, code).inc()
+
+    # ------------------------------------------------------------- the daemon's own
+    def journal_commit(self) -> Timer:
+        """`with metrics.journal_commit(): await journal.append_event(...)`."""
+        return self._commits.time()
+
+    def seconds_since_last_card(self) -> dict[str, float]:
+        now = self._clock()
+        return {table: now - at for table, at in self._last_card.items()}
+
+
+class _StateCollector:
+    """The series read from the daemon at each scrape."""
+
+    def __init__(self, metrics: DaemonMetrics, readings: Callable[[], Readings]) -> None:
+        self._metrics = metrics
+        self._readings = readings
+
+    def describe(self) -> list[Metric]:
+        # Names only, so the registry can check for clashes without asking the daemon.
+        return list(self._families())
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self._families(self._readings())
+
+    def _families(self, now: Readings | None = None) -> Iterator[Metric]:
+        broker = GaugeMetricFamily(
+            "shoe2mqtt_mqtt_connected", "1 while the daemon is connected to its broker."
+        )
+        backlog = GaugeMetricFamily(
+            "shoe2mqtt_outbox_backlog",
+            "Messages journaled and not yet acknowledged by the broker.",
+        )
+        link = GaugeMetricFamily(
+            "shoe2mqtt_reader_link",
+            "1 for the state the table's reader link is in, 0 for the others.",
+            labels=["table", "state"],
+        )
+        since = GaugeMetricFamily(
+            "shoe2mqtt_seconds_since_last_card",
+            "Seconds since the table's reader last read a card; absent until the first card "
+            "this daemon process read.",
+            labels=["table"],
+        )
+        if now is not None:
+            broker.add_metric([], 1 if now.broker_connected else 0)
+            backlog.add_metric([], now.backlog)
+            for table, state in now.reader_links.items():
+                for known in READER_LINKS:
+                    link.add_metric([table, known], 1 if state == known else 0)
+            for table, seconds in self._metrics.seconds_since_last_card().items():
+                since.add_metric([table], round(seconds, 3))
+        yield from (broker, backlog, link, since)
