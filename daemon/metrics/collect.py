@@ -5,7 +5,8 @@ settlement, notice and refusal (it is their `TableObserver`; silent while the jo
 replayed, so a restart counts nothing twice), and the daemon times each journal commit.
 States are read when Prometheus scrapes, from the daemon itself (`Readings`), so they are
 never stale: each reader's link, the outbox backlog, the broker connection, the seconds since
-each table's last card.
+each table's last card. They are read in the event loop (`take_readings`), which owns them;
+the text is then rendered wherever the caller likes (serve.py: in a worker thread).
 
 Each daemon has a registry of its own, not prometheus-client's global one: a test (or the
 demo) may run several daemons in one process. No label ever carries a card.
@@ -101,7 +102,8 @@ class DaemonMetrics:
         for table in tables:  # every table's series exist from the start, at zero
             for readable in ("true", "false"):
                 self._cards.labels(table, readable)
-        registry.register(_StateCollector(self, readings))
+        self._state = _StateCollector(self, readings)
+        registry.register(self._state)
         ProcessCollector(registry=registry)  # CPU, resident memory, open files, start time
 
     # ------------------------------------------------------------- TableObserver
@@ -123,6 +125,11 @@ class DaemonMetrics:
         """`with metrics.journal_commit(): await journal.append_event(...)`."""
         return self._commits.time()
 
+    def take_readings(self) -> None:
+        """Read the daemon's state now, for the next rendering of `registry`: call it in the
+        event loop, which owns that state, when the rendering runs in another thread."""
+        self._state.taken = (self._state.read(), self.seconds_since_last_card())
+
     def seconds_since_last_card(self) -> dict[str, float]:
         now = self._clock()
         return {table: now - at for table, at in self._last_card.items()}
@@ -133,16 +140,23 @@ class _StateCollector:
 
     def __init__(self, metrics: DaemonMetrics, readings: Callable[[], Readings]) -> None:
         self._metrics = metrics
-        self._readings = readings
+        self.read = readings
+        # What `take_readings` read, for the next rendering only.
+        self.taken: tuple[Readings, dict[str, float]] | None = None
 
     def describe(self) -> list[Metric]:
         # Names only, so the registry can check for clashes without asking the daemon.
         return list(self._families())
 
     def collect(self) -> Iterator[Metric]:
-        yield from self._families(self._readings())
+        taken, self.taken = self.taken, None
+        if taken is None:  # rendered where the state lives (a test): read it now
+            taken = (self.read(), self._metrics.seconds_since_last_card())
+        yield from self._families(*taken)
 
-    def _families(self, now: Readings | None = None) -> Iterator[Metric]:
+    def _families(
+        self, now: Readings | None = None, since_last_card: Mapping[str, float] | None = None
+    ) -> Iterator[Metric]:
         broker = GaugeMetricFamily(
             "shoe2mqtt_mqtt_connected", "1 while the daemon is connected to its broker."
         )
@@ -167,6 +181,6 @@ class _StateCollector:
             for table, state in now.reader_links.items():
                 for known in READER_LINKS:
                     link.add_metric([table, known], 1 if state == known else 0)
-            for table, seconds in self._metrics.seconds_since_last_card().items():
+            for table, seconds in (since_last_card or {}).items():
                 since.add_metric([table], round(seconds, 3))
         yield from (broker, backlog, link, since)
