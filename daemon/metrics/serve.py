@@ -3,7 +3,7 @@
 In the event loop rather than on prometheus-client's threaded server: the states are read
 from the daemon at each scrape (its tables, its outbox, its link), and those belong to the
 loop; a second thread reading them would race it. aiohttp is already the display's server.
-The text itself is rendered in a worker thread, once the states are read: it takes 0.8 ms
+The text itself is rendered in a worker thread, once the states are read: it takes 0.5 ms
 for three tables but 30 ms for 256 (measured, docs/deploy.md), and a card must not wait
 that long behind a scrape. The counters are prometheus-client's, which lock their values,
 so that thread reads them safely while the loop counts on.
