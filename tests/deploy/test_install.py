@@ -25,6 +25,9 @@ SHIPPED = {
     f"{INSTALLED_UNITS}/shoe2mqtt-display.service": 0o644,
     "etc/udev/rules.d/70-shoe2mqtt.rules": 0o644,
     "etc/sysusers.d/shoe2mqtt.conf": 0o644,
+    "usr/local/share/man/man1/shoe2mqtt.1": 0o644,
+    "usr/local/share/bash-completion/completions/shoe2mqtt": 0o644,
+    "usr/local/share/zsh/site-functions/_shoe2mqtt": 0o644,
 }
 SITE_FILES = {  # the site edits these: installed once, kept if edited
     "etc/shoe2mqtt/shoe2mqtt.toml": 0o644,
@@ -73,6 +76,47 @@ def test_the_installed_command_runs_from_its_venv(installed: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert '"asyncapi": "3.0.0"' in result.stdout
+
+
+def test_the_command_is_on_the_path_with_its_manual_page_and_completion(installed: Path) -> None:
+    """`shoe2mqtt` in /usr/local/bin, `man shoe2mqtt`, and Tab after it in bash, each made
+    from the installed argument parser, so every command is in them."""
+    from daemon.cli.main import COMMANDS
+
+    link = installed / "usr/local/bin/shoe2mqtt"
+    assert link.is_symlink()
+    assert str(link.readlink()) == "/opt/shoe2mqtt/bin/shoe2mqtt"  # as / will see it
+    manual = subprocess.run(  # noqa: S603 - man on the page just installed
+        ["/usr/bin/man", "-l", str(installed / "usr/local/share/man/man1/shoe2mqtt.1")],
+        env={"MANWIDTH": "100", "PATH": "/usr/bin:/bin"},
+        capture_output=True, text=True, timeout=30, check=True,
+    ).stdout  # fmt: skip
+    assert manual.startswith("SHOE2MQTT(1)")
+    for command in COMMANDS:
+        assert f"shoe2mqtt {command.name}\n" in manual, command.name
+    for section in ("EXIT STATUS", "FILES", "SEE ALSO"):
+        assert f"\n{section}\n" in manual
+    completion = installed / "usr/local/share/bash-completion/completions/shoe2mqtt"
+    assert _complete(completion, "shoe2mqtt", "") == sorted(c.name for c in COMMANDS)
+    assert _complete(completion, "shoe2mqtt", "che") == ["check-config"]
+    assert _complete(completion, "shoe2mqtt", "journal", "") == ["export", "list", "show"]
+    assert "--metrics-port" in _complete(completion, "shoe2mqtt", "demo", "--")
+    zsh = (installed / "usr/local/share/zsh/site-functions/_shoe2mqtt").read_text()
+    assert zsh.startswith("#compdef shoe2mqtt")
+
+
+def _complete(script: Path, *words: str) -> list[str]:
+    """What bash offers for the last of `words`, as Tab would, from the installed script."""
+    line = " ".join(f"'{word}'" for word in words)
+    program = (
+        f"source {script}; COMP_WORDS=({line}); COMP_CWORD={len(words) - 1}; "
+        'COMPREPLY=(); _shtab_shoe2mqtt; printf "%s\\n" "${COMPREPLY[@]}"'
+    )
+    printed = subprocess.run(  # noqa: S603 - bash with the completion just installed
+        ["/usr/bin/bash", "--norc", "-c", program],
+        capture_output=True, text=True, timeout=30, check=True,
+    ).stdout  # fmt: skip
+    return sorted(filter(None, printed.splitlines()))
 
 
 def test_a_second_install_upgrades_and_keeps_the_sites_files(tmp_path: Path) -> None:
