@@ -8,12 +8,13 @@ the analysis.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import multiprocessing
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import TYPE_CHECKING, Any, Final
 
 from daemon.cli import table_options
@@ -27,7 +28,7 @@ from rules.games import GAMES, Game
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Sequence
+    from collections.abc import Callable, Iterator, Sequence
     from typing import TextIO
 
     from rules.analysis.comparison import SimulationComparison
@@ -70,7 +71,10 @@ def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
         return table_options.refuse(err, "simulate", exc)
     workers = args.workers or os.cpu_count() or 1
     started = time.perf_counter()
-    comparisons = run_simulation(configs, args.rounds, args.seed, workers, seats=args.seats)
+    with progress_bar(err, total=args.rounds * len(configs)) as played:
+        comparisons = run_simulation(
+            configs, args.rounds, args.seed, workers, seats=args.seats, played=played
+        )
     elapsed = time.perf_counter() - started
     rounds = sum(c.tally.rounds for c in comparisons)
     rate = rounds / elapsed if elapsed > 0 else math.inf
@@ -127,19 +131,71 @@ def _described_table(args: argparse.Namespace, game: Game) -> TableConfig:
         raise table_options.UsageError(str(exc)) from None
 
 
+@contextlib.contextmanager
+def progress_bar(err: TextIO, *, total: int) -> Iterator[Callable[[int], None]]:
+    """A bar of the rounds played on `err` while the block runs, if `err` is a terminal
+    (nothing in a pipe, a log or a test); yields what to call with each chunk's rounds.
+
+    Drawn when a chunk ends rather than by rich's refresh thread: no thread is running when
+    the worker processes are forked, and a chunk takes about a second anyway.
+    """
+    if not err.isatty():
+        yield lambda _rounds: None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = (
+        TextColumn("simulating"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("rounds"),
+        TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=Console(file=err), auto_refresh=False, transient=True) as bar:
+        task = bar.add_task("simulate", total=total)
+        bar.refresh()
+
+        def played(rounds: int) -> None:
+            bar.advance(task, rounds)
+            bar.refresh()
+
+        yield played
+
+
 def run_simulation(
-    configs: Sequence[TableConfig], rounds: int, seed: int, workers: int, *, seats: int = 7
+    configs: Sequence[TableConfig],
+    rounds: int,
+    seed: int,
+    workers: int,
+    *,
+    seats: int = 7,
+    played: Callable[[int], None] | None = None,
 ) -> list[SimulationComparison]:
     """Play `rounds` rounds at each table on `workers` processes; compare with the exact.
 
     The chunks and their seeds depend on the seed and the tables only, and tallies add up
-    as integers, so the result is the same for any number of workers.
+    as integers, so the result is the same for any number of workers. `played` is told the
+    rounds of each chunk as it ends.
     """
     from rules.analysis.comparison import compare_with_exact
     from rules.analysis.simulation import merge_tallies, plan_chunks
 
     chunks_by_table = [plan_chunks(config, rounds, seed, seats=seats) for config in configs]
-    tallies = _play_chunks([chunk for chunks in chunks_by_table for chunk in chunks], workers)
+    tallies = _play_chunks(
+        [chunk for chunks in chunks_by_table for chunk in chunks],
+        workers,
+        played or (lambda _rounds: None),
+    )
     comparisons: list[SimulationComparison] = []
     start = 0
     for config, chunks in zip(configs, chunks_by_table, strict=True):
@@ -149,16 +205,24 @@ def run_simulation(
     return comparisons
 
 
-def _play_chunks(chunks: list[Chunk], workers: int) -> list[Tally]:
+def _play_chunks(chunks: list[Chunk], workers: int, played: Callable[[int], None]) -> list[Tally]:
+    """Each chunk's tally, in the chunks' order; `played` hears of each as it ends."""
     from rules.analysis.simulation import simulate_chunk
 
     if workers <= 1 or len(chunks) <= 1:
-        return [simulate_chunk(chunk) for chunk in chunks]
+        tallies = []
+        for chunk in chunks:
+            tallies.append(simulate_chunk(chunk))
+            played(chunk.rounds)
+        return tallies
     # fork: a worker starts at once with the rules already imported, and no resource
     # tracker process outlives the pool (spawn and forkserver would leave one behind).
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=context) as pool:
-        return list(pool.map(simulate_chunk, chunks))
+        futures = {pool.submit(simulate_chunk, chunk): chunk for chunk in chunks}
+        for finished in as_completed(futures):
+            played(futures[finished].rounds)
+        return [future.result() for future in futures]
 
 
 def render_comparison(comparison: SimulationComparison) -> str:
