@@ -27,6 +27,7 @@ from drivers.transports import (
     TcpSettings,
     UsbSettings,
     is_absolute_path,
+    is_host,
 )
 from rules.config import TableConfig, describe_value, unknown_setting
 from rules.errors import ConfigError
@@ -510,14 +511,14 @@ class _Section:
         return value
 
     def address(self, key: str, default: str) -> str:
-        """A host name or IP address to listen on: one word, no spaces."""
+        """A host name or IP address to listen on, as `[mqtt] host` is checked."""
         value = self._values.get(key, default)
-        if not isinstance(value, str) or value.split() != [value]:
+        if not is_host(value):
             self._refuse(
                 key, f"must be a host name or IP address to listen on, not {describe_value(value)}"
             )
             return default
-        return value
+        return str(value)
 
     def directory(self, key: str, default: Path) -> Path:
         """An absolute path: relative, it would name a different place under systemd (whose

@@ -167,7 +167,9 @@ def test_a_table_tells_its_cards_settlements_notices_and_refusals_and_a_replay_t
     assert total(scrape, "shoe2mqtt_seconds_since_last_card", table="bj1") == 1
 
     # The journal replayed after a restart: everything applied again, nothing counted again.
-    counted = {k: v for k, v in scrape.items() if k[0].endswith("_total")}
+    counted = {
+        k: v for k, v in scrape.items() if k[0].startswith("shoe2mqtt_") and k[0].endswith("_total")
+    }
     replayed = make_service()
     replayed.observer = metrics
     with replayed.replaying():
@@ -175,7 +177,9 @@ def test_a_table_tells_its_cards_settlements_notices_and_refusals_and_a_replay_t
         request(replayed, "teleport")
         drawn(replayed, "KD 7S KH QH")
     again = _scrape(metrics)
-    assert {k: v for k, v in again.items() if k[0].endswith("_total")} == counted
+    assert {
+        k: v for k, v in again.items() if k[0].startswith("shoe2mqtt_") and k[0].endswith("_total")
+    } == counted
 
 
 def test_metrics_are_off_by_default_and_on_localhost_when_on(tmp_path: Path) -> None:
