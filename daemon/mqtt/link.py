@@ -12,7 +12,8 @@ by ending the message iteration with `MqttError` (or by failing a publish); the 
 then cancelled, and its unacknowledged message stays at the head of the outbox for the next
 connection. The broker publishes the Last Will (`offline`, retained, on the bridge state) if
 the process or its socket dies; a clean stop publishes each presence's `offline` and then
-the bridge's itself, because a graceful DISCONNECT discards the will.
+the bridge's itself, because a graceful DISCONNECT discards the will. A presence can change
+while the link runs (`announce`: the daemon's bridge info after a reload).
 """
 
 from __future__ import annotations
