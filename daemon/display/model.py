@@ -184,6 +184,8 @@ class PitModel:
                 self.liveness.on_bridge_state(node, payload)
                 self._touch_all()  # any table may name this node
                 return True
+            case ["bridge", *_]:  # the daemons' own words (bridge/<node>/info): no table's
+                return False
             case [table_id, "availability"]:
                 self.liveness.on_availability(table_id, payload)
                 self._touch(self._table(table_id))

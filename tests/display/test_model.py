@@ -164,6 +164,15 @@ def test_changes_are_versioned_per_table() -> None:
     assert model.changed_since(model.version) == []
 
 
+def test_a_daemons_bridge_info_is_no_table() -> None:
+    """`bridge/<node>/info` sits beside the bridge state; the pit shows no table "bridge"."""
+    model = _fed(played("double-attack-three-eights.jsonl"), "da-1")
+    info = b'{"version":"0.1.0","node":"pc-a","tables":["da-1"],"started":null}'
+    assert model.apply(f"{BASE}/bridge/pc-a/info", info) is False
+    assert list(model.tables) == ["da-1"]
+    assert model.view("da-1")["live"] is True
+
+
 def test_garbage_changes_nothing() -> None:
     model = PitModel(BASE)
     assert model.apply(f"{BASE}/bj-1/round", b"\xff not json") is False
