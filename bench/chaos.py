@@ -12,9 +12,11 @@ everything the daemon publishes.
 At random moments of random steps (seeded): SIGKILL the daemon (sometimes dealing a card
 while it is dead) and start it again; stop the broker for a while (dealing cards meanwhile)
 and start it again; pull the shoe's cable (sometimes dealing a card while it is out) and plug
-it back. The session stops by itself after `--minutes` (finishing the round in play) or
-`--rounds`. Then the daemon is stopped, its journal replayed through a fresh TableService,
-and every delivered settlement held against the replay; one line sums it up:
+it back. The reference shoe keeps what it deals while the daemon cannot hear it and hands it
+over when the daemon is back (docs/protocol.md §1.4), so no card is lost. The session stops
+by itself after `--minutes` (finishing the round in play) or `--rounds`. Then the daemon is
+stopped, its journal replayed through a fresh TableService, and every delivered settlement
+held against the replay; one line sums it up:
 
     rounds=… settlements=… lost=… duplicated=… mismatched=… kills=… broker_restarts=…
     unplugs=… elapsed=…   (on one line)
@@ -64,7 +66,7 @@ class Chaos:
         self.shoe = shoe
         self.broker_restarts = 0
         self.unplugs = 0
-        self.cards_lost = 0
+        self.unheard = 0  # cards dealt while the daemon could not hear: the shoe kept them
         self.stalls = 0
 
     def choose(self) -> Disturbance | None:
@@ -79,7 +81,7 @@ class Chaos:
         return None
 
     async def kill(self) -> None:
-        self.cards_lost += await self.run.kill_and_restart(self.rng)
+        self.unheard += await self.run.kill_and_restart(self.rng)
 
     async def restart_broker(self) -> None:
         await asyncio.sleep(random_moment(self.rng))
@@ -95,8 +97,8 @@ class Chaos:
         await self.shoe.unplug()
         self.unplugs += 1
         if self.rng.random() < 0.5:
-            await self.shoe.next_card()  # dealt with the cable out: a sequence gap later
-            self.cards_lost += 1
+            await self.shoe.next_card()  # dealt with the cable out: kept, handed over later
+            self.unheard += 1
         await asyncio.sleep(self.rng.uniform(0.05, 0.5))  # the cable stays out a while
         await self.shoe.replug()
         async with asyncio.timeout(STEP_TIMEOUT + 5):  # the driver's backoff, then its open

@@ -63,8 +63,10 @@ def reference_frame(rng: random.Random, seq: int) -> bytes:
     elif pick < 0.65:
         message = CardUnreadable(seq, burned=rng.random() < 0.5)
     elif pick < 0.7:
-        text = ["".join(rng.choices(PRINTABLE, k=rng.randint(1, 32))) for _ in range(4)]
-        message = DeviceIdentity(*text)
+        vendor, model, serial, firmware = (
+            "".join(rng.choices(PRINTABLE, k=rng.randint(1, 32))) for _ in range(4)
+        )
+        message = DeviceIdentity(vendor, model, serial, firmware, power_up=rng.getrandbits(32))
     elif pick < 0.85:
         message = rng.choice(REFERENCE_EMPTY)
     else:

@@ -120,6 +120,11 @@ _NOTICE_KINDS = [k.value for k in NoticeKind] + [
     "card_unreadable",
     "sequence_gap",
     "reader_reconnected",
+    "reader_restarted",
+    "daemon_restarted",
+    "held_cards_dropped",
+    "internal_error",
+    "outbox_filling",
     "reader_disconnected",
     "reader_fault",
     "cut_card",
@@ -140,6 +145,7 @@ _REQUESTS: dict[str, dict[str, Any]] = {
     "card": _object({"card": {"type": "string", "description": "e.g. 'QH', '10S' or 'TS'"}}),
     "void": _object({}, {"reason": _STR}),
     "shuffle": _object({}),
+    "resume": _object({}),
     "status": _object({}),
 }
 
@@ -270,6 +276,13 @@ def _table_channels(api: _Channels, base: str) -> None:
     snapshot = {
         "round": {"type": ["object", "null"]},
         "review": {"type": "array"},
+        "awaiting_card_entry": {"type": "integer", "minimum": 0},
+        "doubt": {
+            "type": ["string", "null"],
+            "description": "why the table holds the cards it receives until the dealer "
+            "resumes or voids (a review reason); null when it is sure of every card",
+        },
+        "cards_held": {"type": "integer", "minimum": 0},
         "settlements": {"type": "array"},
         "notices": {"type": "array"},
     }

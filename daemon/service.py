@@ -5,8 +5,9 @@ Tasks (all named, all children of one TaskGroup, all cancelled together on shutd
   outbox in order, reconnects forever;
 - `driver:<table>`: reads the shoe, reconnecting forever, and queues its events;
 - `table:<table>`: takes the table's queue (shoe events, link changes, requests, new
-  settings) one item at a time: journals it, applies it, journals what it caused, hands
-  that to the outbox. One consumer per table keeps the journal's order the table's order;
+  settings) one item at a time: judges what the shoe sent against the journal, journals it,
+  acknowledges it to the shoe, applies it, journals what it caused, hands that to the
+  outbox. One consumer per table keeps the journal's order the table's order;
 - `signals`: SIGTERM and SIGINT stop the daemon cleanly; SIGHUP reloads the configuration
   where that is safe (logging at once; a table's game settings at the end of its round);
 - `bridge-info`: publishes `<base>/bridge/<node>/info` again when a reload read a changed file;
@@ -283,17 +284,42 @@ class Daemon:
                     await self._commit(table, "link", to_record(event))
                     if self._ready_sent:
                         self.notifier.status(self._status_text())
-                case ShoeItem(event=event) if is_journaled(event):
-                    await self._commit(table, "shoe", to_record(event))
-                case ShoeItem(event=event):  # a heartbeat: the reader is alive, and that is all
-                    table.service.on_shoe_event(event, seen_at=utc_timestamp())
+                case ShoeItem(event=event):
+                    await self._take_from_shoe(table, event)
 
-    async def _commit(self, table: _Table, kind: EventKind, record: dict[str, Any]) -> None:
-        """Journal the event, apply it, journal what it caused, hand that to the outbox."""
+    async def _take_from_shoe(self, table: _Table, event: ShoeEvent) -> None:
+        """Decision D3: judged before anything is journaled, acknowledged once it is durable.
+
+        A repeat of a frame the journal holds is acknowledged again and applied no more; a
+        loss is journaled (and applied) before the frame that shows it.
+        """
+        intake = table.service.judge(event)
+        if intake.gap is not None:
+            await self._commit(table, "shoe", to_record(intake.gap))
+        if intake.take and is_journaled(event):
+            await self._commit(table, "shoe", to_record(event), acknowledge=intake.acknowledge)
+            return
+        if intake.take:  # a heartbeat: the reader is alive, and that is all
+            table.service.on_shoe_event(event, seen_at=utc_timestamp())
+        if intake.acknowledge is not None:  # a repeat of what the journal holds
+            await table.driver.acknowledge(intake.acknowledge)
+
+    async def _commit(
+        self,
+        table: _Table,
+        kind: EventKind,
+        record: dict[str, Any],
+        *,
+        acknowledge: int | None = None,
+    ) -> None:
+        """Journal the event, acknowledge the shoe's frame `acknowledge` (it is durable now),
+        apply the event, journal what it caused, hand that to the outbox."""
         at = utc_timestamp()
         table_id = table.setup.table.table_id
         with self.metrics.journal_commit():
             rowid = await self.journal.append_event(table_id, kind, record, at)
+        if acknowledge is not None:
+            await table.driver.acknowledge(acknowledge)
         messages = table.service.apply_record(kind, record, at)
         await self._publish(table_id, rowid, messages)
 

@@ -7,8 +7,16 @@ decides what they mean:
 - a card from the shoe becomes a `DealCard` for the engine; an unreadable card holds every
   later card back until the dealer console enters it (`request/card`), so no card is ever
   given to the wrong hand;
-- a sequence gap or a reader reconnect inside a round flags the round for review: its
-  settlements still go out, exactly as decided, marked `"review": true`, and a notice says why;
+- when the table cannot be sure it has every card (frames lost; a shoe that keeps nothing
+  while the daemon or the link was away; a reader that restarted), the round is flagged for
+  review and, if a card could go to the wrong place (a round open, a burn due), every card
+  from then on is held, in order, for the dealer console: `request/resume` (no card went by
+  unread, or the missed ones were entered with `request/card`) deals them, `request/void`
+  voids the round (docs/rules.md, decision 13). Flagged settlements still go out exactly as
+  decided, marked `"review": true`, and a notice says why;
+- what the shoe sends is judged before anything is journaled (`judge`, decision D3): a repeat
+  of a frame the journal holds is acknowledged again and applied no more, a loss is journaled
+  as a `SequenceGap` first; the memory that takes (`receiver`) is rebuilt by the replay;
 - every engine output becomes a message on its topic, and the retained round snapshot is
   refreshed, so a display connecting mid-round sees the table at once;
 - every request gets a response carrying the caller's transaction id, an error code and a
@@ -31,12 +39,14 @@ from daemon.topics import COMMANDS
 from drivers import events as shoe
 from drivers.codecs import reference
 from drivers.driver import Connected, Connecting, Disconnected, LinkFault, Reconnected
+from drivers.receiver import FrameReceiver
 from rules.cards import Card
 from rules.config import TableConfig
 from rules.engine import TableEngine
 from rules.errors import CardParseError, EventError, MalformedEvent
 from rules.events import DealCard, Shuffle, event_from_mapping
 from rules.outputs import Notice, Settlement
+from rules.table import RoundStage
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -46,13 +56,23 @@ if TYPE_CHECKING:
     from daemon.table_observer import TableObserver
     from daemon.topics import Topics
     from drivers.codecs.sequence import SequencePolicy
+    from drivers.receiver import Intake
     from rules.events import TableEvent
     from rules.outputs import Output
 
 log = structlog.get_logger("daemon.table")
 
+_NOT_LIVE = (RoundStage.BETTING, RoundStage.OVER)  # no card of the deal has gone out
 # Requests that are rules events of the same name; the other commands are answered here.
 _ENGINE_COMMANDS = frozenset({"wager", "withdraw", "action", "void"})
+# What the dealer console is asked to do when the table holds cards in doubt.
+_HOLD_ADVICE = (
+    "; every card from here is held, not given to any seat: enter any card that went by "
+    "unread (request/card), then confirm (request/resume), or void the round (request/void)"
+)
+# A card held back: a card or a new shoe from the shoe, or None for an unreadable card that
+# waits for the dealer console to enter it.
+Held = DealCard | Shuffle | None
 
 
 @dataclass(slots=True)
@@ -101,8 +121,11 @@ class TableService:
         self.envelopes = envelopes
         self.engine = TableEngine(config)
         self.reader = ReaderState()
-        self.awaiting_entry = 0  # unreadable cards the dealer console must enter, oldest first
-        self.held: list[DealCard] = []  # readable cards that came after an unreadable one
+        # What the shoe sent that waits, in order: after an unreadable card (None, until the
+        # dealer console enters it), and everything after a doubt, until the dealer resolves.
+        self.held: list[Held] = []
+        self.doubt: str | None = None  # why cards are held for the dealer; None: sure of all
+        self.doubt_at = 0  # where in `held` the doubt began: the unheard cards go there
         self.review: list[str] = []  # why the current round needs review; empty when it does not
         self.round_settlements: list[dict[str, Any]] = []
         self.round_notices: list[dict[str, Any]] = []
@@ -111,11 +134,9 @@ class TableService:
         self.quiet = False
         # Told of every event the rules accepted, with its round: `shoe2mqtt journal` exports.
         self.recorder: Callable[[TableEvent, int | None], None] | None = None
-        # The shoe's sequence number of the last frame we heard, and whether the next one must
-        # be checked against it: the decoder of a restarted daemon has no memory of it.
-        self.last_seq: int | None = None
-        self.check_seq = False
-        self.sequence = sequence
+        # What the table holds of the shoe's numbering (decision D3): the last frame journaled
+        # and who the device is; rebuilt by the replay like everything else.
+        self.receiver = FrameReceiver(sequence)
         # Told of cards, settlements, notices and refusals as they happen: the metrics.
         self.observer: TableObserver = UNOBSERVED
 
@@ -147,6 +168,22 @@ class TableService:
     @property
     def round_id(self) -> int | None:
         return self.engine.round_id
+
+    @property
+    def awaiting_entry(self) -> int:
+        """Unreadable cards the dealer console must enter."""
+        return self.held.count(None)
+
+    @property
+    def cards_held(self) -> int:
+        """Cards from the shoe that wait, not yet given to any seat."""
+        return sum(1 for item in self.held if isinstance(item, DealCard))
+
+    def judge(self, event: object) -> Intake:
+        """What to do with an event from the shoe, before anything of it is journaled: a
+        repeat of a frame the journal holds is not taken (only acknowledged again); a loss
+        is journaled first, as a `SequenceGap` (decision D3)."""
+        return self.receiver.judge(event)
 
     def apply_record(self, kind: EventKind, record: dict[str, Any], at: str) -> list[Outbound]:
         """One journaled event, applied: the same method live and in replay.
@@ -189,61 +226,48 @@ class TableService:
         """An event could not be applied (a bug): the pit is told, the round is reviewed."""
         return self._flag("internal_error", "an event could not be applied; see the daemon's log")
 
-    def _seq_seen(self, seq: int, *, burned: bool) -> list[Outbound]:
-        """After a restart, the first card's sequence number against the last one journaled.
-
-        The decoder reports gaps within a run of the daemon; across a restart only the journal
-        remembers, and a card lost meanwhile (a burn card, say) would otherwise shift every
-        card of the next round by one place without a word.
-        """
-        last, self.last_seq = self.last_seq, seq
-        if not self.check_seq:
+    def on_start(self) -> list[Outbound]:
+        """The daemon (re)started. A shoe that keeps what it dealt meanwhile (the reference
+        protocol) hands it over when it is next heard from, and its first contact says
+        whether anything is missing (`judge`). One that keeps nothing may have dealt cards
+        no one heard: if that can misplace a card, the table holds for the dealer."""
+        if self.receiver.reliable or not self._at_stake():
             return []
-        self.check_seq = False
-        if self.engine.burns_due and not burned:
-            # A burn was due when the daemon went down; the reader does not call this card
-            # burned, so the burn may have gone by unheard and this be the round's first.
-            return self._flag(
-                "sequence_gap",
-                "the daemon restarted with a burn card due and this card is not marked burned: "
-                "the burn card may have gone by unheard",
-            )
-        # Judged by the shoe's own numbering: where it is not known to count up by one (the
-        # ENQ family), a jump proves nothing and is not flagged.
-        if last is None or self.sequence is None or not self.sequence.is_gap(last, seq):
-            return []
-        return self._flag(
-            "sequence_gap",
-            f"while the daemon was down the reader's sequence moved from {last} to {seq}: "
-            "cards may have been dealt unheard",
+        return self._doubt(
+            "daemon_restarted",
+            "the daemon restarted during the round, and this shoe keeps nothing: "
+            "a card dealt while it was down is lost",
         )
 
-    def on_start(self) -> list[Outbound]:
-        """The daemon (re)started. A round it was in the middle of may have lost cards while
-        no one listened: it goes on, flagged for review."""
-        self.check_seq = True
-        if not self.engine.round_open:
-            return []
-        return self._flag("daemon_restarted", "the daemon restarted during the round")
+    def _at_stake(self) -> bool:
+        """Whether a card missed now could go to the wrong place: a round is open, or a burn
+        is due (the engine would take the round's first card for it)."""
+        return self.engine.round_open or self.engine.burns_due > 0
+
+    def _doubt(self, reason: str, message: str) -> list[Outbound]:
+        """The table cannot be sure it has every card: the round is flagged, the pit told, and
+        where a card could be misplaced, every card from here is held for the dealer."""
+        if self._at_stake():
+            if self.doubt is None:
+                self.doubt, self.doubt_at = reason, len(self.held)
+            message += _HOLD_ADVICE
+        return self._flag(reason, message)
 
     # ------------------------------------------------------------------ shoe
     def on_shoe_event(self, event: shoe.Event, *, seen_at: str) -> list[Outbound]:  # noqa: PLR0911 - a dispatch, one return per kind of event
         self.reader.last_seen = seen_at
+        restarted = self.receiver.record(event)
         match event:
             case shoe.CardDrawn(burned=burned, origin=origin) if origin != "retransmission":
                 self._told.card_read(self.table_id, readable=True)
-                gap = self._seq_seen(event.seq, burned=burned)
-                return [
-                    *gap,
-                    *self._card_from_shoe(DealCard(Card.parse(event.code), burned=burned)),
-                ]
+                return self._from_shoe(DealCard(Card.parse(event.code), burned=burned))
             case shoe.CardUnreadable(burned=burned):
                 self._told.card_read(self.table_id, readable=False)
-                return [*self._seq_seen(event.seq, burned=burned), *self._unreadable(burned=burned)]
+                return self._unreadable(burned=burned)
             case shoe.NewShoe():
-                return self._apply(Shuffle(), source="shoe")
+                return self._from_shoe(Shuffle())
             case shoe.SequenceGap(expected=expected, got=got):
-                return self._flag(
+                return self._doubt(
                     "sequence_gap",
                     f"frames lost between the reader and us (expected {expected}, got {got})",
                 )
@@ -263,7 +287,16 @@ class TableService:
                     "serial_number": event.serial_number,
                     "firmware": event.firmware,
                 }
-                return [self.state()]
+                if not restarted:
+                    return [self.state()]
+                return [
+                    self.state(),
+                    *self._doubt(
+                        "reader_restarted",
+                        "the reader restarted (or another one is on the line): "
+                        "what it had not yet handed over is lost",
+                    ),
+                ]
             case shoe.CutCardReached():
                 return [
                     self.notice(
@@ -296,33 +329,64 @@ class TableService:
             case Reconnected(outage=outage):
                 self.reader.link = "connected"
                 out = [self.state()]
-                if self.engine.round_open:
-                    out += self._flag(
+                # A shoe that keeps its frames hands over what it dealt meanwhile; only one
+                # that keeps nothing leaves a doubt.
+                if not self.receiver.reliable and self._at_stake():
+                    out += self._doubt(
                         "reader_reconnected",
-                        f"the reader was away for {outage:.1f} s during the round",
+                        f"the reader was away for {outage:.1f} s, and this shoe keeps nothing: "
+                        "a card dealt meanwhile is lost",
                     )
                 return out
         return [self.state()]
 
-    def _card_from_shoe(self, event: DealCard) -> list[Outbound]:
-        if self.awaiting_entry:
+    def _from_shoe(self, event: DealCard | Shuffle) -> list[Outbound]:
+        """A card (or a new shoe) in the shoe's order: applied, or held behind what waits."""
+        if self.held or self.doubt is not None:
             self.held.append(event)
-            return []
+            return [self.snapshot()]  # the pit sees the count of cards held
         return self._apply(event, source="shoe")
 
     def _unreadable(self, *, burned: bool) -> list[Outbound]:
         if burned:
+            # The burn happened, face unseen: the engine must not wait for it still, or it
+            # would take the round's first card for it and every card after would move.
+            engine = self.engine
+            betting = engine.round is None or engine.round.stage in _NOT_LIVE
+            if betting:  # the engine's own rule: a burn comes before the deal, never in it
+                engine.burns_due = max(0, engine.burns_due - 1)
             return [
                 self.notice("card_unreadable", "a burned card was unreadable; nothing to enter")
             ]
-        self.awaiting_entry += 1
+        self.held.append(None)
         return [
             self.notice(
                 "card_unreadable",
                 "a card left the shoe unread: enter it at the dealer console (request/card); "
                 "the cards after it wait until then",
-            )
+            ),
+            self.snapshot(),
         ]
+
+    def _release(self) -> list[Outbound]:
+        """Apply what waits, in order, up to the next unreadable card or the doubt."""
+        out: list[Outbound] = []
+        while self.held and self.held[0] is not None and (self.doubt is None or self.doubt_at):
+            item = self.held.pop(0)
+            self.doubt_at = max(0, self.doubt_at - 1)
+            assert item is not None
+            out += self._apply(item, source="shoe")
+        return out
+
+    def _drop_held(self, why: str) -> list[Outbound]:
+        """The round (or shoe) the held cards belonged to is over: they go nowhere."""
+        if not self.held and self.doubt is None:
+            return []
+        dropped = self.cards_held
+        self.held.clear()
+        self.doubt, self.doubt_at = None, 0
+        notice = self.notice("held_cards_dropped", f"{dropped} held cards dropped: {why}")
+        return [*([notice] if dropped else []), self.snapshot()]
 
     # ------------------------------------------------------------------ requests
     def on_request(
@@ -358,9 +422,13 @@ class TableService:
             return {"reader": self.reader.to_mapping(), "round": self._snapshot_body()}, []
         if command == "shuffle":
             _no_fields(request)
-            return {}, self._apply_or_refuse(Shuffle())
+            out = self._apply_or_refuse(Shuffle())
+            return {}, [*out, *self._drop_held("a new shoe")]
         if command == "card":
             return {}, self._manual_card(request)
+        if command == "resume":
+            _no_fields(request)
+            return self._resume()
         if command == "wager" and not self.engine.round_open and outbox_full:
             raise RequestError(
                 "outbox_full",
@@ -372,16 +440,36 @@ class TableService:
                 event = event_from_mapping({"type": command, **request})
             except MalformedEvent as exc:
                 raise RequestError("malformed_request", exc.message) from None
-            return {}, self._apply_or_refuse(event)
+            out = self._apply_or_refuse(event)
+            if command == "void":  # the held cards belonged to the round just voided
+                out += self._drop_held("their round was voided")
+            return {}, out
         raise RequestError(
             "unknown_command",
             f"unknown command {command!r}; commands: {', '.join(COMMANDS)}",
         )
 
+    def _resume(self) -> tuple[dict[str, Any], list[Outbound]]:
+        """The dealer confirms that no card went by unread (any that did were entered): the
+        held cards are dealt, in order, and the round goes on, still flagged for review."""
+        if self.doubt is None:
+            raise RequestError("nothing_held", "no cards are held for a doubt: nothing to resume")
+        self.doubt, self.doubt_at = None, 0
+        held = self.cards_held
+        out = self._release()
+        return {"released": held - self.cards_held}, [*out, self.snapshot()]
+
     def _manual_card(self, request: dict[str, Any]) -> list[Outbound]:
         if set(request) != {"card"} or not isinstance(request["card"], str):
             raise RequestError("malformed_request", 'card: give exactly {"card": "QH"}')
-        if not self.awaiting_entry:
+        # The dealer enters cards in the order they left the shoe: the unreadable ones held
+        # before the doubt, then those that went by unheard, then (once resumed) the
+        # unreadable ones after it. Whichever it is, nothing waits before it: release stops
+        # at the first unreadable card and at the doubt, so that is where the held list starts.
+        awaited = bool(self.held) and self.held[0] is None
+        if self.doubt is not None:
+            awaited = awaited and self.doubt_at > 0
+        elif not awaited:
             raise RequestError("no_unreadable_card", "no unreadable card is waiting to be entered")
         try:
             card = Card.parse(request["card"])
@@ -392,10 +480,10 @@ class TableService:
                 "malformed_request", "card: not a card; give rank then suit, e.g. QH, 10S or TS"
             ) from None
         out = self._apply_or_refuse(DealCard(card))
-        self.awaiting_entry -= 1
-        while self.held and not self.awaiting_entry:
-            out += self._apply(self.held.pop(0), source="shoe")
-        return out
+        if awaited:
+            self.held.pop(0)
+            self.doubt_at = max(0, self.doubt_at - 1)
+        return [*out, *self._release()]
 
     def _apply_or_refuse(self, event: TableEvent) -> list[Outbound]:
         try:
@@ -501,6 +589,8 @@ class TableService:
         view = self.engine.public_view()
         view["review"] = list(self.review)
         view["awaiting_card_entry"] = self.awaiting_entry
+        view["doubt"] = self.doubt
+        view["cards_held"] = self.cards_held
         view["settlements"] = list(self.round_settlements)
         view["notices"] = self.round_notices[-MAX_ROUND_NOTICES:]
         return view

@@ -10,7 +10,7 @@ MAX_SEGMENT = 128  # characters: a host name (64) and a systemd instance name fi
 # a malformed packet to the broker, which drops the connection.
 _SEGMENT = re.compile(rf"[a-z0-9][a-z0-9_-]{{0,{MAX_SEGMENT - 1}}}")
 
-COMMANDS = ("wager", "withdraw", "action", "card", "void", "shuffle", "status")
+COMMANDS = ("wager", "withdraw", "action", "card", "void", "shuffle", "resume", "status")
 
 
 def valid_segment(text: str) -> bool:

@@ -12,9 +12,13 @@ How the daemon should read the link events:
     Disconnected   an open link was lost: the round in progress may miss cards from now on
     Reconnected    the link is back after a loss: flag the round that spans it for review
 
-A codec that numbers its frames also reports `SequenceGap` when frames went missing, which
-can happen without any loss of the link (line noise), and after a reconnection (cards dealt
-while the link was down): the decoder outlives the link on purpose so that it can see that.
+The driver speaks the host's part of the protocol (the codec's `HostLink`): whenever it opens
+the line it sends the greeting (the reference protocol's STATUS_REQUEST) and takes nothing
+from the line until the device answers it (DEVICE_IDENTITY), repeating the greeting every
+second meanwhile; so the first thing a receiver hears after every (re)open is who the device
+is and where its numbering stands. It never acknowledges a frame on its own: the receiver
+calls `acknowledge(seq)` once the frame is durable (decision D3), and judges repeats and
+gaps itself (`SequencePolicy.judge`), against what it has made durable.
 """
 
 from __future__ import annotations
@@ -23,10 +27,10 @@ import asyncio
 import random
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NoReturn, TypeAlias
+from typing import TYPE_CHECKING, Final, NoReturn, TypeAlias
 
 from drivers.backoff import Backoff, BackoffPolicy
-from drivers.events import Event, SequenceGap
+from drivers.events import Event
 from drivers.logs import WireBytes, get_logger
 from drivers.transports.errors import LinkLost, NotConnected, SettingsError, TransportError
 
@@ -35,8 +39,11 @@ if TYPE_CHECKING:
 
     from structlog.typing import FilteringBoundLogger
 
-    from drivers.codecs.base import Decoder, DecoderCounters
+    from drivers.codecs.base import Decoder, DecoderCounters, HostLink
     from drivers.transports.base import Transport
+
+GREETING_REPEAT: Final = 1.0  # seconds between greetings the device leaves unanswered
+GREETING_WARN_AFTER: Final = 5  # unanswered greetings before a warning says so
 
 
 # ---------------------------------------------------------------- link events
@@ -131,6 +138,7 @@ class ShoeDriver:
         self.name = name
         self.table = table
         self._decoder = decoder
+        self._host = decoder.host_link()
         self._transport_factory = transport_factory
         self._backoff_policy = backoff if backoff is not None else BackoffPolicy()
         # Jitter needs no cryptographic quality; tests inject a seeded generator.
@@ -156,6 +164,21 @@ class ShoeDriver:
             raise NotConnected(f"driver {self.name} has no open link", endpoint=self.name)
         self._log.debug("reader.sent", data=WireBytes(data))
         await link.write(data)
+
+    async def acknowledge(self, seq: int) -> None:
+        """Tell the device its frame `seq` is durable here, if its protocol acknowledges.
+
+        Without a link it does nothing: the device keeps the frame and sends it again to the
+        next link, where the receiver judges it a repeat and acknowledges it then. A write
+        that fails is the link's loss, which the reading side reports.
+        """
+        frame = self._host.acknowledgement(seq)
+        if not frame or self._link is None:
+            return
+        try:
+            await self.send(frame)
+        except TransportError as failure:
+            self._log.debug("reader.acknowledgement_lost", seq=seq, reason=str(failure))
 
     async def run(self, emit: Emit) -> NoReturn:
         """Read the shoe until cancelled; cancelling closes the link and its worker thread."""
@@ -242,17 +265,27 @@ class ShoeDriver:
             await emit(LinkFault(endpoint, str(error), error.errno, attempt, delay))
 
     async def _pump(self, transport: Transport, emit: Emit, backoff: Backoff) -> TransportError:
-        """Feed the codec until the link fails; return why it failed."""
+        """Greet the device, then feed the codec until the link fails; return why it failed."""
         proven = False
+        loop = asyncio.get_running_loop()
+        greeting = _Greeting(self._host, loop.time())
+        last_byte = loop.time()
         while True:
+            frame = greeting.due(loop.time())
+            if frame:
+                if greeting.sent == GREETING_WARN_AFTER:
+                    self._log.warning("reader.greeting_unanswered", greetings=greeting.sent)
+                try:
+                    await self.send(frame)
+                except TransportError as failure:
+                    return failure
             try:
-                async with asyncio.timeout(self._idle_timeout):
-                    data = await transport.read()
-            except TimeoutError:
-                message = f"no data from {transport.endpoint} for {self._idle_timeout} s"
-                return LinkLost(message, endpoint=transport.endpoint)
+                data = await self._read(transport, last_byte, greeting.next_at)
             except TransportError as failure:
                 return failure
+            if data is None:
+                continue  # time to greet again
+            last_byte = loop.time()
             if not proven:
                 # Only a link that delivered data resets the backoff: a device server that
                 # accepts and at once drops us must not be hammered at the initial delay.
@@ -260,6 +293,53 @@ class ShoeDriver:
                 backoff.reset()
             self._log.debug("reader.received", data=WireBytes(data))
             for event in self._decoder.feed(data):
-                if isinstance(event, SequenceGap):
-                    self._log.warning("reader.sequence_gap", expected=event.expected, got=event.got)
-                await emit(event)
+                if greeting.admits(event):
+                    await emit(event)
+                else:
+                    # Before its answer, a frame may be a resend the device's timer sent
+                    # blindly: the device sends it again after the answer, where the
+                    # receiver can judge it knowing who the device is.
+                    self._log.debug("reader.before_greeting_dropped", dropped=type(event).__name__)
+
+    async def _read(
+        self, transport: Transport, last_byte: float, greet_at: float | None
+    ) -> bytes | None:
+        """The next bytes; None when it is time to greet again; raises `LinkLost` after
+        `idle_timeout` seconds without a byte."""
+        idle = self._idle_timeout
+        deadline = None if idle is None else last_byte + idle
+        if greet_at is not None and (deadline is None or greet_at < deadline):
+            deadline = greet_at
+        try:
+            async with asyncio.timeout_at(deadline):
+                return await transport.read()
+        except TimeoutError:
+            if idle is not None and asyncio.get_running_loop().time() - last_byte >= idle:
+                message = f"no data from {transport.endpoint} for {idle} s"
+                raise LinkLost(message, endpoint=transport.endpoint) from None
+            return None
+
+
+class _Greeting:
+    """The host's greeting on one link: sent at once, repeated until the device answers; until
+    then nothing else from the line is taken."""
+
+    def __init__(self, host: HostLink, now: float) -> None:
+        self._host = host
+        self.answered = not host.greets
+        self.next_at: float | None = None if self.answered else now
+        self.sent = 0
+
+    def due(self, now: float) -> bytes:
+        """The greeting to send now, or nothing."""
+        if self.next_at is None or now < self.next_at:
+            return b""
+        self.sent += 1
+        self.next_at = now + GREETING_REPEAT
+        return self._host.greeting()
+
+    def admits(self, event: Event) -> bool:
+        """Whether to take `event`: the answer, and everything after it."""
+        if not self.answered and self._host.answers_greeting(event):
+            self.answered, self.next_at = True, None
+        return self.answered

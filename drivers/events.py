@@ -8,7 +8,7 @@ whichever shoe is plugged in. Rank and suit use the same text codes the rules co
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypeAlias, get_args
+from typing import Final, Literal, TypeAlias, get_args
 
 Rank: TypeAlias = Literal["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"]
 Suit: TypeAlias = Literal["S", "H", "D", "C"]
@@ -29,10 +29,18 @@ CARD_ORIGINS: tuple[CardOrigin, ...] = get_args(CardOrigin)
 
 @dataclass(frozen=True, slots=True)
 class DeviceIdentity:
+    """Who the device is, and since when: what a host compares to know it talks to the same
+    shoe, which has not restarted since it last heard from it (docs/protocol.md §1.4)."""
+
     vendor: str
     model: str
     serial_number: str
     firmware: str
+    #: A number the device picks at every power-up or reset; None where it says none.
+    power_up: int | None = None
+    #: The number of the frame it will send next: its oldest unacknowledged one, or when
+    #: it keeps none, the number its next new frame will get. None where it says none.
+    next_seq: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,27 +69,36 @@ class CardUnreadable:
 class NewShoe:
     """The shoe was shuffled or refilled: counts and shoe-level state start over."""
 
+    seq: int | None = None  # the sequence number of the frame, where the protocol gives one
+
 
 @dataclass(frozen=True, slots=True)
 class CutCardReached:
     """The cut card came out: this is the last round of the shoe."""
 
+    seq: int | None = None
+
 
 @dataclass(frozen=True, slots=True)
 class Heartbeat:
-    """The device is alive; its sequence number also lets the host see losses between cards."""
+    """The device is alive; `next_seq` (as in `DeviceIdentity`) lets the host see a loss
+    between cards."""
+
+    next_seq: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class FaultSet:
     kind: FaultKind
     code: int = 0  # the device's own detail code; 0 when it gives none
+    seq: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class FaultCleared:
     kind: FaultKind
     code: int = 0
+    seq: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +160,7 @@ class Acknowledge:
 
 @dataclass(frozen=True, slots=True)
 class StatusRequest:
-    """Asks the device to report its identity, its active faults and a heartbeat."""
+    """Asks the device who it is: it answers `DeviceIdentity`, then sends what it keeps."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,3 +189,25 @@ ShoeEvent: TypeAlias = (
 )
 HostCommand: TypeAlias = Acknowledge | StatusRequest | VendorCommand
 Event: TypeAlias = ShoeEvent | HostCommand | SequenceGap
+
+#: Events whose frame the device numbers and keeps until the host acknowledges it, where the
+#: protocol acknowledges (docs/protocol.md §1.4): whatever changes the table.
+NumberedEvent: TypeAlias = (
+    CardDrawn | CardUnreadable | NewShoe | CutCardReached | FaultSet | FaultCleared
+)
+NUMBERED_EVENTS: Final = (
+    CardDrawn,
+    CardUnreadable,
+    NewShoe,
+    CutCardReached,
+    FaultSet,
+    FaultCleared,
+)
+#: Events that say where the device's numbering stands (`next_seq`) without a number of
+#: their own: never kept, never acknowledged.
+StatusEvent: TypeAlias = DeviceIdentity | Heartbeat
+
+
+def frame_number(event: object) -> int | None:
+    """The sequence number of the frame `event` came in, if it is numbered and has one."""
+    return event.seq if isinstance(event, NUMBERED_EVENTS) else None

@@ -1,17 +1,24 @@
-"""`shoe2mqtt emulate`: a shoe on a virtual serial port, dealing until Ctrl-C or the end of
-a script. The first lines printed say which port (and link) a host should open."""
+"""`shoe2mqtt emulate`: a shoe on a virtual serial port, in front of a dealer.
+
+It deals nothing until a host has the port open (`--deal-without-host` deals regardless,
+for fault tests), then deals at `--pace` (0: as fast as the host takes the cards). At the end
+of a `--cards` script it waits until the host has taken every frame (reference protocol:
+acknowledged it; ENQ: read it), then stays plugged in until Ctrl-C, as a shoe stays on the
+table, or exits with `--exit-at-end`. The first lines printed say which port (and link) a
+host should open."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from daemon.cli.command import Command, until_signalled, usage_error
 from daemon.cli.exit_codes import ExitCode
 from daemon.cli.output import event_record, json_line, print_line
+from drivers.codecs.reference import KEPT_FRAMES_MIN
 from drivers.emulator import PROTOCOLS, SCRIPT_HELP
 from drivers.errors import DriverError
 
@@ -21,7 +28,6 @@ if TYPE_CHECKING:
 
     from drivers.emulator import Dealt, EmulatedShoe, EmulatorSettings
 
-DRAIN_TIMEOUT: Final = 5.0  # seconds a finished script waits for the host to read the rest
 _LINE_FAULTS: Final = (
     ("noise", "junk bytes before a frame"),
     ("drop", "a frame lost (the host sees a sequence gap)"),
@@ -49,7 +55,26 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
         type=float,
         default=1.0,
         metavar="CARDS_PER_S",
-        help="cards per second (default 1); 0 deals as fast as the host reads",
+        help="cards per second (default 1); 0: each card as soon as the host has taken the last",
+    )
+    cmd.add_argument(
+        "--deal-without-host",
+        action="store_true",
+        help="deal from the start, even before a host opens the port (for fault tests)",
+    )
+    cmd.add_argument(
+        "--exit-at-end",
+        action="store_true",
+        help="exit once the host has taken every card of the --cards script, instead of "
+        "staying plugged in until Ctrl-C",
+    )
+    cmd.add_argument(
+        "--kept-frames",
+        type=int,
+        default=KEPT_FRAMES_MIN,
+        metavar="N",
+        help="frames the shoe keeps until acknowledged (reference protocol; default "
+        f"{KEPT_FRAMES_MIN}); fewer makes an overflow to test",
     )
     cmd.add_argument(
         "--copies", type=int, default=1, help="send every frame this many times (ENQ shoes: 3)"
@@ -98,6 +123,7 @@ def emulator_settings(args: argparse.Namespace) -> EmulatorSettings:
         ),
         copies=args.copies,
         heartbeat_interval=args.heartbeat or None,
+        kept_frames=args.kept_frames,
         link=args.link,
         unplug_every=args.unplug_every,
         unplug_for=args.unplug_for,
@@ -110,15 +136,31 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
         settings = emulator_settings(args)
     except DriverError as exc:
         return usage_error(err, "emulate", exc)
-    return asyncio.run(until_signalled(emulate(settings, out, err, verbose=args.verbose)))
+    dealing = Dealing(
+        wait_for_host=not args.deal_without_host,
+        exit_at_end=args.exit_at_end,
+        verbose=args.verbose,
+    )
+    return asyncio.run(until_signalled(emulate(settings, out, err, dealing)))
+
+
+@dataclass(frozen=True, slots=True)
+class Dealing:
+    """How `emulate` deals, beside the shoe's own settings."""
+
+    wait_for_host: bool = True  # deal nothing until a host has the port open
+    exit_at_end: bool = False  # exit once a script's cards are all taken, not at Ctrl-C
+    verbose: bool = False  # print every card dealt as a JSON line
 
 
 async def emulate(
-    settings: EmulatorSettings, out: TextIO, err: TextIO, *, verbose: bool = False
+    settings: EmulatorSettings, out: TextIO, err: TextIO, dealing: Dealing | None = None
 ) -> ExitCode:
-    """Run one emulated shoe until cancelled or its script ends; print where to find it."""
+    """Run one emulated shoe until cancelled (or its script is taken, with `exit_at_end`);
+    print where to find it."""
     from drivers.emulator import EmulatedShoe, EmulatorError
 
+    dealing = dealing or Dealing()
     try:
         shoe = EmulatedShoe(settings)  # a script that does not parse fails here
         async with shoe:  # and a link that cannot be made, here
@@ -126,40 +168,54 @@ async def emulate(
             if shoe.link is not None:
                 print_line(out, f"link: {shoe.link}")
             print_line(out, f"seed: {shoe.seed}")
-            logging.getLogger("drivers.emulator").info(
-                "emulating a %s shoe; open %s; Ctrl-C to stop", settings.protocol, shoe.path
+            log = logging.getLogger("drivers.emulator")
+            log.info(
+                "emulating a shoe (%s protocol); open %s; Ctrl-C to stop",
+                settings.protocol,
+                shoe.path,
             )
-            await _deal_until_done(shoe, out, verbose=verbose)
+            await _deal_until_done(shoe, out, dealing, log)
     except EmulatorError as exc:
         return usage_error(err, "emulate", exc)
     return ExitCode.OK
 
 
-async def _deal_until_done(shoe: EmulatedShoe, out: TextIO, *, verbose: bool) -> None:
+async def _deal_until_done(
+    shoe: EmulatedShoe, out: TextIO, dealing: Dealing, log: logging.Logger
+) -> None:
     def show(dealt: Dealt) -> None:
         print_line(out, json_line(_dealt_record(dealt)))
 
-    await shoe.run(show if verbose else None)
-    # A script ran out: give the host the time to read the last cards before the port goes.
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(DRAIN_TIMEOUT):
-            await shoe.wait_drained()
+    if dealing.wait_for_host:
+        log.info("waiting for a host to open %s before dealing", shoe.path)
+        await shoe.wait_for_host()
+    count = await shoe.run(show if dealing.verbose else None)
+    # A script ran out: the shoe is done only once the host has every card of it.
+    log.info("the script's %d cards are dealt; waiting for the host to take them", count)
+    await shoe.wait_taken()
+    if dealing.exit_at_end:
+        log.info("the host has taken every card; exiting")
+        return
+    log.info("the host has taken every card; still plugged in: Ctrl-C to stop")
+    await asyncio.Event().wait()  # like a shoe left on the table: until Ctrl-C or SIGTERM
 
 
 def _dealt_record(dealt: Dealt) -> dict[str, object]:
     record = event_record(dealt.event)
-    record["fate"] = dealt.fate
-    if dealt.lost_unplugged:
-        record["lost_unplugged"] = True
+    record["fate"] = dealt.fate  # null: it waits behind an unacknowledged frame
+    for flag in ("kept", "discarded", "lost_unplugged"):
+        if getattr(dealt, flag):
+            record[flag] = True
     return record
 
 
 COMMAND: Final = Command(
     name="emulate",
     help="emulate a shoe on a virtual serial port",
-    description="Open a pseudo-terminal that behaves like a shoe's serial port and deal "
-    "cards into it until Ctrl-C, SIGTERM, or the end of a --cards script. The first "
-    "lines printed say which port (and link) a host should open.",
+    description="Open a pseudo-terminal that behaves like a shoe's serial port and, once a "
+    "host has it open, deal cards into it until Ctrl-C or SIGTERM. After a --cards script "
+    "it waits until the host has taken every card, then stays plugged in (--exit-at-end: "
+    "exits). The first lines printed say which port (and link) a host should open.",
     add_arguments=_add_arguments,
     run=_run,
 )

@@ -1,6 +1,11 @@
 """`shoe2mqtt listen`: open a shoe with a driver and print what it says as JSON Lines, the
 way `candump` prints a CAN bus: every decoded event and every change of the link; with
---raw, the bytes received too."""
+--raw, the bytes received too.
+
+It is a host like the daemon, with the terminal for a journal: a frame is acknowledged
+(reference protocol) only once its line is printed, a repeat of a frame already printed is
+acknowledged again and not printed twice, and a loss is printed as a `SequenceGap` line
+(decision D3). `--count N` stops after N cards, once the last is printed and acknowledged."""
 
 from __future__ import annotations
 
@@ -15,6 +20,8 @@ from daemon.cli.command import Command, until_signalled, usage_error
 from daemon.cli.exit_codes import ExitCode
 from daemon.cli.output import event_record, json_line, print_line
 from drivers.errors import DriverError
+from drivers.events import CardDrawn, CardUnreadable
+from drivers.receiver import FrameReceiver
 from drivers.transports.base import Transport
 
 if TYPE_CHECKING:
@@ -39,7 +46,7 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--bytesize", type=int, default=8, help="data bits (default 8)")
     cmd.add_argument("--stopbits", type=float, default=1, help="stop bits (default 1)")
     cmd.add_argument("--raw", action="store_true", help="also print the bytes received, in hex")
-    cmd.add_argument("--count", type=int, metavar="N", help="exit after N shoe events")
+    cmd.add_argument("--count", type=int, metavar="N", help="exit after N cards")
     cmd.add_argument(
         "--retry", action="store_true", help="keep trying when the first connection fails"
     )
@@ -93,7 +100,7 @@ class _StopListening(Exception):
 @dataclasses.dataclass(frozen=True, slots=True)
 class ListenOptions:
     raw: bool = False  # also print the bytes received, in hex
-    count: int | None = None  # stop after this many shoe events (link events not counted)
+    count: int | None = None  # stop after this many cards (readable or not, burned or not)
     retry: bool = False  # keep retrying when the first connection fails, instead of exiting
     timestamps: bool = False  # "t": seconds since start, on every line
 
@@ -114,13 +121,15 @@ async def listen(
         settings = listen_transport(args)
     except DriverError as exc:
         return usage_error(err, "listen", exc)
-    printer = _EventPrinter(out, err, options or ListenOptions())
+    options = options or ListenOptions()
     make_transport = transport_factory(settings)
 
-    def tapped() -> Transport:
+    def tapped() -> Transport:  # called at each connection, once `printer` exists
         return _TappedTransport(make_transport(), printer.print_bytes)
 
-    driver = ShoeDriver(args.protocol, decoder, tapped if printer.options.raw else make_transport)
+    driver = ShoeDriver(args.protocol, decoder, tapped if options.raw else make_transport)
+    receiver = FrameReceiver(decoder.sequence)
+    printer = _EventPrinter(out, err, options, receiver, driver.acknowledge)
     try:
         await driver.run(printer.emit)
     except _StopListening as stop:
@@ -128,32 +137,50 @@ async def listen(
 
 
 class _EventPrinter:
-    def __init__(self, out: TextIO, err: TextIO, options: ListenOptions) -> None:
+    """Prints what the driver hands up, as a receiver: judged, printed, then acknowledged."""
+
+    def __init__(
+        self,
+        out: TextIO,
+        err: TextIO,
+        options: ListenOptions,
+        receiver: FrameReceiver,
+        acknowledge: Callable[[int], Awaitable[None]],
+    ) -> None:
         self.options = options
+        self.acknowledge = acknowledge
         self._out = out
         self._err = err
+        self._receiver = receiver
         self._started = time.monotonic()
-        self._events_seen = 0
+        self._cards_seen = 0
         self._ever_connected = False
 
     async def print_bytes(self, data: bytes) -> None:
         self._print({"type": "raw", "hex": data.hex(" ")})
 
     async def emit(self, event: DriverEvent) -> None:
-        from drivers.driver import Connected, Connecting, Disconnected, LinkFault, Reconnected
+        from drivers.driver import Connected, LinkFault
 
-        self._print(event_record(event))
-        options = self.options
+        if isinstance(event, LinkFault) and not (self._ever_connected or self.options.retry):
+            self._print(event_record(event))
+            # The port or server is wrong, not merely gone: say so rather than retry.
+            self._err.write(f"shoe2mqtt listen: {event.reason}\n")
+            raise _StopListening(ExitCode.FAILURE)
         if isinstance(event, Connected):
             self._ever_connected = True
-        elif isinstance(event, LinkFault):
-            if not (self._ever_connected or options.retry):
-                # The port or server is wrong, not merely gone: say so rather than retry.
-                self._err.write(f"shoe2mqtt listen: {event.reason}\n")
-                raise _StopListening(ExitCode.FAILURE)
-        elif not isinstance(event, Connecting | Disconnected | Reconnected):
-            self._events_seen += 1
-            if options.count is not None and self._events_seen >= options.count:
+        intake = self._receiver.judge(event)
+        if intake.gap is not None:
+            self._print(event_record(intake.gap))
+            self._receiver.record(intake.gap)
+        if intake.take:
+            self._print(event_record(event))  # the terminal is this host's journal
+            self._receiver.record(event)
+        if intake.acknowledge is not None:
+            await self.acknowledge(intake.acknowledge)
+        if intake.take and isinstance(event, CardDrawn | CardUnreadable):
+            self._cards_seen += 1
+            if self.options.count is not None and self._cards_seen >= self.options.count:
                 raise _StopListening(ExitCode.OK)
 
     def _print(self, record: dict[str, object]) -> None:
@@ -189,7 +216,9 @@ COMMAND: Final = Command(
     name="listen",
     help="print what a shoe says, decoded, as JSON Lines",
     description="Open a shoe with a driver and print every decoded event and every change "
-    "of the link as one JSON object per line; --raw also prints the bytes received.",
+    "of the link as one JSON object per line; --raw also prints the bytes received. A "
+    "frame is acknowledged (reference protocol) once its line is printed; a repeat is not "
+    "printed again, a loss is printed as a SequenceGap line.",
     add_arguments=_add_arguments,
     run=_run,
 )

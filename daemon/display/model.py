@@ -62,6 +62,8 @@ class TableModel:
     round: dict[str, Any] | None = None
     review: list[str] = field(default_factory=list)
     awaiting_entry: int = 0
+    doubt: str | None = None  # why the table holds the cards it receives for the dealer
+    cards_held: int = 0
     settlements: list[dict[str, Any]] = field(default_factory=list)
     notices: list[dict[str, Any]] = field(default_factory=list)
     table_notices: deque[dict[str, Any]] = field(
@@ -107,6 +109,8 @@ class TableModel:
         self.round = fresh
         self.review = [str(r) for r in body.get("review") or []]
         self.awaiting_entry = _int_or_none(body.get("awaiting_card_entry")) or 0
+        self.doubt = str(body["doubt"]) if body.get("doubt") else None
+        self.cards_held = _int_or_none(body.get("cards_held")) or 0
         # The snapshot holds every settlement of the round so far, in order; a live one
         # that overtook it (none should, on one connection) stays after them.
         snapshot = [s for s in body.get("settlements") or [] if isinstance(s, dict)]
@@ -363,6 +367,18 @@ def _alerts(table: TableModel, offline: str | None) -> list[dict[str, str]]:
                 "class": "entry",
                 "label": "ENTER CARD",
                 "text": f"{count} unreadable {cards} waiting: enter at the dealer console",
+            }
+        )
+    if table.doubt is not None:
+        held = table.cards_held
+        cards = "no card held yet" if not held else f"{held} card{'s' if held > 1 else ''} held"
+        reason = REVIEW_REASONS.get(table.doubt, words(table.doubt))
+        alerts.append(
+            {
+                "class": "review",
+                "label": "HOLD",
+                "text": f"cards wait for the dealer console ({reason}): {cards}; "
+                "enter any missed card, then confirm, or void the round",
             }
         )
     if table.review:

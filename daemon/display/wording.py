@@ -36,6 +36,7 @@ REVIEW_REASONS: Final = {
     "sequence_gap": "frames lost",
     "reader_reconnected": "reader reconnected",
     "daemon_restarted": "daemon restarted",
+    "reader_restarted": "reader restarted",
     "internal_error": "internal error",
 }
 # How each notice kind stands out: a class for its colour, a word for those who cannot
@@ -46,6 +47,8 @@ NOTICE_CLASSES: Final = {
     "sequence_gap": ("review", "REVIEW"),
     "reader_reconnected": ("review", "REVIEW"),
     "daemon_restarted": ("review", "REVIEW"),
+    "reader_restarted": ("review", "REVIEW"),
+    "held_cards_dropped": ("review", "REVIEW"),
     "internal_error": ("review", "REVIEW"),
     "reader_fault": ("fault", "READER FAULT"),
     "reader_disconnected": ("fault", "READER"),

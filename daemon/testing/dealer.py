@@ -133,6 +133,16 @@ class Dealer:
         await self.collector.wait(answered, after=mark)
         self.view = self.latest_snapshot()
 
+    async def step_request(self, command: str, body: dict[str, Any]) -> dict[str, Any]:
+        """A request that is no rules event (`card`, `resume`, ...), answered; returns the
+        response's body, after which the view is the latest snapshot."""
+        self.steps += 1
+        mark = self.collector.mark()
+        transaction = await self._request(command, body)
+        response = await self.collector.wait(response_to(transaction), after=mark)
+        self.view = self.latest_snapshot()
+        return response.body
+
     async def resync(self) -> None:
         """Ask the daemon for its status until it answers; take its round as the view."""
         self.resyncs += 1

@@ -45,11 +45,12 @@ def write_service_config(
     tables: Sequence[tuple[Mapping[str, Any], str | Path]],
     reconnect: tuple[float, float] | None = None,
     baudrate: int | None = None,
+    protocol: str = "reference",
 ) -> Path:
     """The daemon's TOML: the broker (the daemon named `node` on it), the journal in
     `state_directory`, JSON logs at level info (production's: every settlement is logged),
-    and a reference shoe on each serial port; `reconnect` is the link's (initial, maximum)
-    backoff."""
+    and a shoe speaking `protocol` on each serial port; `reconnect` is the link's (initial,
+    maximum) backoff."""
     lines = ["[mqtt]", f"host = {_toml(broker.host)}", f"port = {broker.port}"]
     lines.append(f"node = {_toml(node)}")  # the client id follows: shoe2mqtt-<node>
     if reconnect is not None:
@@ -58,7 +59,7 @@ def write_service_config(
     lines += ["[logging]", 'format = "json"', 'level = "info"']
     for mapping, serial_port in tables:
         lines += ["[[table]]", *_table_items(mapping, ("table",))]
-        lines += ["[table.shoe]", 'protocol = "reference"', 'transport = "serial"']
+        lines += ["[table.shoe]", f"protocol = {_toml(protocol)}", 'transport = "serial"']
         lines.append(f"port = {_toml(serial_port)}")
         if baudrate is not None:
             lines.append(f"baudrate = {baudrate}")

@@ -62,6 +62,7 @@ class RecoveryRun:
     collector: Collector
     daemon: DaemonProcess
     dealer: Dealer
+    protocol: str = "reference"  # the shoe's
 
     async def start_daemon(self) -> None:
         """Start the daemon; return once it has the shoe's port open and is on the broker."""
@@ -79,17 +80,20 @@ class RecoveryRun:
         await self.dealer.resync()  # after the snapshot the daemon publishes as it starts
         await self.dealer.step(BURN)  # the shoe shuffles first, then burns
 
-    async def kill_and_restart(self, rng: random.Random) -> int:
-        """SIGKILL the daemon at a random moment of the step, sometimes deal a card while it
-        is dead, and start it again; returns the cards so lost (0 or 1)."""
+    async def kill_and_restart(self, rng: random.Random, deal_chance: float = 0.3) -> int:
+        """SIGKILL the daemon at a random moment of the step, sometimes (`deal_chance`) deal a
+        card while it is dead, and start it again; returns the cards so dealt unheard (0 or
+        1). A reference
+        shoe keeps such a card and hands it over once the daemon is back; a shoe that keeps
+        nothing writes it to a line the daemon flushes when it opens the port."""
         await asyncio.sleep(random_moment(rng))
         await self.daemon.kill()
-        lost = 0
-        if rng.random() < 0.3 and self.shoe is not None:
-            await self.shoe.next_card()  # no one listens: the host flushes it at its next open
-            lost = 1
+        unheard = 0
+        if rng.random() < deal_chance and self.shoe is not None:
+            await self.shoe.next_card()
+            unheard = 1
         await self.start_daemon()
-        return lost
+        return unheard
 
     async def start_broker(self) -> int:
         """Start the broker again and wait for the daemon to be back on it; returns the mark
@@ -106,7 +110,7 @@ class RecoveryRun:
         return await self.daemon.stop()
 
     def replay(self) -> Replay:
-        return replay_journal(self.state, self.config)
+        return replay_journal(self.state, self.config, self.protocol)
 
     async def retained_snapshot(self) -> dict[str, Any]:
         """The round snapshot the broker gives a display that connects now."""
@@ -131,11 +135,12 @@ async def recovery_run(
     shoe: EmulatedShoe | None,
     shoe_port: str | Path | None = None,
     collector: str = "recovery-collector",
+    protocol: str = "reference",
 ) -> AsyncIterator[RecoveryRun]:
     """The run's configuration in `directory`, its collector (MQTT identifier `collector`)
     connected, the daemon not yet started (and stopped on the way out, if it runs).
 
-    The daemon reads `shoe_port`, or the shoe's own path."""
+    The daemon reads `shoe_port` (or the shoe's own path), speaking `protocol`."""
     config = table_config()
     state = directory / "state"
     if shoe_port is None:
@@ -143,12 +148,12 @@ async def recovery_run(
         shoe_port = shoe.path
     config_file = write_service_config(
         directory / "shoe2mqtt.toml", broker, node="recovery", state_directory=state,
-        tables=[(TABLE_SETTINGS, shoe_port)], reconnect=_RECONNECT,
+        tables=[(TABLE_SETTINGS, shoe_port)], reconnect=_RECONNECT, protocol=protocol,
     )  # fmt: skip
     daemon = DaemonProcess(config_file, directory / "daemon.log")
     async with Collector(broker.host, broker.port, identifier=collector) as recorder:
         dealer = Dealer(config, shoe, recorder, rng)
         try:
-            yield RecoveryRun(config, state, broker, shoe, recorder, daemon, dealer)
+            yield RecoveryRun(config, state, broker, shoe, recorder, daemon, dealer, protocol)
         finally:
             await daemon.stop()

@@ -19,6 +19,7 @@ from daemon.envelope import Envelopes
 from daemon.journal import JOURNAL_FILE, read_events
 from daemon.table_service import TableService
 from daemon.topics import Topics
+from drivers.registry import sequence_policy
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -53,17 +54,25 @@ class Replay:
     events: int
     rounds: int
     restarted_rounds: set[int]  # rounds that were open when the daemon (re)started
-    unflagged: list[str]  # settlements of such rounds, decided after the restart, not flagged
+    # Settlements of such rounds, decided after the restart, not flagged: where the shoe
+    # keeps nothing (cards dealt meanwhile are lost), every one must be; where it keeps its
+    # frames (the reference protocol), none needs to be unless a gap said so.
+    unflagged: list[str]
 
 
-def replay_journal(state_directory: Path, config: TableConfig) -> Replay:
-    """Every journaled event of the table through a fresh TableService, in journal order."""
+def replay_journal(
+    state_directory: Path, config: TableConfig, protocol: str = "reference"
+) -> Replay:
+    """Every journaled event of the table through a fresh TableService, in journal order,
+    judging the shoe's numbers as a daemon reading a `protocol` shoe does."""
     with _read_only_journal(state_directory) as db:
         events = read_events(db, config.table_id)
-    service = TableService(config, TOPICS, Envelopes(config.table_id))
+    sequence = sequence_policy(protocol)
+    service = TableService(config, TOPICS, Envelopes(config.table_id), sequence=sequence)
     settlements: list[dict[str, Any]] = []
     restarted: set[int] = set()
     unflagged: list[str] = []
+    keeps_frames = sequence is not None and sequence.reliable
     with service.replaying():
         for event in events:
             round_id = service.round_id
@@ -73,7 +82,8 @@ def replay_journal(state_directory: Path, config: TableConfig) -> Replay:
                 if message.topic == TOPICS.settlement(config.table_id):
                     body = json.loads(message.payload)
                     settlements.append(body)
-                    if body["round"] in restarted and body["review"] is not True:
+                    doubtful = body["round"] in restarted and not keeps_frames
+                    if doubtful and body["review"] is not True:
                         unflagged.append(f"{settlement_key(body)}: review is false")
     snapshot = json.loads(service.snapshot().payload)
     rounds = service.engine.next_round_id - 1

@@ -7,9 +7,16 @@ split, and a decoder never raises on bad input: it counts, logs at DEBUG and res
 
 Every codec module has the same shape (docs/protocol.md): `DeviceFrameDecoder` reads what
 the shoe sends (the host runs it), `HostFrameDecoder` reads what the host sends (the shoe,
-or our emulator, runs it), `encode_device_frame` and `encode_host_frame` write them, and
-`SEQUENCE` says how the device numbers its frames. Inside a decoder, a check that fails
-raises `Rejected`; the decoder's feed loop catches it, counts it and resynchronises.
+or our emulator, runs it), `encode_device_frame` and `encode_host_frame` write them,
+`SEQUENCE` says how the device numbers its frames, and `HostLink` what a host sends of its
+own accord: its greeting when it opens the line, its acknowledgements. Inside a decoder, a
+check that fails raises `Rejected`; the decoder's feed loop catches it, counts it and
+resynchronises.
+
+A decoder hands up every intact frame, numbered as the frame says; whether a number means a
+repeat or a loss is for the receiver to judge (`SequencePolicy.judge`), which alone knows
+what it has made durable. Only a protocol that acknowledges nothing (the ENQ family) lets
+its decoder drop a frame repeating the one before: there, a repeat is the line's business.
 """
 
 from __future__ import annotations
@@ -37,8 +44,7 @@ class DecoderCounters:
     malformed: int = 0  # frames with a good check value but an impossible layout, or no end
     unknown_message: int = 0  # well-formed frames of a version, direction or type not known
     garbage_bytes: int = 0  # bytes skipped outside any frame while hunting for a start
-    duplicates: int = 0  # frames repeating the previous sequence number, dropped
-    gaps: int = 0  # sequence discontinuities, each also reported as a SequenceGap event
+    duplicates: int = 0  # frames repeating the previous one's number, dropped (ENQ only)
 
 
 class Drop(enum.Enum):
@@ -62,6 +68,30 @@ def malformed(detail: str) -> Rejected:
     return Rejected(Drop.MALFORMED, detail)
 
 
+class HostLink:
+    """What a host sends a shoe of its own accord, for one driver: nothing, here.
+
+    The base is a host that only listens (the ENQ family, and any plugin that says nothing
+    else). A protocol whose device waits for acknowledgements subclasses it.
+    """
+
+    #: Whether the host greets the device when it opens the line, and waits for its answer.
+    greets: ClassVar[bool] = False
+
+    def greeting(self) -> bytes:
+        """Sent every time the host opens the line, so the device learns a host is there."""
+        return b""
+
+    def answers_greeting(self, event: Event) -> bool:  # noqa: ARG002 - no greeting, nothing to wait for
+        """Whether `event` is the device's answer to the greeting; until it comes, the host
+        takes nothing else from the line (it has no greeting: everything is an answer)."""
+        return True
+
+    def acknowledgement(self, seq: int) -> bytes:  # noqa: ARG002 - a listener acknowledges nothing
+        """The frame that acknowledges the device's frame `seq`; empty: nothing to send."""
+        return b""
+
+
 class Decoder(ABC):
     """Base of every codec's decoder; subclasses implement `feed`."""
 
@@ -70,6 +100,9 @@ class Decoder(ABC):
     #: How the frames this decoder reads are numbered; None when they carry no number it
     #: checks (and for a plugin that does not say: then no one judges a jump in its numbers).
     sequence: ClassVar[SequencePolicy | None] = None
+    #: What the host side sends the device (a fresh one per driver): a device decoder's
+    #: protocol says; a plugin that does not only listens.
+    host_link: ClassVar[type[HostLink]] = HostLink
 
     def __init__(self) -> None:
         self._counters = DecoderCounters()

@@ -26,6 +26,7 @@ from abc import abstractmethod
 from typing import TYPE_CHECKING, ClassVar, Final, TypeAlias, assert_never
 
 from drivers.codecs.base import Decoder, Drop, Rejected, malformed
+from drivers.codecs.base import HostLink as ListeningHost
 from drivers.codecs.card_byte import card_byte, card_of
 from drivers.codecs.sequence import SequencePolicy, SequenceTracker, SequenceVerdict, frame_seq
 from drivers.errors import EncodeError
@@ -292,6 +293,15 @@ def _error_code(kind: FaultKind, code: int) -> int:
     return _ERROR_CODES_BY_FAULT_KIND[kind]
 
 
+# ---------------------------------------------------------------- the host's part of the link
+
+
+class HostLink(ListeningHost):
+    """The family as described acknowledges no event frame and has no greeting: the host
+    only listens, and sends a command only when configured to. So the shoe keeps nothing,
+    and a frame the host did not read is gone (docs/protocol.md §2.2)."""
+
+
 # ---------------------------------------------------------------- decoders
 
 
@@ -354,6 +364,7 @@ class DeviceFrameDecoder(_EnqDecoder):
     """Decodes what the shoe sends (events, ACK, NAK); the host runs this one."""
 
     sequence: ClassVar[SequencePolicy | None] = SEQUENCE
+    host_link: ClassVar[type[ListeningHost]] = HostLink
     _start: ClassVar[re.Pattern[bytes]] = _SHOE_START
 
     def __init__(self) -> None:
@@ -486,7 +497,7 @@ def _device_message(code: int, seq: int, data: bytes) -> Event:  # noqa: PLR0911
             error = data[0] & ERROR_CODE_MASK
             kind = FAULT_KINDS_BY_ERROR_CODE.get(error, "other")
             fault = FaultSet if code == EventCode.ERROR_SET else FaultCleared
-            return fault(kind=kind, code=error)
+            return fault(kind=kind, code=error, seq=seq)
         case EventCode.LOCK:
             return LockChanged(locked=bool(data[0] & LOCK_BIT))
         case EventCode.START:
@@ -494,6 +505,6 @@ def _device_message(code: int, seq: int, data: bytes) -> Event:  # noqa: PLR0911
         case EventCode.STANDBY:
             return Standby()
         case EventCode.CUT_CARD:
-            return CutCardReached()
+            return CutCardReached(seq=seq)
         case _:  # GAME_RESULT, PRESET_CHANGED: the only codes left in EVENT_DATA_LENGTHS
             return VendorMessage(code=chr(code), data=data)

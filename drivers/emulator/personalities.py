@@ -57,6 +57,7 @@ class Answer:
     messages: list[DeviceMessage] = field(default_factory=list)
     locked: bool | None = None  # the new lock state, when the command changed it
     clear_faults: bool = False  # the command cleared every active fault
+    resend_kept: bool = False  # a host (re)appeared: send it the oldest kept frame now
 
 
 class Personality(ABC):
@@ -132,9 +133,10 @@ class ReferencePersonality(Personality):
 
     def answer(self, command: Event, state: DeviceState) -> Answer:
         if isinstance(command, StatusRequest):
-            # docs/protocol.md: identity, each active fault, then a heartbeat.
-            return Answer(messages=[state.identity, *state.active_faults, Heartbeat()])
-        return Answer()  # an Acknowledge needs no answer: the shoe just notes it
+            # docs/protocol.md §1.5: who it is (and which frame comes next), then what it
+            # kept for the host, from the oldest; faults it reported are among those frames.
+            return Answer(messages=[state.identity], resend_kept=True)
+        return Answer()  # the core handles Acknowledge: it releases kept frames
 
 
 # Not described in public: what our emulated ENQ shoe answers to a command it does not know.

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from drivers.codecs import reference
 from drivers.emulator.errors import EmulatorError
 from drivers.emulator.faults import FaultRates
 from drivers.emulator.personalities import PROTOCOLS, ProtocolName
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 MAX_COPIES = 5  # a shoe that says everything more than this is broken, not emulated
+MAX_KEPT_FRAMES = 65536 // 2  # more could not be told apart by a 16-bit number
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,12 +30,16 @@ class EmulatorSettings:
     cards_after_cut: int = 8  # cards that finish the round after the cut card; then reshuffle
     script: str | None = None  # "BURN 7C QH 10S CUT 5D": see shoe_model.SCRIPT_HELP
     seed: int | None = None  # None: a random seed, reported as EmulatedShoe.seed
-    # Dealing: cards per second for deal() and run(); None deals as fast as the line takes.
+    # Dealing: cards per second for deal() and run(); None deals each card as soon as the
+    # host has taken the one before (acknowledged it, or read it where nothing is kept).
     pace: float | None = None
     # The line.
     faults: FaultRates = field(default_factory=FaultRates)
     copies: int = 1  # times each frame is sent; ENQ shoes are said to send up to three
     heartbeat_interval: float | None = None  # seconds of silence before a heartbeat (reference)
+    # Frames the device keeps until acknowledged (reference protocol); when full, new ones
+    # are numbered and discarded, and the host sees the gap.
+    kept_frames: int = reference.KEPT_FRAMES_MIN
     split_pause: float = 0.002  # seconds between the pieces of a split frame
     # The port.
     link: Path | None = None  # a symlink kept pointing at the current pty, e.g. /tmp/shoe0
@@ -56,6 +62,15 @@ class EmulatorSettings:
             value = getattr(self, name)
             if not _is_number(value) or not 0 <= value <= 60:
                 raise EmulatorError("must be 0 to 60 seconds", field=name, value=value)
+        if isinstance(self.kept_frames, bool) or not (
+            isinstance(self.kept_frames, int) and 1 <= self.kept_frames <= MAX_KEPT_FRAMES
+        ):
+            raise EmulatorError(
+                f"must be 1 to {MAX_KEPT_FRAMES} frames (the protocol asks for at least "
+                f"{reference.KEPT_FRAMES_MIN}; fewer is for testing an overflow)",
+                field="kept_frames",
+                value=self.kept_frames,
+            )
         if isinstance(self.copies, bool) or not (
             isinstance(self.copies, int) and 1 <= self.copies <= MAX_COPIES
         ):

@@ -6,10 +6,11 @@
         await shoe.next_card()        # one card now, whatever the pace
         await shoe.deal(10)           # ten cards at the configured pace
         await shoe.run()              # at pace until a script ends, or until cancelled
+        await shoe.wait_taken()       # until the host has every frame (acknowledged or read)
 
 Everything protocol-shaped happens in the sans-I/O `ShoeEmulator` (`shoe.core`); this class
 only performs its writes, feeds it what the host sends, and keeps time: the pace, the
-heartbeats, and the unplug schedule.
+heartbeats, the resends of an unacknowledged frame, and the unplug schedule.
 """
 
 from __future__ import annotations
@@ -33,16 +34,19 @@ if TYPE_CHECKING:
 
 _log = get_logger("drivers.emulator")
 DRAIN_POLL = 0.01  # seconds between looks at what the host has not read yet
+DRAIN_SETTLE = 0.05  # seconds after a write before the kernel's count of unread bytes holds
 
 
 class EmulatedShoe:
     def __init__(self, settings: EmulatorSettings | None = None) -> None:
         self.settings = settings if settings is not None else EmulatorSettings()
         self.seed = self.settings.seed if self.settings.seed is not None else secrets.randbits(32)
-        self.core = ShoeEmulator(self.settings, self.seed)
+        # A new number at every power-up, as a device picks it (docs/protocol.md §1.5).
+        self.core = ShoeEmulator(self.settings, self.seed, power_up=secrets.randbits(32))
         self._port = VirtualSerialPort(self.settings.link)
         self._write_lock = asyncio.Lock()  # one frame at a time, even split with pauses
         self._host_opened = asyncio.Event()
+        self._sent = asyncio.Event()  # something went out: what is in flight may have changed
         self._tasks: set[asyncio.Task[None]] = set()
         self._last_write = 0.0
         self._runner_stats = EmulatorStats()
@@ -88,6 +92,8 @@ class EmulatedShoe:
         self._start(self._serve_host(), "emulator host reader")
         if self.settings.heartbeat_interval is not None:
             self._start(self._beat(self.settings.heartbeat_interval), "emulator heartbeat")
+        if self.core.reliable:
+            self._start(self._resend_unacknowledged(), "emulator resend")
         if self.settings.unplug_every is not None:
             self._start(self._unplug_regularly(self.settings.unplug_every), "emulator unplug")
         # Power-up: a host already listening (or one that does not flush) hears the device.
@@ -119,9 +125,23 @@ class EmulatedShoe:
     async def wait_drained(self) -> None:
         """Until the host has read every byte written: wrap it in a timeout, as a host that
         never opens the port never reads."""
-        # The kernel offers no wake-up for "the other end has read": look every few ms.
-        while self._port.unread_by_host() > 0:  # noqa: ASYNC110 - nothing to wait on but a poll
+        # The kernel offers no wake-up for "the other end has read": look every few ms. It
+        # also hands what we wrote to the host's side a moment later, and the count reads 0
+        # until then: only a count of 0 a while after the last write means it was read.
+        loop = asyncio.get_running_loop()
+        while loop.time() - self._last_write < DRAIN_SETTLE or self._port.unread_by_host() > 0:  # noqa: ASYNC110 - nothing to wait on but a poll
             await asyncio.sleep(DRAIN_POLL)
+
+    async def wait_taken(self) -> None:
+        """Until the host has taken everything dealt: acknowledged every kept frame (reference
+        protocol), or read every byte (a protocol that keeps nothing). A host that never
+        comes never takes: wrap it in a timeout where that matters."""
+        if not self.core.reliable:
+            await self.wait_drained()
+            return
+        while self.core.unacknowledged:
+            self._sent.clear()
+            await self._sent.wait()
 
     async def unplug(self) -> None:
         """Pull the cable: see `pty_port` for what the host sees. The shoe keeps counting."""
@@ -137,12 +157,13 @@ class EmulatedShoe:
     # ---------------------------------------------------------------- dealing
 
     async def next_card(self) -> Dealt | None:
-        """Deal one card now; None when a script has run out."""
+        """Deal one card now; None when a script has run out. On the reference protocol the
+        card's frame may wait its turn behind unacknowledged ones: it is kept meanwhile."""
         dealing = self.core.deal()
         if dealing is None:
             return None
         delivered = await self._send(dealing.writes)
-        if delivered:
+        if delivered or dealing.dealt.kept:
             return dealing.dealt
         self._runner_stats.cards_lost_unplugged += 1
         return dataclasses.replace(dealing.dealt, lost_unplugged=True)
@@ -170,8 +191,8 @@ class EmulatedShoe:
             if pace is not None:
                 await asyncio.sleep(max(0.0, due - loop.time()))
                 due += 1 / pace
-            else:
-                await asyncio.sleep(0)  # as fast as possible, but let the host reader run
+            elif dealt:
+                await self.wait_taken()  # as fast as the host takes them, no faster
             card = await self.next_card()
             if card is None:
                 return
@@ -201,6 +222,7 @@ class EmulatedShoe:
 
     async def _send(self, writes: list[Write]) -> bool:
         """Perform `writes` in order; False if the cable was out and they were lost."""
+        self._sent.set()  # the core changed what it keeps or sends: anyone waiting looks again
         if not writes:
             return True
         async with self._write_lock:
@@ -225,7 +247,10 @@ class EmulatedShoe:
             if packet.host_opened:
                 self._runner_stats.host_opens += 1
                 _log.info("emulator.host_opened", port=self._port.path)
-                await self._send(self.core.power_up())
+                if not self.core.reliable:
+                    # An ENQ shoe says `S` to a new connection. A reference device cannot see
+                    # a host open the line; it learns of one from its STATUS_REQUEST.
+                    await self._send(self.core.power_up())
                 self._host_opened.set()
             if packet.data:
                 await self._send(self.core.receive(packet.data))
@@ -238,6 +263,24 @@ class EmulatedShoe:
                 await self.heartbeat()
                 idle = 0.0
             await asyncio.sleep(interval - idle)
+
+    async def _resend_unacknowledged(self) -> None:
+        """The device's timer: the frame in flight goes again if no acknowledgement comes."""
+        while True:
+            in_flight = self.core.in_flight
+            wait = self.core.resend_after()
+            self._sent.clear()
+            if wait is None:
+                await self._sent.wait()
+                continue
+            try:
+                async with asyncio.timeout(wait):
+                    while self.core.in_flight == in_flight:
+                        await self._sent.wait()
+                        self._sent.clear()
+            except TimeoutError:
+                if self.core.in_flight == in_flight:
+                    await self._send(self.core.resend())
 
     async def _unplug_regularly(self, every: float) -> None:
         while True:

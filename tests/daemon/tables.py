@@ -11,6 +11,7 @@ from daemon.envelope import Envelopes
 from daemon.table_service import TableService
 from daemon.topics import Topics
 from drivers import events as shoe
+from drivers.registry import sequence_policy
 from tests.rules.tables import make_config
 
 if TYPE_CHECKING:
@@ -20,9 +21,14 @@ SEEN = "2026-11-29T14:00:00.000Z"
 
 
 def make_service(
-    game: str = "blackjack", *, readable_ids: bool = True, **overrides: Any
+    game: str = "blackjack",
+    *,
+    readable_ids: bool = True,
+    protocol: str = "reference",
+    **overrides: Any,
 ) -> TableService:
-    """A service with a fixed clock; `readable_ids` numbers event ids id-1, id-2, ..."""
+    """A service with a fixed clock, reading a shoe of `protocol`; `readable_ids` numbers
+    event ids id-1, id-2, ..."""
     ids = count(1)
     envelopes = Envelopes(
         overrides.get(
@@ -31,7 +37,12 @@ def make_service(
         clock=lambda: datetime(2026, 11, 29, 14, 0, tzinfo=UTC),
         new_id=(lambda: f"id-{next(ids)}") if readable_ids else None,
     )
-    return TableService(make_config(game, **overrides), Topics("casino"), envelopes)
+    return TableService(
+        make_config(game, **overrides),
+        Topics("casino"),
+        envelopes,
+        sequence=sequence_policy(protocol),
+    )
 
 
 def drawn(service: TableService, text: str, *, seq: int = 0) -> list[Outbound]:
@@ -39,6 +50,18 @@ def drawn(service: TableService, text: str, *, seq: int = 0) -> list[Outbound]:
     for code in text.split():
         out += service.on_shoe_event(shoe.CardDrawn(code[:-1], code[-1], seq), seen_at=SEEN)  # type: ignore[arg-type]
     return out
+
+
+def take(service: TableService, event: shoe.Event) -> tuple[list[Outbound], int | None]:
+    """An event from the shoe as the daemon takes it (decision D3): judged first, a loss
+    applied before it, a repeat not applied; returns the outputs and what was acknowledged."""
+    intake = service.judge(event)
+    out: list[Outbound] = []
+    if intake.gap is not None:
+        out += service.on_shoe_event(intake.gap, seen_at=SEEN)
+    if intake.take:
+        out += service.on_shoe_event(event, seen_at=SEEN)
+    return out, intake.acknowledge
 
 
 def request(service: TableService, command: str, **body: Any) -> list[Outbound]:

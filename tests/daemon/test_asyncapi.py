@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -60,7 +61,8 @@ def test_every_message_of_a_round_matches_its_channel_schema(game: str) -> None:
         "triple_attack": None,
     }[game]
     out = service.on_link_event(shoe.NewShoe())  # not a link event: a state refresh
-    out += service.on_shoe_event(shoe.DeviceIdentity("Acme", "S1", "7", "1.0"), seen_at=SEEN)
+    identity = shoe.DeviceIdentity("Acme", "S1", "7", "1.0", power_up=1, next_seq=0)
+    out += service.on_shoe_event(identity, seen_at=SEEN)
     out += service.on_shoe_event(shoe.NewShoe(), seen_at=SEEN)
     out += drawn(service, "2C")  # burn
     for seat in (1, 4):
@@ -69,6 +71,7 @@ def test_every_message_of_a_round_matches_its_channel_schema(game: str) -> None:
             out += request(service, "wager", seat=seat, kind=bonus, amount="5.00")
     out += drawn(service, "QH 9S 6D QH 8C 9H" if game != "double_attack" else "6D QH 9S QH 8C 9H")
     out += service.on_shoe_event(shoe.SequenceGap(expected=9, got=11), seen_at=SEEN)
+    out += request(service, "resume", transaction="r")  # the dealer: no card went by unread
     out += request(service, "action", seat=1, action="stand")
     out += request(service, "action", seat=4, action="hit")
     out += drawn(service, "5C")
@@ -79,8 +82,18 @@ def test_every_message_of_a_round_matches_its_channel_schema(game: str) -> None:
     out += service.on_shoe_event(shoe.CardUnreadable(seq=20), seen_at=SEEN)
     out += service.on_shoe_event(shoe.FaultSet("jam", 3), seen_at=SEEN)
     out += service.on_shoe_event(shoe.CutCardReached(), seen_at=SEEN)
+    restarted = dataclasses.replace(identity, power_up=2)
+    out += service.on_shoe_event(restarted, seen_at=SEEN)  # the reader restarted: a notice
     topics = {m.topic.split("/", 2)[2] for m in out}
-    assert {"settlement", "round", "state", "response/wager", "notice/sequence_gap"} <= topics
+    assert {
+        "settlement",
+        "round",
+        "state",
+        "response/wager",
+        "response/resume",
+        "notice/sequence_gap",
+        "notice/reader_restarted",
+    } <= topics
     assert _check(out) == len(out)
 
 

@@ -67,11 +67,14 @@ async def test_a_restart_mid_round_rebuilds_the_round_and_flags_it(
     async with running_pit(table, shoe_script(events), mosquitto, state_directory=state) as pit:
         await play(pit, events[:16])
         before = pit.of("round")[-1]
+    # A new emulated shoe: a reader that restarted (another power-up), so what it held is
+    # gone and the round is flagged (the same shoe going on would need no review).
     async with running_pit(table, "5C", mosquitto, state_directory=state) as pit:
-        notice = await pit.wait_for("notice/daemon_restarted")
+        notice = await pit.wait_for("notice/reader_restarted")
         snapshot = await pit.wait_for("round", lambda body: bool(body["review"]))
     assert snapshot["round"] == before["round"]
-    assert snapshot["review"] == ["daemon_restarted"]
+    assert snapshot["review"] == ["reader_restarted"]
+    assert snapshot["doubt"] == "reader_restarted"
     assert notice["round"] == 1
     # The sequence numbers go on where they stopped: a display sees one stream.
     assert snapshot["seq"] > before["seq"]

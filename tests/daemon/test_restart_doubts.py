@@ -1,12 +1,16 @@
-"""What a restart cannot know, the daemon must not guess: the recovery review's two findings."""
+"""What a restart cannot know, the daemon must not guess: the recovery review's findings,
+and what each shoe protocol lets a restarted daemon know (docs/durability.md)."""
 
 from __future__ import annotations
 
 import json
 
 from daemon.envelope import Envelopes
+from daemon.inbound import to_record
 from daemon.table_service import TableService, request_record
 from daemon.topics import Topics
+from drivers.events import CardDrawn, SequenceGap
+from drivers.registry import sequence_policy
 from tests.rules.tables import make_config
 
 WAGER = b'{"transaction": "w1", "seat": 1, "kind": "blackjack", "amount": "25.00"}'
@@ -35,10 +39,16 @@ def test_a_wager_refused_for_a_full_outbox_is_refused_again_in_replay() -> None:
         assert not service.engine.round_open
 
 
-def test_a_burn_card_lost_while_the_daemon_was_down_flags_the_round() -> None:
-    service = _service()
+def test_a_restart_with_a_burn_due_holds_the_cards_of_a_shoe_that_keeps_nothing() -> None:
+    """The burn may have gone by unheard: the engine, counting burns, would take the round's
+    first card for it. The ENQ family keeps nothing, so the cards wait for the dealer."""
+    service = TableService(
+        make_config("blackjack"), Topics(), Envelopes("bj1"), sequence=sequence_policy("enq")
+    )
     service.apply_record("shoe", {"event": "NewShoe"}, "t")  # then killed; the burn goes by
-    service.apply_record("start", {}, "t")
+    out = service.apply_record("start", {}, "t")
+    assert "daemon_restarted" in [json.loads(m.payload).get("kind") for m in out]
+    assert service.doubt == "daemon_restarted"
     service.apply_record("request", request_record("wager", WAGER), "t")
     card = {
         "event": "CardDrawn",
@@ -48,19 +58,31 @@ def test_a_burn_card_lost_while_the_daemon_was_down_flags_the_round() -> None:
         "burned": False,
         "origin": "dealt",
     }
-    out = service.apply_record("shoe", card, "t")
-    assert "sequence_gap" in [json.loads(m.payload).get("kind") for m in out]
-    assert service.review == ["sequence_gap"]
+    service.apply_record("shoe", card, "t")
+    assert service.cards_held == 1
+    assert service.engine.burns_due == 1  # not eaten as the burn
 
 
-def test_a_sequence_jump_across_a_restart_flags_the_round() -> None:
+def test_a_restart_with_a_burn_due_is_nothing_for_a_shoe_that_keeps_its_frames() -> None:
+    service = _service()
+    service.apply_record("shoe", {"event": "NewShoe", "seq": 4}, "t")
+    assert service.apply_record("start", {}, "t") == []
+    assert service.doubt is None
+
+
+def test_a_sequence_jump_across_a_restart_holds_the_round() -> None:
     service = _service()
     service.apply_record("shoe", BURNED_AT_7, "t")
     service.apply_record("request", request_record("wager", WAGER), "t")
-    service.apply_record("start", {}, "t")  # the round was open: daemon_restarted
-    jumped = {**BURNED_AT_7, "seq": 11, "burned": False}
-    service.apply_record("shoe", jumped, "t")
-    assert service.review == ["daemon_restarted", "sequence_gap"]
+    service.apply_record("start", {}, "t")  # the reference shoe kept what it dealt: no flag
+    assert service.review == []
+    jumped = CardDrawn("10", "H", seq=11)
+    intake = service.judge(jumped)  # judged before anything is journaled (decision D3)
+    assert intake.gap == SequenceGap(expected=8, got=11)
+    service.apply_record("shoe", to_record(intake.gap), "t")
+    service.apply_record("shoe", to_record(jumped), "t")
+    assert service.review == ["sequence_gap"]
+    assert service.cards_held == 1
 
 
 def test_the_next_sequence_number_after_a_restart_raises_nothing() -> None:
@@ -68,5 +90,15 @@ def test_the_next_sequence_number_after_a_restart_raises_nothing() -> None:
     service.apply_record("shoe", BURNED_AT_7, "t")
     service.apply_record("start", {}, "t")
     service.apply_record("request", request_record("wager", WAGER), "t")
+    assert service.judge(CardDrawn("10", "H", seq=8)).gap is None
     service.apply_record("shoe", {**BURNED_AT_7, "seq": 8, "burned": False}, "t")
     assert service.review == []
+
+
+def test_a_frame_the_journal_holds_is_a_repeat_after_a_restart() -> None:
+    """Decision D3: committed, then the daemon died before its acknowledgement went out."""
+    service = _service()
+    service.apply_record("shoe", BURNED_AT_7, "t")
+    service.apply_record("start", {}, "t")
+    intake = service.judge(CardDrawn("9", "C", seq=7, burned=True))
+    assert (intake.take, intake.acknowledge, intake.gap) == (False, 7, None)

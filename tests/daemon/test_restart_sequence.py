@@ -1,50 +1,55 @@
-"""A jump in the shoe's numbers across a daemon restart is judged by the shoe's own codec.
+"""What a table makes of a restart of the daemon between two cards, judged by the shoe's own
+protocol (docs/protocol.md §1.4, §2.2; docs/rules.md, decision 13).
 
-The reference protocol counts every frame up by one, so a jump means frames went by unheard;
-the ENQ family's number is not known to count by one (docs/protocol.md §2.2), so there a
-jump proves nothing and must not send a round to review.
+The reference protocol's shoe keeps what it dealt while the daemon was away and numbers its
+frames up by one: the first frame after the restart says whether anything is missing, and
+only a jump holds the round. An ENQ-family shoe keeps nothing and its number is not known to
+count by one: a restart with a round open may have lost a card, whatever the number says,
+so the round is held for the dealer.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
-from daemon.envelope import Envelopes
-from daemon.table_service import TableService
-from daemon.topics import Topics
 from drivers.events import CardDrawn
-from drivers.registry import sequence_policy
-from tests.rules.tables import make_config
+from tests.daemon.tables import make_service, request, take
 
-WAGER = b'{"transaction": "w1", "seat": 1, "kind": "blackjack", "amount": "25.00"}'
+if TYPE_CHECKING:
+    from daemon.table_service import TableService
 
 
-def _restart_between_two_cards(protocol: str, before: int, after: int) -> list[str]:
-    """The round's review after: a burn card, a wager, a restart, the first card dealt."""
-    service = TableService(
-        make_config("blackjack"), Topics(), Envelopes("bj1"), sequence=sequence_policy(protocol)
-    )
-    service.on_shoe_event(CardDrawn("9", "C", seq=before, burned=True), seen_at="t")
-    service.on_request("wager", WAGER)
+def _restart_between_two_cards(protocol: str, before: int, after: int) -> TableService:
+    """A burn card, a wager, a restart, the first card dealt after it."""
+    service = make_service(protocol=protocol)
+    take(service, CardDrawn("9", "C", seq=before, burned=True))
+    request(service, "wager", seat=1, kind="blackjack", amount="25.00")
     service.on_start()
-    service.on_shoe_event(CardDrawn("10", "H", seq=after), seen_at="t")
-    return service.review
+    take(service, CardDrawn("10", "H", seq=after))
+    return service
 
 
-@pytest.mark.parametrize(("before", "after"), [(7, 11), (0x31, 0x30), (200, 3)])
-def test_an_enq_round_is_not_flagged_for_a_jump_in_the_number(before: int, after: int) -> None:
-    assert _restart_between_two_cards("enq", before, after) == ["daemon_restarted"]
+@pytest.mark.parametrize(("before", "after"), [(7, 11), (0x31, 0x30), (200, 3), (7, 8)])
+def test_an_enq_round_open_at_a_restart_is_held_whatever_the_number(
+    before: int, after: int
+) -> None:
+    service = _restart_between_two_cards("enq", before, after)
+    assert service.review == ["daemon_restarted"]
+    assert (service.doubt, service.cards_held) == ("daemon_restarted", 1)
 
 
 @pytest.mark.parametrize(("before", "after"), [(7, 11), (255, 0), (65535, 1)])
-def test_a_reference_round_is_flagged_for_a_jump_in_the_number(before: int, after: int) -> None:
-    review = _restart_between_two_cards("reference", before, after)
-    assert review == ["daemon_restarted", "sequence_gap"]
+def test_a_reference_round_is_held_for_a_jump_in_the_number(before: int, after: int) -> None:
+    service = _restart_between_two_cards("reference", before, after)
+    assert service.review == ["sequence_gap"]
+    assert (service.doubt, service.cards_held) == ("sequence_gap", 1)
 
 
-@pytest.mark.parametrize(
-    ("protocol", "before", "after"),
-    [("reference", 7, 8), ("reference", 65535, 0), ("enq", 7, 8), ("enq", 255, 0)],
-)
-def test_the_next_number_is_never_flagged(protocol: str, before: int, after: int) -> None:
-    assert _restart_between_two_cards(protocol, before, after) == ["daemon_restarted"]
+@pytest.mark.parametrize(("before", "after"), [(7, 8), (65535, 0)])
+def test_a_reference_round_going_on_with_the_next_number_needs_no_review(
+    before: int, after: int
+) -> None:
+    service = _restart_between_two_cards("reference", before, after)
+    assert (service.review, service.doubt, service.cards_held) == ([], None, 0)

@@ -106,44 +106,83 @@ def test_an_unreadable_card_holds_the_later_cards_until_it_is_entered() -> None:
     drawn(service, "9D")
     out = service.on_shoe_event(shoe.CardUnreadable(seq=2), seen_at=SEEN)
     assert [b["kind"] for b in bodies(out, "/notice/card_unreadable")] == ["card_unreadable"]
-    assert drawn(service, "7S 8C") == []  # held: they are not seat 2's and the dealer's yet
+    held = drawn(service, "7S 8C")  # held: they are not seat 2's and the dealer's yet
+    assert bodies(held, "/event/card_dealt") == []
+    assert bodies(held, "/round")[-1]["cards_held"] == 2
     out = request(service, "card", transaction=7, card="5H")
     assert response(out)["status"] == "ok"
     dealt = [(b["seat"], b["card"]) for b in bodies(out, "/event/card_dealt")]
     assert dealt == [(2, "5H"), (None, "7S"), (1, "8C")]
 
 
-def test_a_gap_in_the_round_flags_its_settlements_for_review() -> None:
+def test_two_unreadable_cards_are_entered_each_in_its_own_place() -> None:
+    service = make_service()
+    for seat in (1, 2, 3):
+        request(service, "wager", seat=seat, kind="blackjack", amount="25")
+    service.on_shoe_event(shoe.CardUnreadable(seq=1), seen_at=SEEN)  # seat 1
+    drawn(service, "9D")  # seat 2
+    service.on_shoe_event(shoe.CardUnreadable(seq=3), seen_at=SEEN)  # seat 3
+    drawn(service, "7S")  # the dealer's upcard
+    first = request(service, "card", card="5H")
+    assert [(b["seat"], b["card"]) for b in bodies(first, "/event/card_dealt")] == [
+        (1, "5H"),
+        (2, "9D"),
+    ]
+    second = request(service, "card", card="6C")
+    assert [(b["seat"], b["card"]) for b in bodies(second, "/event/card_dealt")] == [
+        (3, "6C"),
+        (None, "7S"),
+    ]
+    assert service.held == []
+
+
+def test_a_gap_in_the_round_holds_its_cards_until_the_dealer_resumes() -> None:
     service = make_service()
     request(service, "wager", seat=1, kind="blackjack", amount="25")
     request(service, "wager", seat=1, kind="twenty_point_bonus", amount="10")
     drawn(service, "KD 7S")
     out = service.on_shoe_event(shoe.SequenceGap(expected=3, got=5), seen_at=SEEN)
-    assert [b["kind"] for b in bodies(out, "/notice/sequence_gap")] == ["sequence_gap"]
-    out = drawn(service, "KH QH")
+    [notice] = bodies(out, "/notice/sequence_gap")
+    assert "request/resume" in notice["message"]
+    held = drawn(service, "KH QH")
+    assert bodies(held, "/event/card_dealt") == []  # given to no seat
+    snapshot = bodies(held, "/round")[-1]
+    assert (snapshot["doubt"], snapshot["cards_held"]) == ("sequence_gap", 2)
+    out = request(service, "resume", transaction="r")
+    assert response(out)["data"] == {"released": 2}
     [settled] = bodies(out, "/settlement")
     assert settled["review"] is True
     assert bodies(out, "/round")[-1]["review"] == ["sequence_gap"]
+    assert bodies(out, "/round")[-1]["doubt"] is None
 
 
-def test_a_reconnect_mid_round_flags_it_and_between_rounds_does_not() -> None:
-    service = make_service()
+@pytest.mark.parametrize(
+    ("protocol", "flagged"), [("reference", False), ("enq", True)], ids=["keeps", "keeps-nothing"]
+)
+def test_a_reconnect_mid_round_doubts_only_a_shoe_that_keeps_nothing(
+    protocol: str,
+    flagged: bool,  # noqa: FBT001 - a parameter of the test
+) -> None:
+    service = make_service(protocol=protocol)
     service.on_link_event(Connected("/dev/pts/9"))
     out = service.on_link_event(Reconnected("/dev/pts/9", outage=2.0, attempts=3))
-    assert bodies(out, "/notice/reader_reconnected") == []
+    assert bodies(out, "/notice/reader_reconnected") == []  # between rounds: nothing at stake
     request(service, "wager", seat=1, kind="blackjack", amount="25")
     drawn(service, "KD")
     service.on_link_event(Disconnected("/dev/pts/9", "EIO", 5, 0.1))
     out = service.on_link_event(Reconnected("/dev/pts/9", outage=2.0, attempts=3))
-    assert [b["kind"] for b in bodies(out, "/notice/reader_reconnected")] == ["reader_reconnected"]
-    assert service.review == ["reader_reconnected"]
+    notices = [b["kind"] for b in bodies(out, "/notice/reader_reconnected")]
+    assert notices == (["reader_reconnected"] if flagged else [])
+    assert service.review == (["reader_reconnected"] if flagged else [])
+    assert service.doubt == ("reader_reconnected" if flagged else None)
     state = bodies(out, "/state")[-1]
     assert state["reader"]["link"] == "connected"
 
 
 def test_status_reports_the_reader_and_the_round() -> None:
     service = make_service()
-    service.on_shoe_event(shoe.DeviceIdentity("Acme", "S1", "0042", "1.2.0"), seen_at=SEEN)
+    identity = shoe.DeviceIdentity("Acme", "S1", "0042", "1.2.0", power_up=1, next_seq=0)
+    service.on_shoe_event(identity, seen_at=SEEN)
     out = request(service, "status", transaction="s")
     data = response(out)["data"]
     assert data["reader"]["identity"] == {
@@ -166,3 +205,13 @@ def test_a_refused_wager_is_also_a_notice_for_the_pit() -> None:
     assert response(out)["error"]["code"] == "wager_rejected"
     out = request(service, "action", seat=1, action="stand")
     assert bodies(out, "/notice/") == []  # other refusals answer the console alone
+
+
+def test_an_unreadable_burn_card_is_still_a_burn_and_moves_no_later_card() -> None:
+    """Its face unseen, it left the shoe as the burn: the round's first card is seat 1's."""
+    service = make_service()
+    service.on_shoe_event(shoe.NewShoe(seq=0), seen_at=SEEN)
+    service.on_shoe_event(shoe.CardUnreadable(seq=1, burned=True), seen_at=SEEN)
+    request(service, "wager", seat=1, kind="blackjack", amount="25")
+    out = drawn(service, "KD")
+    assert [(b["seat"], b["card"]) for b in bodies(out, "/event/card_dealt")] == [(1, "KD")]

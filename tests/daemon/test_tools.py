@@ -44,7 +44,7 @@ async def listen(argv: list[str], options: ListenOptions) -> tuple[int, str, str
 async def test_listen_prints_the_emulated_shoe_as_json_lines(protocol: str) -> None:
     settings = EmulatorSettings(protocol=protocol, script="BURN 7C QH 10S CUT 5D")  # type: ignore[arg-type]
     async with EmulatedShoe(settings) as shoe:
-        options = ListenOptions(raw=True, count=6)
+        options = ListenOptions(raw=True, count=4)  # cards, not messages
         listening = asyncio.create_task(listen(["--protocol", protocol, shoe.path], options))
         await asyncio.wait_for(shoe.wait_for_host(), 5)
         await shoe.run()
@@ -57,7 +57,7 @@ async def test_listen_prints_the_emulated_shoe_as_json_lines(protocol: str) -> N
     ]
     cards = [(r["card"], r["burned"]) for r in records if r["type"] == "CardDrawn"]
     assert cards == [("7C", True), ("QH", False), ("10S", False), ("5D", False)]
-    assert {"type": "CutCardReached"} in records
+    assert "CutCardReached" in [r["type"] for r in records]
     raw = [r for r in records if r["type"] == "raw"]
     assert raw
     assert all(isinstance(r["hex"], str) for r in raw)

@@ -181,11 +181,16 @@ def test_garbage_changes_nothing() -> None:
 
 
 def test_what_a_person_must_act_on_stands_out_in_words() -> None:
-    """An unreadable card awaiting entry, a reader fault, a round flagged for review."""
+    """An unreadable card awaiting entry, a reader fault, a round flagged for review and
+    holding its cards for the dealer."""
     messages = unreadable_card_fault_and_gap("triple-attack-dealer-22.jsonl", 12)  # mid-deal
     model = _fed(messages, "ta-1")
     alerts = {a["label"]: a["text"] for a in model.view("ta-1")["alerts"]}
     assert alerts["ENTER CARD"] == "1 unreadable card is waiting: enter at the dealer console"
     assert alerts["READER FAULT"] == "jam (code 3)"
     assert alerts["REVIEW"] == "this round: frames lost"
+    assert alerts["HOLD"] == (
+        "cards wait for the dealer console (frames lost): no card held yet; "
+        "enter any missed card, then confirm, or void the round"
+    )
     assert all(a["class"] in {"entry", "fault", "review"} for a in model.view("ta-1")["alerts"])

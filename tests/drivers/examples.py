@@ -18,6 +18,7 @@ from drivers.events import (
     NewShoe,
     Standby,
     VendorMessage,
+    frame_number,
 )
 from tests.drivers.helpers import with_seq
 
@@ -25,8 +26,10 @@ if TYPE_CHECKING:
     from drivers.codecs.base import Decoder
     from drivers.events import Event
 
-REFERENCE_MESSAGES: list[reference.DeviceMessage] = [
-    DeviceIdentity(vendor="Acme", model="Shoe-1", serial_number="SN0001", firmware="1.2.3"),
+_REFERENCE: list[reference.DeviceMessage] = [
+    DeviceIdentity(
+        vendor="Acme", model="Shoe-1", serial_number="SN0001", firmware="1.2.3", power_up=7
+    ),
     CardDrawn(rank="10", suit="S", seq=1),
     CardDrawn(rank="A", suit="H", seq=2, burned=True),
     CardUnreadable(seq=3, burned=True),
@@ -38,9 +41,8 @@ REFERENCE_MESSAGES: list[reference.DeviceMessage] = [
     FaultSet(kind="other", code=255),
     CardDrawn(rank="K", suit="C", seq=10),
 ]
-REFERENCE_FRAMES = [
-    reference.encode_device_frame(m, seq=i) for i, m in enumerate(REFERENCE_MESSAGES)
-]
+REFERENCE_MESSAGES = [with_seq(m, i) for i, m in enumerate(_REFERENCE)]
+REFERENCE_FRAMES = [reference.encode_device_frame(m) for m in REFERENCE_MESSAGES]
 
 # SEQ values chosen so that no SEQ or DATA byte equals a start byte (see test_bit_flips_*).
 _ENQ: list[enq.DeviceMessage] = [
@@ -60,7 +62,10 @@ _ENQ: list[enq.DeviceMessage] = [
     VendorMessage(code="M", data=b"010064"),
 ]
 ENQ_MESSAGES = [with_seq(m, 0x30 + i) for i, m in enumerate(_ENQ)]
-ENQ_FRAMES = [enq.encode_device_frame(m, seq=0x30 + i) for i, m in enumerate(ENQ_MESSAGES)]
+ENQ_FRAMES = [
+    enq.encode_device_frame(m, seq=None if frame_number(m) is not None else 0x30 + i)
+    for i, m in enumerate(ENQ_MESSAGES)
+]
 
 #: (the host-side decoder, its example frames, what they decode to), per codec.
 EXAMPLES: list[tuple[type[Decoder], list[bytes], list[Event]]] = [

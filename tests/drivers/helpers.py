@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from drivers.events import (
     CARD_ORIGINS,
     FAULT_KINDS,
+    NUMBERED_EVENTS,
     RANKS,
     SUITS,
     CardDrawn,
@@ -25,17 +26,18 @@ from drivers.events import (
     Heartbeat,
     LockChanged,
     NewShoe,
-    SequenceGap,
     Standby,
     VendorMessage,
 )
 from drivers.logs import WireBytes
+from drivers.receiver import FrameReceiver
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from drivers.codecs import enq, reference
     from drivers.codecs.base import Decoder
+    from drivers.codecs.sequence import SequencePolicy
 
 
 _M = TypeVar("_M", bound=Event)
@@ -61,8 +63,27 @@ def every_split_in_two(data: bytes) -> list[list[bytes]]:
     return [[data[:i], data[i:]] for i in range(len(data) + 1)]
 
 
-def without_gaps(events: Sequence[Event]) -> list[Event]:
-    return [e for e in events if not isinstance(e, SequenceGap)]
+class Receipts:
+    """What a host took from a shoe, judged as the daemon judges (decision D3) with the
+    terminal, or a list, for its journal: `take` one decoded event, get the frame to
+    acknowledge."""
+
+    def __init__(self, policy: SequencePolicy | None) -> None:
+        self.receiver = FrameReceiver(policy)
+        self.events: list[Event] = []  # taken, a loss as a SequenceGap before the frame
+        self.repeats = 0  # frames judged repeats: taken once, acknowledged again
+
+    def take(self, event: Event) -> int | None:
+        intake = self.receiver.judge(event)
+        if intake.gap is not None:
+            self.events.append(intake.gap)
+            self.receiver.record(intake.gap)
+        if intake.take:
+            self.events.append(event)
+            self.receiver.record(event)
+        else:
+            self.repeats += 1
+        return intake.acknowledge
 
 
 def is_subsequence(needle: Sequence[Event], haystack: Sequence[Event]) -> bool:
@@ -71,9 +92,12 @@ def is_subsequence(needle: Sequence[Event], haystack: Sequence[Event]) -> bool:
 
 
 def with_seq(message: _M, seq: int) -> _M:
-    """The message as sent with `seq`: cards carry their frame's seq inside."""
-    if isinstance(message, CardDrawn | CardUnreadable):
+    """The message as sent with `seq`: numbered messages carry their frame's seq inside,
+    status messages (identity, heartbeat) the frame's number as `next_seq`."""
+    if isinstance(message, NUMBERED_EVENTS):
         return dataclasses.replace(message, seq=seq)
+    if isinstance(message, DeviceIdentity | Heartbeat):
+        return dataclasses.replace(message, next_seq=seq)
     return message
 
 
@@ -113,7 +137,14 @@ reference_device_messages: st.SearchStrategy[reference.DeviceMessage] = st.one_o
     cards,
     cards,  # twice: cards are what matters, let them dominate
     st.builds(CardUnreadable, seq=st.just(0), burned=st.booleans()),
-    st.builds(DeviceIdentity, _identity_text, _identity_text, _identity_text, _identity_text),
+    st.builds(
+        DeviceIdentity,
+        _identity_text,
+        _identity_text,
+        _identity_text,
+        _identity_text,
+        power_up=st.integers(0, 2**32 - 1),
+    ),
     st.just(NewShoe()),
     st.just(CutCardReached()),
     st.just(Heartbeat()),

@@ -16,9 +16,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pytest
 
 from daemon.testing import SocatPair
+from drivers import driver as driver_module
 from drivers.backoff import Backoff, BackoffPolicy
 from drivers.codecs import enq
-from drivers.codecs.reference import DeviceFrameDecoder, encode_device_frame
+from drivers.codecs.reference import (
+    DeviceFrameDecoder,
+    HostFrameDecoder,
+    encode_device_frame,
+    encode_host_frame,
+)
 from drivers.driver import (
     Connected,
     Connecting,
@@ -28,7 +34,14 @@ from drivers.driver import (
     Reconnected,
     ShoeDriver,
 )
-from drivers.events import CardDrawn, CommunicationStarted, Heartbeat, SequenceGap
+from drivers.events import (
+    Acknowledge,
+    CardDrawn,
+    CommunicationStarted,
+    DeviceIdentity,
+    Heartbeat,
+    StatusRequest,
+)
 from drivers.transports import (
     NotConnected,
     SerialSettings,
@@ -63,6 +76,12 @@ def card(code: str, seq: int) -> CardDrawn:
 
 def reference(code: str, seq: int) -> bytes:
     return encode_device_frame(card(code, seq))
+
+
+IDENTITY = DeviceIdentity("Acme", "Shoe-1", "SN0001", "1.2.3", power_up=1, next_seq=0)
+# What a reference device answers the driver's STATUS_REQUEST with: until it comes, the
+# driver takes nothing from the line.
+HELLO = encode_device_frame(IDENTITY)
 
 
 class Recorder:
@@ -166,7 +185,8 @@ async def test_cards_arrive_over_a_pty_in_order() -> None:
         driver = driver_for(transport_factory(SerialSettings(pty.path)))
         async with running(driver) as shoe:
             await shoe.next(Connected)
-            stream = reference("AS", 1) + reference("10H", 2) + reference("KD", 3)
+            assert await pty.read(9) == encode_host_frame(StatusRequest(), seq=0)
+            stream = HELLO + reference("AS", 1) + reference("10H", 2) + reference("KD", 3)
             for offset in range(0, len(stream), 5):  # split across reads, as a line does
                 pty.write(stream[offset : offset + 5])
             cards = [await shoe.next(CardDrawn) for _ in range(3)]
@@ -180,10 +200,13 @@ async def test_enq_frames_over_a_pty() -> None:
         driver = driver_for(transport_factory(settings), enq.DeviceFrameDecoder())
         async with running(driver) as shoe:
             await shoe.next(Connected)
-            pty.write(enq.encode_device_frame(CommunicationStarted(), seq=0))
+            pty.write(enq.encode_device_frame(CommunicationStarted(), seq=0))  # no greeting
             pty.write(enq.encode_device_frame(card("QC", 1)))
             assert await shoe.next(CommunicationStarted) == CommunicationStarted()
             assert (await shoe.next(CardDrawn)).code == "QC"
+            await driver.acknowledge(1)  # the family acknowledges nothing: nothing is sent
+            with pytest.raises(TimeoutError):
+                await pty.read(1)
 
 
 async def test_raw_bytes_are_logged_in_hex_at_debug(driver_logs: list[dict[str, Any]]) -> None:
@@ -191,11 +214,13 @@ async def test_raw_bytes_are_logged_in_hex_at_debug(driver_logs: list[dict[str, 
     with Pty() as pty:
         async with running(driver_for(transport_factory(SerialSettings(pty.path)))) as shoe:
             await shoe.next(Connected)
+            pty.write(HELLO)
+            await shoe.next(DeviceIdentity)
             pty.write(frame)
             await shoe.next(CardDrawn)
     received = [line for line in driver_logs if line["event"] == "reader.received"]
-    assert [(line["log_level"], line["endpoint"]) for line in received] == [("debug", pty.path)]
-    assert received[0]["data"].hex == frame.hex(" ")
+    assert [(line["log_level"], line["endpoint"]) for line in received] == [("debug", pty.path)] * 2
+    assert received[-1]["data"].hex == frame.hex(" ")
 
 
 async def test_unplug_and_replug_over_socat(tmp_path: Path) -> None:
@@ -206,7 +231,7 @@ async def test_unplug_and_replug_over_socat(tmp_path: Path) -> None:
         driver = driver_for(transport_factory(SerialSettings(str(socat.host_path))))
         async with running(driver) as shoe:
             await shoe.next(Connected)
-            socat.write(reference("AS", 1))
+            socat.write(HELLO + reference("AS", 1))
             assert (await shoe.next(CardDrawn)).code == "AS"
             socat.write(reference("9D", 2)[:4])  # the cable goes mid-frame
             await socat.stop()
@@ -222,10 +247,12 @@ async def test_unplug_and_replug_over_socat(tmp_path: Path) -> None:
             await socat.start()
             back = await shoe.next(Reconnected)
             assert back.attempts >= 2
-            socat.write(reference("5H", 3))
-            # The card lost with the cable shows as a gap, then the next card arrives.
-            assert await shoe.next(SequenceGap) == SequenceGap(expected=2, got=3)
-            assert (await shoe.next(CardDrawn)).code == "5H"
+            socat.write(reference("5H", 3))  # before the device has answered the greeting
+            socat.write(HELLO + reference("6H", 4))
+            # Only what comes after the answer is taken; whether frame 2 is lost is the
+            # receiver's to judge (it knows what it holds).
+            assert await shoe.next(DeviceIdentity) == IDENTITY
+            assert (await shoe.next(CardDrawn)).code == "6H"
             assert driver.connected
     finally:
         await socat.stop()
@@ -248,10 +275,11 @@ async def test_a_missing_port_is_retried_forever_not_raised() -> None:
 async def test_tcp_server_closing_is_followed_by_a_reconnection() -> None:
     connections = 0
 
-    async def device(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def device(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         nonlocal connections
         connections += 1
-        writer.write(reference("AH", connections))
+        await reader.readexactly(9)  # the host's STATUS_REQUEST, answered
+        writer.write(HELLO + reference("AH", connections))
         await writer.drain()
         if connections == 1:
             writer.close()  # the device server drops us after the first card
@@ -273,7 +301,9 @@ async def test_send_writes_to_the_device_and_needs_a_link() -> None:
         received.put_nowait(await reader.readexactly(4))
 
     async with tcp_server(device) as port:
-        driver = driver_for(transport_factory(TcpSettings("127.0.0.1", port)))
+        # An ENQ shoe's host greets nothing: the first bytes the device reads are ours.
+        settings = TcpSettings("127.0.0.1", port)
+        driver = driver_for(transport_factory(settings), enq.DeviceFrameDecoder())
         with pytest.raises(NotConnected):
             await driver.send(b"ping")
         async with running(driver) as shoe:
@@ -302,7 +332,7 @@ async def test_usb_device_going_away_and_coming_back() -> None:
     backend = FakeShoeBackend()
     async with running(usb_driver(backend)) as shoe:
         await shoe.next(Connected)
-        backend.send(reference("JS", 1))
+        backend.send(HELLO + reference("JS", 1))
         assert (await shoe.next(CardDrawn)).code == "JS"
         backend.unplug()
         lost = await shoe.next(Disconnected)
@@ -310,7 +340,7 @@ async def test_usb_device_going_away_and_coming_back() -> None:
         assert (await shoe.next(LinkFault)).errno == errno.ENODEV
         backend.plug_in()
         await shoe.next(Reconnected)
-        backend.send(reference("QS", 2))
+        backend.send(HELLO + reference("QS", 2))
         assert (await shoe.next(CardDrawn)).code == "QS"
 
 
@@ -331,8 +361,43 @@ async def test_heartbeats_and_other_events_pass_through() -> None:
     with Pty() as pty:
         async with running(driver_for(transport_factory(SerialSettings(pty.path)))) as shoe:
             await shoe.next(Connected)
-            pty.write(encode_device_frame(Heartbeat(), seq=9))
-            assert await shoe.next(Heartbeat) == Heartbeat()
+            pty.write(HELLO + encode_device_frame(Heartbeat(), seq=9))
+            assert await shoe.next(Heartbeat) == Heartbeat(next_seq=9)
+
+
+async def test_the_driver_greets_and_takes_nothing_before_the_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """docs/protocol.md §1.4: STATUS_REQUEST on every open, repeated until DEVICE_IDENTITY;
+    a frame before it (a resend the device's timer sent blindly) is not taken."""
+    monkeypatch.setattr(driver_module, "GREETING_REPEAT", 0.05)
+    with Pty() as pty:
+        async with running(driver_for(transport_factory(SerialSettings(pty.path)))) as shoe:
+            await shoe.next(Connected)
+            host = HostFrameDecoder()
+            greetings = host.feed(await pty.read(9 * 3))  # the greeting, unanswered, repeated
+            assert greetings == [StatusRequest()] * 3
+            pty.write(reference("AS", 5))  # not taken: the device has not answered yet
+            pty.write(HELLO + reference("AS", 5))
+            assert await shoe.next(DeviceIdentity) == IDENTITY
+            assert await shoe.next(CardDrawn) == card("AS", 5)
+            await asyncio.sleep(0.1)
+        assert [e for e in shoe.events if isinstance(e, CardDrawn)] == [card("AS", 5)]
+        with contextlib.suppress(TimeoutError):  # and no greeting once it was answered
+            async with asyncio.timeout(0.1):
+                assert host.feed(await pty.read(9)) == []
+
+
+async def test_acknowledge_writes_the_protocols_acknowledgement_when_a_link_is_open() -> None:
+    with Pty() as pty:
+        driver = driver_for(transport_factory(SerialSettings(pty.path)))
+        await driver.acknowledge(3)  # no link: the device will send it again; nothing to do
+        async with running(driver) as shoe:
+            await shoe.next(Connected)
+            host = HostFrameDecoder()
+            assert host.feed(await pty.read(9)) == [StatusRequest()]
+            await driver.acknowledge(3)
+            assert host.feed(await pty.read(11)) == [Acknowledge(acknowledged_seq=3)]
 
 
 async def test_a_driver_runs_once_at_a_time() -> None:

@@ -15,9 +15,9 @@ import structlog
 from daemon.logs import configure
 from daemon.testing import SocatPair
 from drivers.driver import Connected, Disconnected, LinkFault, Reconnected
-from drivers.events import CardDrawn, SequenceGap
+from drivers.events import CardDrawn
 from drivers.transports import SerialSettings, transport_factory
-from tests.drivers.test_driver import driver_for, reference, running
+from tests.drivers.test_driver import HELLO, driver_for, reference, running
 from tests.drivers.test_transports import Pty
 
 if TYPE_CHECKING:
@@ -33,7 +33,8 @@ async def _deal_a_noisy_card(driver: ShoeDriver, pty: Pty) -> None:
     async with running(driver) as shoe:
         await shoe.next(Connected)
         frame = reference("AS", 1)
-        pty.write(b"\x00\x01" + frame[:-3] + b"\x7e" + frame)  # garbage, a broken frame, a card
+        # The answer to the greeting, garbage, a broken frame, a card.
+        pty.write(HELLO + b"\x00\x01" + frame[:-3] + b"\x7e" + frame)
         await shoe.next(CardDrawn)
 
 
@@ -46,8 +47,8 @@ async def test_every_line_about_a_reader_names_its_table_and_endpoint(
         driver = driver_for(transport_factory(SerialSettings(str(socat.host_path))), table="bj-1")
         async with running(driver) as shoe:
             await shoe.next(Connected)
-            socat.write(b"\x00\x01" + reference("AS", 1) + reference("KD", 3))
-            await shoe.next(SequenceGap)
+            socat.write(reference("AS", 1) + HELLO + b"\x00\x01" + reference("KD", 3))
+            await shoe.next(CardDrawn)
             await socat.stop()
             await shoe.next(Disconnected)
             await shoe.next(LinkFault)
@@ -60,7 +61,8 @@ async def test_every_line_about_a_reader_names_its_table_and_endpoint(
         "reader.connected",
         "reader.received",
         "codec.garbage_skipped",
-        "reader.sequence_gap",
+        "reader.sent",
+        "reader.before_greeting_dropped",
         "reader.link_lost",
         "reader.retrying",
         "reader.reconnected",
@@ -108,7 +110,8 @@ async def test_frame_bytes_are_shown_only_where_the_site_opted_in(raw_frames: bo
     dumps = [
         line for line in lines if line["logger"] in CODEC_AND_READER and line["level"] == "debug"
     ]
-    shown = [value for line in dumps for value in line.values() if "7e 01 02" in str(value)]
+    card = reference("AS", 1).hex(" ")
+    shown = [value for line in dumps for value in line.values() if card in str(value)]
     hidden = [v for line in dumps for v in line.values() if "bytes, hidden" in str(v)]
     assert {line["event"] for line in dumps} >= {"reader.received", "codec.frame_dropped"}
     assert (bool(shown), bool(hidden)) == (raw_frames, not raw_frames)

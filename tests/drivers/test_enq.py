@@ -134,8 +134,8 @@ def test_a_card_byte_outside_the_table_is_an_unreadable_card(card_byte: int) -> 
 def test_error_bytes_keep_the_code_and_ignore_the_error_mode_bit() -> None:
     stream = raw_frame(0x31, b"E", b"\x7f") + raw_frame(0x32, b"e", b"\x3f")
     assert DeviceFrameDecoder().feed(stream) == [
-        FaultSet(kind="other", code=0x3F),
-        FaultCleared(kind="other", code=0x3F),
+        FaultSet(kind="other", code=0x3F, seq=0x31),
+        FaultCleared(kind="other", code=0x3F, seq=0x32),
     ]
 
 

@@ -87,18 +87,27 @@ _SHAPE = re.compile(r"<!-- codec shape -->\n(.*?)<!-- /codec shape -->", re.DOTA
 def test_each_codec_offers_every_name_of_the_documented_shape(codec: ModuleType) -> None:
     [table] = _SHAPE.findall(DOC.read_text(encoding="utf-8"))
     names = [line.split("|")[1].strip().strip("`") for line in table.splitlines()[2:]]
-    assert len(names) == 7, names
+    assert len(names) == 8, names
     assert [name for name in names if not hasattr(codec, name)] == []
     assert codec.DeviceFrameDecoder.sequence is codec.SEQUENCE
+    assert codec.DeviceFrameDecoder.host_link is codec.HostLink
 
 
 def test_the_worked_example_is_the_table_row() -> None:
-    assert [r for r in REFERENCE_ROWS if r[1] == "1" and r[0] == "device → host"] == [
+    assert [r for r in REFERENCE_ROWS if r[1] == "1" and r[0] == "device → host"][1:] == [
         [
             "device → host",
             "1",
-            "7E 01 02 00 01 02 3A 00 30 65 7E",
+            "7E 02 02 00 01 02 3A 00 E8 E7 7E",
             "CardDrawn(rank='10', suit='S', seq=1, burned=False, origin='dealt')",
         ]
     ]
-    assert "7E 01 02 00 01 02 3A 00 30 65 7E" in DOC.read_text(encoding="utf-8").split("### 1.8")[0]
+    assert "7E 02 02 00 01 02 3A 00 E8 E7 7E" in DOC.read_text(encoding="utf-8").split("### 1.8")[0]
+
+
+def test_the_documented_link_constants_are_the_codecs() -> None:
+    text = DOC.read_text(encoding="utf-8").split("### 1.5")[0]
+    assert f"at least **{reference.KEPT_FRAMES_MIN} frames**" in text
+    assert f"**{round(reference.RESEND_AFTER * 1000)} ms**" in text
+    assert f"every\n  **{reference.RESEND_AFTER_MAX:g} s**" in text
+    assert f"**{reference.HEARTBEAT_AFTER:g} s**" in text

@@ -21,11 +21,10 @@ from drivers.events import (
     Acknowledge,
     CardDrawn,
     DeviceIdentity,
-    Event,
     FaultSet,
     Heartbeat,
-    SequenceGap,
     StatusRequest,
+    frame_number,
 )
 from tests.drivers.examples import REFERENCE_FRAMES, REFERENCE_MESSAGES
 from tests.drivers.helpers import (
@@ -37,7 +36,6 @@ from tests.drivers.helpers import (
     reference_device_messages,
     split_at,
     with_seq,
-    without_gaps,
 )
 
 if TYPE_CHECKING:
@@ -53,6 +51,10 @@ STREAM = b"".join(FRAMES)
 def frame(seq: int, message: DeviceMessage | None = None) -> bytes:
     message = message or Heartbeat()
     return encode_device_frame(with_seq(message, seq), seq=seq)
+
+
+def beat(next_seq: int) -> Heartbeat:
+    return Heartbeat(next_seq=next_seq)
 
 
 def card(seq: int, rank: Rank = "7", suit: Suit = "D") -> CardDrawn:
@@ -72,7 +74,7 @@ def test_a_stream_of_every_message_decodes_whole() -> None:
     assert decoder.feed(STREAM) == MESSAGES
     counters = decoder.counters
     assert counters.frames_ok == len(MESSAGES)
-    assert counters.garbage_bytes == counters.bad_checksum == counters.gaps == 0
+    assert counters.garbage_bytes == counters.bad_checksum == counters.duplicates == 0
 
 
 def test_host_frames_decode_on_the_device_side() -> None:
@@ -108,7 +110,7 @@ def test_joining_mid_frame_skips_to_the_next_flag() -> None:
 def test_garbage_before_between_and_after_frames_costs_no_frame(garbage: bytes) -> None:
     stream = garbage + FRAMES[1] + garbage + FRAMES[2] + garbage
     for chunks in ([stream], one_byte_at_a_time(stream)):
-        assert without_gaps(feed_chunks(DeviceFrameDecoder(), chunks)) == MESSAGES[1:3]
+        assert feed_chunks(DeviceFrameDecoder(), chunks) == MESSAGES[1:3]
 
 
 @pytest.mark.parametrize("garbage", [b"\x00", b"\x7e", b"\x7d", b"\x01\x02\x03"])
@@ -117,7 +119,7 @@ def test_garbage_inside_a_frame_costs_that_frame_only(garbage: bytes, offset: in
     broken = FRAMES[2][:offset] + garbage + FRAMES[2][offset:]
     decoder = DeviceFrameDecoder()
     events = decoder.feed(FRAMES[1] + broken + FRAMES[3])
-    assert events == [MESSAGES[1], SequenceGap(expected=2, got=3), MESSAGES[3]]
+    assert events == [MESSAGES[1], MESSAGES[3]]  # the loss is the receiver's to judge
 
 
 def test_an_endless_run_without_a_flag_keeps_the_buffer_bounded() -> None:
@@ -148,14 +150,15 @@ def test_every_single_bit_flip_of_every_frame_is_dropped() -> None:
             flipped = bytearray(good)
             flipped[bit // 8] ^= 1 << (bit % 8)
             events = DeviceFrameDecoder().feed(before + bytes(flipped) + after)
-            assert without_gaps(events) == [card(100, "Q", "S"), card(102, "2", "H")], (index, bit)
+            assert events == [card(100, "Q", "S"), card(102, "2", "H")], (index, bit)
 
 
 @pytest.mark.parametrize(
     ("body_edit", "counter"),
     [
         (lambda body: body[:-1] + bytes([body[-1] ^ 0x01]), "bad_checksum"),
-        (lambda body: bytes([2]) + body[1:], "unknown_message"),  # version 2
+        (lambda body: bytes([1]) + body[1:], "unknown_message"),  # version 1: no longer read
+        (lambda body: bytes([3]) + body[1:], "unknown_message"),  # version 3
         (lambda body: body[:4] + bytes([body[4] + 1]) + body[5:], "malformed"),  # length field
         (lambda body: body[:1] + bytes([0x82]) + body[2:], "unknown_message"),  # host direction
         (lambda body: body[:1] + bytes([0x7F]) + body[2:], "unknown_message"),  # unknown type
@@ -179,7 +182,7 @@ def test_each_kind_of_bad_frame_is_counted_logged_and_skipped(
     bad = b"\x7e" + reference.stuff(edited) + b"\x7e"
     decoder = DeviceFrameDecoder()
     events = decoder.feed(frame(4) + bad + frame(6))
-    assert without_gaps(events) == [Heartbeat(), Heartbeat()]
+    assert events == [beat(4), beat(6)]
     assert getattr(decoder.counters, counter) == 1
     assert decoder.counters.frames_ok == 2
     assert any(bad[1:-1] in logged for logged in logged_bytes(driver_logs))
@@ -196,36 +199,41 @@ def test_each_kind_of_bad_frame_is_counted_logged_and_skipped(
 )
 def test_impossible_escapes_are_malformed(stuffed: bytes) -> None:
     decoder = DeviceFrameDecoder()
-    assert decoder.feed(frame(1) + b"\x7e" + stuffed + b"\x7e" + frame(2)) == [Heartbeat()] * 2
+    assert decoder.feed(frame(1) + b"\x7e" + stuffed + b"\x7e" + frame(2)) == [beat(1), beat(2)]
     assert decoder.counters.malformed == 1
+
+
+POWER_UP = b"\x00\x00\x00\x07"
 
 
 @pytest.mark.parametrize(
     "payload",
     [
         b"",
-        b"\x04Acme",  # ends early
-        b"\x00" + b"\x01a" * 3,  # empty string
-        b"\x21" + b"a" * 33 + b"\x01a" * 3,  # too long
-        b"\x01\x07" + b"\x01a" * 3,  # not printable
-        b"\x01a" * 4 + b"\x00",  # bytes after the strings
+        b"\x04Acme" + POWER_UP,  # ends early
+        b"\x00" + b"\x01a" * 3 + POWER_UP,  # empty string
+        b"\x21" + b"a" * 33 + b"\x01a" * 3 + POWER_UP,  # too long
+        b"\x01\x07" + b"\x01a" * 3 + POWER_UP,  # not printable
+        b"\x01a" * 4 + b"\x00" + POWER_UP,  # bytes between the strings and the power-up
+        b"\x01a" * 4,  # no power-up number (a version 1 identity)
+        b"\x01a" * 4 + b"\x07",  # a power-up number cut short
     ],
 )
 def test_a_malformed_identity_is_dropped(payload: bytes) -> None:
-    body = bytes([1, reference.MessageType.DEVICE_IDENTITY, 0, 0, len(payload)]) + payload
+    identity = reference.MessageType.DEVICE_IDENTITY
+    body = bytes([reference.PROTOCOL_VERSION, identity, 0, 0, len(payload)]) + payload
     bad = b"\x7e" + reference.stuff(body + reference.crc16(body).to_bytes(2, "big")) + b"\x7e"
     decoder = DeviceFrameDecoder()
     assert decoder.feed(bad) == []
     assert decoder.counters.malformed == 1
 
 
-def test_unknown_message_types_still_advance_the_sequence() -> None:
-    body = bytes([1, 0x3F, 0, 7, 0])
+def test_an_unknown_message_type_is_skipped_and_costs_no_other_frame() -> None:
+    body = bytes([reference.PROTOCOL_VERSION, 0x3F, 0, 7, 0])
     future = b"\x7e" + body + reference.crc16(body).to_bytes(2, "big") + b"\x7e"
     decoder = DeviceFrameDecoder()
-    assert decoder.feed(frame(6) + future + frame(8)) == [Heartbeat(), Heartbeat()]
+    assert decoder.feed(frame(6) + future + frame(8)) == [beat(6), beat(8)]
     assert decoder.counters.unknown_message == 1
-    assert decoder.counters.gaps == 0
 
 
 def test_device_frames_on_the_host_decoder_are_unknown_not_commands() -> None:
@@ -237,44 +245,30 @@ def test_device_frames_on_the_host_decoder_are_unknown_not_commands() -> None:
 # ---------------------------------------------------------------- sequence numbers
 
 
-def test_a_repeated_seq_is_a_duplicate_dropped_and_counted() -> None:
+def test_every_copy_of_a_frame_is_handed_up_for_the_receiver_to_judge() -> None:
+    """A repeat on a reliable link is a resend the receiver must acknowledge again if it holds
+    the frame already: only the receiver knows, so the decoder drops none (decision D3)."""
     decoder = DeviceFrameDecoder()
-    assert decoder.feed(frame(5, card(5)) * 3 + frame(6)) == [card(5), Heartbeat()]
-    assert decoder.counters.duplicates == 2
-    assert decoder.counters.frames_ok == 2
-    assert decoder.last_seq == 6
+    assert decoder.feed(frame(5, card(5)) * 3 + frame(6)) == [card(5)] * 3 + [beat(6)]
+    assert decoder.counters.duplicates == 0
+    assert decoder.counters.frames_ok == 4
 
 
-def test_duplicates_still_update_last_seq_for_re_acknowledgement() -> None:
-    decoder = DeviceFrameDecoder()
-    decoder.feed(frame(9))
-    decoder.feed(frame(9))
-    assert (decoder.last_seq, decoder.counters.duplicates) == (9, 1)
+def test_every_numbered_message_carries_its_frame_number() -> None:
+    decoded = DeviceFrameDecoder().feed(STREAM)
+    assert decoded == MESSAGES
+    assert [frame_number(m) for m in decoded] == [
+        None if isinstance(m, DeviceIdentity | Heartbeat) else seq for seq, m in enumerate(decoded)
+    ]
 
 
-@pytest.mark.parametrize(
-    ("first", "second", "gap"),
-    [
-        (1, 2, None),
-        (65535, 0, None),
-        (1, 3, SequenceGap(expected=2, got=3)),
-        (65534, 1, SequenceGap(expected=65535, got=1)),
-        (500, 0, SequenceGap(expected=501, got=0)),  # device restarted
-        (10, 4, SequenceGap(expected=11, got=4)),
-    ],
-)
-def test_sequence_gaps_are_reported_with_expected_and_got(
-    first: int, second: int, gap: SequenceGap | None
-) -> None:
-    decoder = DeviceFrameDecoder()
-    events = decoder.feed(frame(first) + frame(second, card(0)))
-    expected: list[Event] = [Heartbeat(), *([gap] if gap else []), card(second)]
-    assert events == expected
-    assert decoder.counters.gaps == (1 if gap else 0)
-
-
-def test_the_first_frame_is_never_a_gap() -> None:
-    assert DeviceFrameDecoder().feed(frame(4242)) == [Heartbeat()]
+def test_status_messages_say_which_frame_comes_next() -> None:
+    identity = DeviceIdentity("v", "m", "s", "f", power_up=2**32 - 1)
+    decoded = DeviceFrameDecoder().feed(encode_device_frame(identity, seq=300) + frame(301))
+    assert decoded == [
+        DeviceIdentity("v", "m", "s", "f", power_up=2**32 - 1, next_seq=300),
+        beat(301),
+    ]
 
 
 # ---------------------------------------------------------------- encoder errors
@@ -297,6 +291,9 @@ def test_the_first_frame_is_never_a_gap() -> None:
         (lambda: encode_device_frame(DeviceIdentity("v", "m" * 33, "s", "f"), seq=1), "model"),
         (lambda: encode_device_frame(DeviceIdentity("v", "m", "Ä", "f"), seq=1), "serial_number"),
         (lambda: encode_device_frame(DeviceIdentity("v", "m", "s", "1\n"), seq=1), "firmware"),
+        (lambda: encode_device_frame(DeviceIdentity("v", "m", "s", "f"), seq=1), "power_up"),
+        (lambda: encode_device_frame(DeviceIdentity("v", "m", "s", "f", 2**32), seq=1), "power_up"),
+        (lambda: encode_device_frame(Heartbeat(next_seq=3), seq=4), "seq"),
         (lambda: encode_host_frame(Acknowledge(acknowledged_seq=65536), seq=1), "seq"),
         (lambda: encode_host_frame(StatusRequest(), seq=65536), "seq"),
     ],
@@ -382,5 +379,5 @@ def test_a_single_bit_flip_never_yields_a_wrong_card(
     flipped = bytearray(good)
     flipped[bit // 8] ^= 1 << (bit % 8)
     before, after = frame(seq - 1), frame(seq + 1)
-    events = without_gaps(DeviceFrameDecoder().feed(before + bytes(flipped) + after))
-    assert events == [Heartbeat(), Heartbeat()]
+    events = DeviceFrameDecoder().feed(before + bytes(flipped) + after)
+    assert events == [beat(seq - 1), beat(seq + 1)]

@@ -120,7 +120,7 @@ def test_each_protocol_says_how_its_shoe_numbers_frames(site: Path) -> None:
     """What the table service judges a jump across a restart by; a plugin that says
     nothing gets no judgement rather than a guess."""
     install_plugin(site, {"acme": "acme_shoe_codec:AcmeDecoder"})
-    assert sequence_policy("reference") == SequencePolicy(65536, reports_gaps=True)
+    assert sequence_policy("reference") == SequencePolicy(65536, reports_gaps=True, reliable=True)
     assert sequence_policy("reference") is reference.SEQUENCE
     assert sequence_policy("enq") == SequencePolicy(256, reports_gaps=False)
     assert sequence_policy("acme") is None

@@ -37,6 +37,7 @@ ERROR_CODES: Final = frozenset(
         "action_rejected",
         "card_rejected",
         "round_state",
+        "nothing_held",
     }
 )
 # Fixed bounds the committed fuzz stays inside: beyond them `on_request` raises today (see
@@ -53,6 +54,7 @@ def _visible(service: TableService) -> Any:
         service.engine.public_view(),
         service.awaiting_entry,
         list(service.held),
+        service.doubt,
         list(service.review),
         [dict(s) for s in service.round_settlements],
     )

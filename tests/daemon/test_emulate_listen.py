@@ -1,0 +1,168 @@
+"""`shoe2mqtt emulate` and `shoe2mqtt listen` as a user runs them: two processes on a pty.
+
+The two commands at the top of issue 12, as typed (the link in a directory of the test's
+own, so that tests running side by side never share it):
+
+    shoe2mqtt emulate --protocol reference --link /tmp/shoeA --cards "AS 10H QH QH 8C" --pace 2 &
+    shoe2mqtt listen --driver reference /tmp/shoeA --count 5
+
+must give the five cards, in order, once each; `listen` then ends by itself, and `emulate`,
+a shoe left on the table, once the host took every card, stays plugged in until Ctrl-C,
+which ends it cleanly. The same with `--protocol enq`, and with line faults on: every
+scripted card comes back once, in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+SHOE2MQTT: Final = Path(sys.executable).with_name("shoe2mqtt")  # the installed command
+ISSUE_CARDS: Final = "AS 10H QH QH 8C"
+TAKEN: Final = "the host has taken every card"
+TIMEOUT: Final = 20.0
+
+
+async def start(*argv: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        SHOE2MQTT,
+        *argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+async def lines_until(stream: asyncio.StreamReader, text: str) -> list[str]:
+    """Lines read until one holds `text` (that one included)."""
+    lines: list[str] = []
+    while not lines or text not in lines[-1]:
+        line = await stream.readline()
+        assert line, f"the stream ended before {text!r}: {lines}"
+        lines.append(line.decode())
+    return lines
+
+
+class Emulator:
+    """`shoe2mqtt emulate` running in the background, as after `&`."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        assert process.stdout is not None
+        assert process.stderr is not None
+        self.stdout, self.stderr = process.stdout, process.stderr
+
+    async def interrupt(self) -> tuple[int | None, str]:
+        """Ctrl-C, and its exit: the code and what it said on stderr."""
+        self.process.send_signal(signal.SIGINT)
+        _, rest = await self.process.communicate()
+        return self.process.returncode, rest.decode()
+
+
+@pytest.fixture
+async def emulator_processes() -> AsyncIterator[list[asyncio.subprocess.Process]]:
+    """Every process a test starts is gone when it ends, whatever failed."""
+    processes: list[asyncio.subprocess.Process] = []
+    yield processes
+    for process in processes:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+async def emulate(
+    processes: list[asyncio.subprocess.Process], *argv: str
+) -> tuple[Emulator, list[str]]:
+    """Start `emulate`, and read what it prints first (as the user sees it before going on)."""
+    process = await start("emulate", *argv)
+    processes.append(process)
+    emulator = Emulator(process)
+    head = [(await emulator.stdout.readline()).decode() for _ in range(3)]
+    return emulator, head
+
+
+async def listen(
+    processes: list[asyncio.subprocess.Process], *argv: str
+) -> tuple[int | None, list[dict[str, object]], str]:
+    process = await start("listen", *argv)
+    processes.append(process)
+    out, err = await process.communicate()
+    records = [json.loads(line) for line in out.decode().splitlines()]
+    return process.returncode, records, err.decode()
+
+
+def cards(records: list[dict[str, object]]) -> list[object]:
+    return [r["card"] for r in records if r["type"] == "CardDrawn"]
+
+
+@pytest.mark.parametrize("protocol", ["reference", "enq"])
+@pytest.mark.timeout(40)
+async def test_the_two_commands_of_issue_12_give_every_card_in_order_and_end_cleanly(
+    tmp_path: Path, protocol: str, emulator_processes: list[asyncio.subprocess.Process]
+) -> None:
+    link_path = tmp_path / "shoeA"
+    link = str(link_path)
+    async with asyncio.timeout(TIMEOUT):
+        emulator, head = await emulate(
+            emulator_processes,
+            *("--protocol", protocol, "--link", link, "--cards", ISSUE_CARDS, "--pace", "2"),
+        )
+        assert head[1] == f"link: {link}\n"
+        said = await lines_until(emulator.stderr, "before dealing")  # nothing dealt yet
+        assert f"emulating a shoe ({protocol} protocol)" in "".join(said)
+        code, records, err = await listen(
+            emulator_processes, "--driver", protocol, link, "--count", "5"
+        )
+        assert code == 0, err
+        assert cards(records) == ISSUE_CARDS.split()
+        # The shoe stays on the table once the host has every card ...
+        await lines_until(emulator.stderr, TAKEN)
+        assert emulator.process.returncode is None
+        assert link_path.is_symlink()
+        # ... until Ctrl-C.
+        code, rest = await emulator.interrupt()
+    assert code == 0, rest
+    assert "Traceback" not in rest
+    assert not link_path.exists()
+
+
+@pytest.mark.parametrize(
+    ("protocol", "copies"),
+    [("reference", "1"), ("enq", "3")],  # ENQ shoes are said to send everything three times
+)
+@pytest.mark.timeout(40)
+async def test_a_faulty_line_still_gives_every_card_once_in_order_and_exits_at_the_end(
+    tmp_path: Path, protocol: str, copies: str, emulator_processes: list[asyncio.subprocess.Process]
+) -> None:
+    """A reference shoe sends again what the noise took; an ENQ shoe's copies survive a bad
+    checksum on the first; repeats are taken once either way."""
+    script = "7C QH 10S AS 2D KH 9S 5C JD 3H 8D QS 4C 6H 10D KC 2S 9H AD 7S"
+    link_path = tmp_path / "shoe0"
+    link = str(link_path)
+    faults = ("--noise", "0.3", "--split", "0.3", "--repeat", "0.2", "--bad-checksum", "0.2")
+    async with asyncio.timeout(TIMEOUT):
+        emulator, _ = await emulate(
+            emulator_processes,
+            *("--protocol", protocol, "--link", link, "--cards", script, "--pace", "0"),
+            *("--seed", "3", "--copies", copies, *faults, "--exit-at-end"),
+        )
+        code, records, err = await listen(
+            emulator_processes, "--protocol", protocol, link, "--count", "20"
+        )
+        assert code == 0, err
+        assert cards(records) == script.split()
+        await emulator.process.wait()  # --exit-at-end: by itself, once every card is taken
+        said = (await emulator.stderr.read()).decode()
+    assert emulator.process.returncode == 0, said
+    assert TAKEN in said
+    assert not link_path.exists()
