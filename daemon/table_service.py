@@ -235,7 +235,7 @@ class TableService:
             return []
         return self._doubt(
             "daemon_restarted",
-            "the daemon restarted during the round, and this shoe keeps nothing: "
+            "the daemon restarted, and this shoe keeps nothing: "
             "a card dealt while it was down is lost",
         )
 
