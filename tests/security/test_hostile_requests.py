@@ -16,7 +16,7 @@ import re
 from typing import TYPE_CHECKING, Any, Final
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from daemon.topics import COMMANDS
@@ -176,6 +176,9 @@ def payloads() -> st.SearchStrategy[bytes]:
     )
 
 
+LATE_WAGER: Final = b'{"seat": 1, "kind": "twenty_point_bonus", "amount": "5.00"}'
+
+
 def commands() -> st.SearchStrategy[str]:
     return st.one_of(
         st.sampled_from(COMMANDS),
@@ -235,6 +238,9 @@ def test_hostile_requests_get_one_answer_and_change_nothing(
         derandomize=True,
     )
     @given(REQUESTS)
+    # Every kind of refusal, whatever the derandomized draw reaches: a well-formed wager the
+    # rules refuse mid-round, a resume with nothing held.
+    @example([("wager", LATE_WAGER), ("resume", b"{}")])
     def requests_at_a_table(requests: list[tuple[str, bytes]]) -> None:
         service = table_mid_round(hole_unreadable=hole == "awaited")
         for command, payload in requests:
