@@ -15,15 +15,21 @@ and start it again; pull the shoe's cable (sometimes dealing a card while it is 
 it back. The reference shoe keeps what it deals while the daemon cannot hear it and hands it
 over when the daemon is back (docs/protocol.md §1.4), so no card is lost. The session stops
 by itself after `--minutes` (finishing the round in play) or `--rounds`. Then the daemon is
-stopped, its journal replayed through a fresh TableService, and every delivered settlement
-held against the replay; one line sums it up:
+stopped, its journal replayed from its first event, and every delivered settlement held
+against the replay, envelope and all; one line sums it up:
 
-    rounds=… settlements=… lost=… duplicated=… mismatched=… kills=… broker_restarts=…
-    unplugs=… elapsed=…   (on one line)
+    rounds=… settlements=… lost=… duplicated=… redelivered=… mismatched=… kills=…
+    broker_restarts=… unplugs=… elapsed=…   (on one line)
 
-The exit status is 1 if a settlement was lost or mismatched (or the table's sequence numbers
-or its last snapshot disagree with the replay, or the daemon crashed), else 0. The details
-of any problem go to stderr; the daemon's and the broker's logs stay in `--keep DIR` if given.
+`duplicated` counts settlements the pit received twice under different ids (a defect);
+`redelivered` the same message received again with its id (QoS 1 after a reconnect, or a
+watermark a kill kept from the disk: a subscriber drops it). Then `shoe2mqtt journal verify`
+runs on the journal (the hash chain of every table) and prints its line.
+
+The exit status is 1 if a settlement was lost, duplicated or mismatched (or the table's
+sequence numbers or its last snapshot disagree with the replay, the chain is broken, or the
+daemon crashed), else 0. The details of any problem go to stderr; the daemon's and the
+broker's logs stay in `--keep DIR` if given.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import argparse
 import asyncio
 import contextlib
 import random
+import subprocess
 import sys
 import tempfile
 import time
@@ -105,6 +112,18 @@ class Chaos:
             await self.shoe.wait_for_host()
 
 
+def verify_chain(state: Path) -> int:
+    """`shoe2mqtt journal --state-directory STATE verify`, as a process, as a person runs it."""
+    done = subprocess.run(  # noqa: S603 - this Python, our own command and arguments
+        [sys.executable, "-m", "daemon.cli", "journal", "--state-directory", str(state), "verify"],
+        capture_output=True, text=True, check=False, timeout=600,
+    )  # fmt: skip
+    print(done.stdout, end="")
+    if done.returncode != 0:
+        print(done.stderr, end="", file=sys.stderr)
+    return done.returncode
+
+
 async def session(args: argparse.Namespace, directory: Path) -> tuple[Verdict, Chaos, int, float]:
     rng = random.Random(args.seed)  # noqa: S311 - a seeded table, not a secret
     # No limit for an offline persistent session: the collector's queue outlasts any outage.
@@ -163,15 +182,18 @@ def main() -> int:
         except DaemonCrashed as exc:
             print(f"the daemon crashed: {exc}", file=sys.stderr)
             return 1
-    print(
-        f"rounds={rounds} settlements={verdict.expected} lost={len(verdict.lost)} "
-        f"duplicated={verdict.duplicated} mismatched={len(verdict.mismatched)} "
-        f"kills={chaos.run.daemon.kills} broker_restarts={chaos.broker_restarts} "
-        f"unplugs={chaos.unplugs} elapsed={elapsed:.0f}s"
-    )
+        print(
+            f"rounds={rounds} settlements={verdict.expected} lost={len(verdict.lost)} "
+            f"duplicated={verdict.duplicated} redelivered={verdict.redelivered} "
+            f"mismatched={len(verdict.mismatched)} kills={chaos.run.daemon.kills} "
+            f"broker_restarts={chaos.broker_restarts} unplugs={chaos.unplugs} "
+            f"elapsed={elapsed:.0f}s",
+            flush=True,
+        )
+        chain = verify_chain(chaos.run.state)
     if not verdict.ok or chaos.stalls:
         print(f"problems: {verdict.explain()} stalls={chaos.stalls}", file=sys.stderr)
-    return 0 if verdict.ok else 1
+    return 0 if verdict.ok and chain == 0 else 1
 
 
 if __name__ == "__main__":

@@ -45,11 +45,15 @@ def _enveloped(
             "id": {
                 "type": "string",
                 "pattern": "^[0-9a-f]{32}$",
-                "description": "unique; the same on a resend",
+                "description": "unique; derived from the journal, the same on a resend",
             },
             "table": _STR,
             "seq": {"type": "integer", "minimum": 1, "description": "per table, +1 per message"},
-            "ts": {"type": "string", "format": "date-time"},
+            "ts": {
+                "type": "string",
+                "format": "date-time",
+                "description": "when the event that caused the message was journaled (UTC)",
+            },
             "type": {"const": kind},
             **body,
         },
@@ -266,6 +270,22 @@ def _bridge_channel(api: _Channels, base: str) -> None:
             "availability",
             _object({"state": {"enum": [ONLINE, OFFLINE]}, "node": _STR}),
             "retained; a state, so no envelope",
+        ),
+        parameters=_TABLE,
+    )
+    api.add(
+        "journal_state",
+        f"{base}/{{table}}/journal",
+        "Whether the table's journal can be written (retained, QoS 1): failing, with the "
+        "reason and since when, while it cannot (the table waits, publishes nothing and "
+        "loses nothing); ok when it can again, and at every start.",
+        _message(
+            "journal_state",
+            _object(
+                {"state": {"enum": ["ok", "failing"]}, "node": _STR},
+                {"reason": _STR, "since": {"type": "string", "format": "date-time"}},
+            ),
+            "retained; a state, so no envelope: the journal cannot carry news of itself",
         ),
         parameters=_TABLE,
     )

@@ -51,12 +51,21 @@ OUTBOX_LIMITS: Final = range(100, 1_000_001)
 IDLE_TIMEOUT_SECONDS: Final = (1.0, 3600.0)
 # `[metrics] port`: any TCP port; 9917 unless told (docs/deploy.md, "Metrics").
 METRICS_PORTS: Final = range(1, 65536)
+# [journal] sync: "full" syncs the log at every commit (a card survives a power cut),
+# "normal" at SQLite's checkpoints only (it survives a crash); docs/durability.md.
+JOURNAL_SYNC: Final = ("full", "normal")
+# Days a closed round stays in the live journal before the archive takes it: at least one
+# (the archive takes whole days), at most ten years (the database then holds what it holds).
+DEFAULT_KEEP_DAYS: Final = 30
+KEEP_DAYS: Final = range(1, 3651)
 LOG_FORMATS = ("auto", "json", "console")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
 _TOP_KEYS = ("display", "journal", "logging", "metrics", "mqtt", "table")
 _SHOE_KEYS = frozenset({"protocol", "driver", "transport", "idle_timeout"})
-_JOURNAL_KEYS = frozenset({"state_directory", "outbox_limit"})
+_JOURNAL_KEYS = frozenset(
+    {"state_directory", "outbox_limit", "sync", "keep_days", "archive_directory"}
+)
 _LOGGING_KEYS = frozenset({"format", "level", "raw_frames"})
 _METRICS_KEYS = frozenset({"enabled", "host", "port"})
 _TRANSPORTS: Final[dict[str, tuple[type[TransportSettings], frozenset[str]]]] = {
@@ -112,6 +121,13 @@ class ServiceConfig:
     # prints them and the daemon logs them, so a site's old file never breaks without warning.
     deprecations: tuple[ConfigFileError, ...] = ()
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
+    journal_sync: str = "full"
+    keep_days: int = DEFAULT_KEEP_DAYS
+    archive_directory: Path | None = None  # None: `archive` in the state directory
+
+    @property
+    def archive_path(self) -> Path:
+        return self.archive_directory or self.state_directory / "archive"
 
 
 class ConfigErrors(Exception):
@@ -218,7 +234,7 @@ class _Checker:
             self.error((key,), f"unknown section; sections: {', '.join(_TOP_KEYS)}")
         mqtt = self._mqtt(document.get("mqtt"))
         tables = self._tables(document.get("table"))
-        state_directory, outbox_limit = self._journal(document.get("journal"))
+        state_directory, outbox_limit, keeping = self._journal(document.get("journal"))
         logging = self._logging(document.get("logging"))
         self._display(document.get("display"))
         metrics = self._metrics(document.get("metrics"))
@@ -233,6 +249,7 @@ class _Checker:
             logging,
             tuple(self.deprecations),
             metrics=metrics,
+            **keeping,
         )
 
     def _mqtt(self, section: object) -> MqttSettings | None:
@@ -425,13 +442,22 @@ class _Checker:
                     self.error((*where, problem.field), problem.message)
         return None
 
-    def _journal(self, value: object) -> tuple[Path, int]:
+    def _journal(self, value: object) -> tuple[Path, int, dict[str, Any]]:
         section = self.section("journal", value, _JOURNAL_KEYS)
         if section is None:
-            return DEFAULT_STATE_DIRECTORY, DEFAULT_OUTBOX_LIMIT
+            return DEFAULT_STATE_DIRECTORY, DEFAULT_OUTBOX_LIMIT, {}
+        state_directory = section.directory("state_directory", DEFAULT_STATE_DIRECTORY)
+        keeping = {
+            "journal_sync": section.choice("sync", "full", JOURNAL_SYNC),
+            "keep_days": section.whole_number("keep_days", DEFAULT_KEEP_DAYS, KEEP_DAYS),
+            "archive_directory": section.directory(
+                "archive_directory", state_directory / "archive"
+            ),
+        }
         return (
-            section.directory("state_directory", DEFAULT_STATE_DIRECTORY),
+            state_directory,
             section.whole_number("outbox_limit", DEFAULT_OUTBOX_LIMIT, OUTBOX_LIMITS),
+            keeping,
         )
 
     def _logging(self, value: object) -> LoggingConfig:

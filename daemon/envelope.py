@@ -1,8 +1,15 @@
 """What every MQTT payload carries besides its body (docs/mqtt.md, "Envelope").
 
 A subscriber drops duplicates by `id`, orders by `seq` and reads amounts as decimal strings.
-The id is made once, when the message is made, and travels with it through the outbox, so a
-resend after a reconnect or a restart carries the same id.
+
+Nothing in an envelope is drawn at random or read from a clock at the moment of sealing
+(decision D4): `seq` counts the table's messages, `ts` is the journaled time of the event
+that caused the message (`at`, set by the table service before it applies the event), and
+`id` is a UUID5 of the journal's own random epoch and `<table>/<seq>`. So a replay of the
+journal seals the very same messages again, byte for byte: a resend after a restart carries
+the ids it had, and `shoe2mqtt journal show` prints what the pit received. A new journal
+(a new install) has a new epoch, so its ids never repeat an older journal's, although its
+`seq` starts again at 1.
 """
 
 from __future__ import annotations
@@ -27,6 +34,16 @@ def utc_timestamp(now: datetime | None = None) -> str:
     )
 
 
+def new_epoch() -> str:
+    """A journal's epoch: 32 random hex digits, made once when the journal is created."""
+    return uuid.uuid4().hex
+
+
+def message_id(epoch: str, table_id: str, seq: int) -> str:
+    """The id of a table's message number `seq` in the journal of `epoch`."""
+    return uuid.uuid5(uuid.UUID(hex=epoch), f"{table_id}/{seq}").hex
+
+
 @dataclass(frozen=True, slots=True)
 class Outbound:
     """One message ready for the outbox."""
@@ -36,36 +53,52 @@ class Outbound:
     qos: Literal[0, 1, 2]
     retain: bool
     event_id: str
+    seq: int = 0
 
 
 class Envelopes:
-    """Stamps bodies for one table: schema version, event id, per-table sequence, time."""
+    """Stamps bodies for one table: schema version, id, per-table sequence, time.
+
+    `epoch` is the journal's (a fresh random one when none is given: a table service that
+    publishes nothing it must repeat, like a test's). `at` is the time to stamp, set for each
+    event; until one is set, `clock` gives it. `new_id` replaces the derived id (tests that
+    want readable ids).
+    """
 
     def __init__(
         self,
         table_id: str,
         *,
+        epoch: str | None = None,
         next_seq: int = 1,
         clock: Callable[[], datetime] | None = None,
         new_id: Callable[[], str] | None = None,
     ) -> None:
         self.table_id = table_id
+        self.epoch = epoch or new_epoch()
         self.next_seq = next_seq
+        self.at: str | None = None
+        self._namespace = uuid.UUID(hex=self.epoch)
         self._clock = clock or (lambda: datetime.now(UTC))
-        self._new_id = new_id or (lambda: uuid.uuid4().hex)
+        self._new_id = new_id
 
     def seal(
         self, topic: str, body: dict[str, Any], *, qos: Literal[0, 1, 2] = 1, retain: bool = False
     ) -> Outbound:
-        event_id = self._new_id()
+        seq = self.next_seq
+        event_id = (
+            self._new_id()
+            if self._new_id is not None
+            else uuid.uuid5(self._namespace, f"{self.table_id}/{seq}").hex
+        )
         stamped = {
             "schema": SCHEMA_VERSION,
             "id": event_id,
             "table": self.table_id,
-            "seq": self.next_seq,
-            "ts": utc_timestamp(self._clock()),
+            "seq": seq,
+            "ts": self.at if self.at is not None else utc_timestamp(self._clock()),
             **body,
         }
         self.next_seq += 1
         payload = json.dumps(stamped, separators=(",", ":"), ensure_ascii=False).encode()
-        return Outbound(topic, payload, qos, retain, event_id)
+        return Outbound(topic, payload, qos, retain, event_id, seq)

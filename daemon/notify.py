@@ -29,13 +29,17 @@ from typing import TYPE_CHECKING, Final
 import structlog
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 log = structlog.get_logger("notify")
 
 # The watchdog is pinged at this fraction of its interval, as sd_watchdog_enabled(3) advises:
 # one late ping (a slow GC, a busy CPU) must not be fatal, a stuck loop must.
 WATCHDOG_PING_FRACTION: Final = 0.5
+# While it starts (the journal opened, upgraded, replayed), the daemon asks systemd for this
+# much more time at every third of it: TimeoutStartSec= then bounds a stuck start, not a long
+# one. Sent from the event loop, so a start that hangs stops asking and is killed.
+START_EXTENSION: Final = 30.0
 
 
 class Notifier:
@@ -79,6 +83,20 @@ class Notifier:
     def status(self, text: str) -> None:
         """One line that `systemctl status` shows: what the daemon is doing right now."""
         self.notify(*_status_line(text))
+
+    def extend_start(self, seconds: float, status: str | None = None) -> None:
+        """Before READY=1: systemd waits at least `seconds` more from now, and shows why."""
+        if not self._ready:
+            self.notify(f"EXTEND_TIMEOUT_USEC={int(seconds * 1_000_000)}", *_status_line(status))
+
+    async def keep_starting(self, status: Callable[[], str]) -> None:
+        """Until cancelled: extend the start timeout (START_EXTENSION) and say what the
+        daemon is doing (`status()`), every third of the extension."""
+        if self._address is None:
+            return
+        while True:
+            self.extend_start(START_EXTENSION, status())
+            await asyncio.sleep(START_EXTENSION / 3)
 
     def stopping(self, status: str | None = None) -> None:
         """Shutdown has begun; systemd shows `deactivating` instead of a failure."""

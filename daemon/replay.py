@@ -4,6 +4,12 @@ A round log is JSON Lines (docs/events.md): a first `table` line with the config
 then one table event per line. `shoe2mqtt journal export` writes one from the journal and an
 auditor replays it with `shoe2mqtt replay`: the same engine, the same outputs, every time.
 This module is the format's one home; the commands (daemon/cli/) only open files and print.
+
+Format 2 adds what the journal's archive needs (daemon/journal/archive.py): the `table` line
+may carry the table's state where the log begins (`checkpoint`), a later `table` line puts
+new settings in force between rounds, and `journal` and `published` lines (the journaled
+event and the messages it caused) ride between the table events; the replay reads past them.
+Every format 1 log is a format 2 log.
 """
 
 from __future__ import annotations
@@ -14,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from rules.config import TableConfig
 from rules.engine import TableEngine
-from rules.errors import ConfigError, EventError, MalformedEvent
+from rules.engine_state import restore_engine
+from rules.errors import ConfigError, EventError, MalformedEvent, RulesError
 from rules.events import event_from_mapping, event_to_mapping
 from rules.outputs import Notice, Settlement
 
@@ -23,7 +30,10 @@ if TYPE_CHECKING:
 
     from rules.events import TableEvent
 
-LOG_FORMAT = 1
+LOG_FORMAT = 2
+READABLE_FORMATS = (1, 2)
+# Lines the journal's archive adds for auditors; the rules core has nothing to do with them.
+ANNOTATIONS = frozenset({"journal", "published"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,19 +55,30 @@ def round_log(config: TableConfig, events: Iterable[TableEvent]) -> list[str]:
 
 
 def read_table_line(number: int, text: str) -> TableConfig:
-    record = _json_object(number, text)
+    return _table_line(number, _json_object(number, text))[0]
+
+
+def _table_line(number: int, record: dict[str, Any]) -> tuple[TableConfig, TableEngine | None]:
+    """The settings of a `table` line, and the engine in the state it carries, if any."""
     if record.get("type") != "table":
         raise ReplayError(number, "type", "the first line of a round log is the 'table' line")
-    version = record.get("format", LOG_FORMAT)
-    if version != LOG_FORMAT:
+    version = record.get("format", 1)
+    if version not in READABLE_FORMATS:
         raise ReplayError(
-            number, "format", f"this shoe2mqtt reads format {LOG_FORMAT}, not {version!r}"
+            number, "format", f"this shoe2mqtt reads formats 1 and 2, not {version!r}"
         )
-    settings = {k: v for k, v in record.items() if k not in ("type", "format")}
+    settings = {k: v for k, v in record.items() if k not in ("type", "format", "checkpoint")}
     try:
-        return TableConfig.from_mapping(settings)
+        config = TableConfig.from_mapping(settings)
     except ConfigError as exc:
         raise ReplayError(number, exc.field, exc.message.removeprefix(f"{exc.field}: ")) from None
+    checkpoint = record.get("checkpoint")
+    if checkpoint is None:
+        return config, None
+    try:
+        return config, restore_engine(config, checkpoint["state"]["service"]["engine"])
+    except (KeyError, TypeError, RulesError) as exc:
+        raise ReplayError(number, "checkpoint", f"not a table state ({exc})") from None
 
 
 def replay(lines: Iterable[str], *, everything: bool = False) -> Iterator[dict[str, Any]]:
@@ -71,25 +92,39 @@ def replay(lines: Iterable[str], *, everything: bool = False) -> Iterator[dict[s
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue
+        record = _json_object(number, text)
         if engine is None:
-            engine = TableEngine(read_table_line(number, text))
-            continue
+            config, restored = _table_line(number, record)
+            engine = restored or TableEngine(config)
+        elif record.get("type") not in ANNOTATIONS:
+            engine, outputs = _apply_line(engine, number, record, everything=everything)
+            yield from outputs
+    if engine is None:
+        raise ReplayError(1, "type", "the log is empty: it needs a 'table' line first")
+
+
+def _apply_line(
+    engine: TableEngine, number: int, record: dict[str, Any], *, everything: bool
+) -> tuple[TableEngine, list[dict[str, Any]]]:
+    """One line after the first: new settings (a `table` line, between rounds) or a table
+    event. Returns the engine from then on and what the line caused (or its rejection)."""
+    try:
+        if record.get("type") == "table":
+            return engine.reconfigured(_table_line(number, record)[0]), []
         try:
-            event = event_from_mapping(_json_object(number, text))
+            event = event_from_mapping(record)
         except MalformedEvent as exc:
             raise ReplayError(
                 number, exc.field, exc.message.removeprefix(f"{exc.field}: ")
             ) from None
-        try:
-            outputs = engine.apply(event)
-        except EventError as exc:
-            yield {"type": "rejected", "line": number, "code": exc.code, "message": exc.message}
-            continue
-        for output in outputs:
-            if everything or isinstance(output, Settlement | Notice):
-                yield output.to_mapping()
-    if engine is None:
-        raise ReplayError(1, "type", "the log is empty: it needs a 'table' line first")
+        outputs = engine.apply(event)
+    except EventError as exc:
+        return engine, [
+            {"type": "rejected", "line": number, "code": exc.code, "message": exc.message}
+        ]
+    return engine, [
+        o.to_mapping() for o in outputs if everything or isinstance(o, Settlement | Notice)
+    ]
 
 
 def _json_object(number: int, text: str) -> dict[str, Any]:

@@ -6,25 +6,30 @@ Tasks (all named, all children of one TaskGroup, all cancelled together on shutd
 - `driver:<table>`: reads the shoe, reconnecting forever, and queues its events;
 - `table:<table>`: takes the table's queue (shoe events, link changes, requests, new
   settings) one item at a time: judges what the shoe sent against the journal, journals it,
-  acknowledges it to the shoe, applies it, journals what it caused, hands that to the
-  outbox. One consumer per table keeps the journal's order the table's order;
+  acknowledges it to the shoe, applies it, hands what it caused to the outbox. One consumer
+  per table keeps the journal's order the table's order;
 - `signals`: SIGTERM and SIGINT stop the daemon cleanly; SIGHUP reloads the configuration
   where that is safe (logging at once; a table's game settings at the end of its round);
 - `bridge-info`: publishes `<base>/bridge/<node>/info` again when a reload read a changed file;
-- `metrics`: with `[metrics] enabled`, serves `/metrics` for Prometheus (daemon/metrics/).
+- `metrics`: with `[metrics] enabled`, serves `/metrics` for Prometheus (daemon/metrics/);
+- `archive`: every hour, moves the days older than `keep_days` to the archive.
 
-On start the journal is replayed: every table's rules are rebuilt exactly where they were,
-messages the broker never acknowledged are resent first with their ids, and a round that was
-open when the daemon stopped goes on, flagged for review (docs/durability.md).
+On start each table is rebuilt from its last checkpoint and the events journaled after it;
+the messages those events caused past the table's delivered watermark are sent again, with
+the ids they had, and a round that was open when the daemon stopped goes on, flagged for
+review (docs/durability.md). Old days leave the live journal for the archive (`archive`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
+import json
 import signal
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NoReturn
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
 
 import structlog
 
@@ -32,29 +37,49 @@ from daemon import logs
 from daemon.availability import OFFLINE, ONLINE, availability_payload
 from daemon.bridge_info import BridgeInfo, configuration_digest
 from daemon.config import ConfigErrors, TableSetup, load_config
-from daemon.envelope import Envelopes, Outbound, utc_timestamp
+from daemon.envelope import Envelopes, utc_timestamp
 from daemon.inbound import LINK_EVENTS, is_journaled, to_record
-from daemon.journal import JOURNAL_FILE, Journal, prepare_state_directory
-from daemon.journal_outbox import JournalOutbox
+from daemon.journal import (
+    JOURNAL_FILE,
+    Checkpoint,
+    Journal,
+    JournalError,
+    JournalEvent,
+    StorageFault,
+    journal_error,
+    prepare_state_directory,
+)
+from daemon.journal.archive import Archive, ArchiveError, archive_due
+from daemon.journal.chain import body_text
+from daemon.journal.outbox import JournalOutbox
+from daemon.journal.replay import Applied, TableReplay
 from daemon.metrics import DaemonMetrics, Readings, serve_metrics
 from daemon.mqtt.link import InboundMessage, LinkState, LinkStateChange, MqttLink, Presence
-from daemon.mqtt.outbox import OutboundMessage
 from daemon.notify import Notifier
+from daemon.storage import RETRY_FIRST, RETRY_MAX, StorageWatch
 from daemon.table_service import TableService, request_record
 from daemon.topics import Topics
 from daemon.version import installed_version
-from drivers.registry import create_driver, sequence_policy
+from drivers.registry import create_driver
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
 
     from daemon.config import ServiceConfig
-    from daemon.journal import EventKind, JournalEvent
+    from daemon.journal import EventKind
     from drivers.driver import DriverEvent, Emit, LinkEvent, ShoeDriver
     from drivers.events import Event as ShoeEvent
     from rules.config import TableConfig
 
 log = structlog.get_logger("daemon")
+_T = TypeVar("_T")
+
+# A checkpoint of a table's state: at the end of every round; between rounds after this many
+# events without one (a shoe left unplugged journals its link, a round never opens); in any
+# state after this many (a round left open for days). Start-up replays at most that far.
+CHECKPOINT_BETWEEN_ROUNDS: Final = 500
+CHECKPOINT_ALWAYS: Final = 5000
+ARCHIVE_EVERY: Final = 3600.0  # seconds between looks for days to archive
 
 
 def default_driver(setup: TableSetup) -> ShoeDriver:
@@ -91,6 +116,13 @@ class RequestItem:
 
 
 @dataclass(frozen=True, slots=True)
+class StartItem:
+    """The daemon started, reading the table's shoe with `protocol`."""
+
+    protocol: str
+
+
+@dataclass(frozen=True, slots=True)
 class ConfigItem:
     """New game settings from a reload, for the end of the round in progress."""
 
@@ -99,13 +131,13 @@ class ConfigItem:
 
 @dataclass(frozen=True, slots=True)
 class NoticeItem:
-    """The daemon's own word to the pit (not a table event: it is not journaled)."""
+    """The daemon's own word to the pit: journaled, as everything the table publishes."""
 
     kind: str
     message: str
 
 
-TableItem = ShoeItem | LinkItem | RequestItem | ConfigItem | NoticeItem
+TableItem = ShoeItem | LinkItem | RequestItem | StartItem | ConfigItem | NoticeItem
 
 
 @dataclass(slots=True)
@@ -114,6 +146,8 @@ class _Table:
     service: TableService
     driver: ShoeDriver
     queue: asyncio.Queue[TableItem] = field(default_factory=asyncio.Queue)
+    replay: TableReplay | None = None  # from the journal, once recovered
+    checkpoint_n: int = 0  # the event the last checkpoint followed
 
 
 class Daemon:
@@ -124,21 +158,28 @@ class Daemon:
         driver_factory: Callable[[TableSetup], ShoeDriver] = default_driver,
         on_ready: Callable[[], None] | None = None,
         notifier: Notifier | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
+        """`clock`: what each event is journaled at (UTC now; a benchmark's simulated days)."""
         self.config = config
+        self._clock = clock or (lambda: datetime.now(UTC))
         self.topics = Topics(config.mqtt.base_topic)
-        self.journal = Journal(config.state_directory / JOURNAL_FILE)
+        self.journal = Journal(
+            config.state_directory / JOURNAL_FILE,
+            sync="normal" if config.journal_sync == "normal" else "full",
+        )
         self.outbox = JournalOutbox(
             self.journal, config.outbox_limit, on_high_water=self._outbox_filling
         )
         self.tables = {
             setup.table.table_id: _Table(
                 setup,
+                # Replaced by the journal's replay of the table as the daemon starts.
                 TableService(
                     setup.table,
                     self.topics,
                     Envelopes(setup.table.table_id),
-                    sequence=sequence_policy(setup.shoe.protocol),
+                    protocol=setup.shoe.protocol,
                 ),
                 driver_factory(setup),
             )
@@ -184,6 +225,13 @@ class Daemon:
         self._ready_sent = False
         self.notifier = notifier if notifier is not None else Notifier.from_environment()
         self.broker_state = "starting"
+        self._starting = "starting"  # what the daemon does before READY=1, for systemd
+        self.storage = StorageWatch(
+            self.topics,
+            config.mqtt.node,
+            self.outbox.add_state,
+            lambda: self.notifier.status(self._status_text()),
+        )
 
     def stop(self) -> None:
         self._stop.set()
@@ -195,11 +243,23 @@ class Daemon:
             tables=list(self.tables),
             broker=f"{self.config.mqtt.host}:{self.config.mqtt.port}",
         )
-        prepare_state_directory(self.config.state_directory)
-        self.notifier.status("replaying the journal")
-        await self.journal.open()
         try:
-            await self._recover()
+            async with asyncio.TaskGroup() as starting:
+                # systemd hears from the daemon while it opens (or upgrades) and replays the
+                # journal, however long that takes: a live start is never killed as stuck.
+                keeping = starting.create_task(
+                    self.notifier.keep_starting(lambda: self._starting), name="starting"
+                )
+                self._starting = "opening the journal"
+                directory = self.config.state_directory
+                await self._readable(
+                    "preparing the state directory",
+                    functools.partial(asyncio.to_thread, prepare_state_directory, directory),
+                )
+                protocols = {t: s.setup.shoe.protocol for t, s in self.tables.items()}
+                await self._readable("opening the journal", lambda: self.journal.open(protocols))
+                await self._recover()
+                keeping.cancel()
             self.notifier.status(self._status_text())
             async with asyncio.TaskGroup() as group:
                 group.create_task(self.link.run(), name="mqtt-link")
@@ -215,44 +275,74 @@ class Daemon:
                     group.create_task(
                         serve_metrics(self.metrics, self.config.metrics), name="metrics"
                     )
+                group.create_task(self._archive(), name="archive")
         except* _Stop:
             pass
         finally:
-            await self.outbox.drain()
             await self.journal.close()
         log.info("daemon.stopped")
 
     # ---------------------------------------------------------------- recovery
     async def _recover(self) -> None:
-        """Rebuild every table from the journal, then queue what the broker never acknowledged."""
-        pending = await self.journal.pending()
-        self.outbox.add_committed(
-            (m.rowid, OutboundMessage(m.topic, m.payload, m.qos, m.retain)) for m in pending
+        """Rebuild every table from its checkpoint and the events after it; queue again what
+        the broker may not have (everything past the table's watermark, with its ids)."""
+        self.outbox.add_legacy(
+            await self._readable("reading the journal", self.journal.legacy_messages)
         )
         for table_id, table in self.tables.items():
-            events = await self.journal.events(table_id)
-            service = table.service
-            unrecorded = [e for e in events if not e.outputs_recorded]
-            with service.replaying():
-                for event in events:
-                    if event.outputs_recorded:  # its outputs went out then
-                        service.apply_record(event.kind, event.body, event.at)
-            service.resume_numbering(await self.journal.next_seq(table_id))
-            for event in unrecorded:  # committed, never applied: their outputs are new
-                await self._publish(
-                    table_id, event.rowid, service.apply_record(event.kind, event.body, event.at)
-                )
-            await self._commit(table, "start", {})
+            self._starting = f"replaying the journal of table {table_id}"
+            history = await self._readable(
+                self._starting, functools.partial(self.journal.history, table_id)
+            )
             configured = table.setup.table.to_mapping()
-            if not any(e.kind == "config" for e in events) or _last_config(events) != configured:
-                await self._commit(table, "config", {"table": configured})
-            # Retained state and snapshot at once, so displays never show a stale table.
-            await self._publish(table_id, None, [service.state(), service.snapshot()])
+            new = history.checkpoint is None and history.first_config is None
+            replay = TableReplay.begin(
+                history.table,
+                self.topics,
+                self.journal.epoch,
+                checkpoint=history.checkpoint,
+                first_config=configured if new else history.first_config,
+                protocol=table.setup.shoe.protocol,
+                quiet=False,
+            )
+            table.replay, table.service = replay, replay.service
+            table.checkpoint_n = replay.n
+            delivered = history.table.delivered_seq
+            # A long replay (an upgraded journal's first) keeps the last round's end of each
+            # hour as a checkpoint, as live play would have: the archive cuts days there.
+            hourly: dict[str, Checkpoint] = {}
+            with replay.service.replaying():
+                for count, event in enumerate(history.events, start=1):
+                    applied = replay.apply(event)
+                    self.outbox.add(table_id, [m for m in applied.messages if m.seq > delivered])
+                    if applied.ended is not None:
+                        self.journal.note_checkpoint(None, applied.ended)
+                        hourly[event.at[:13]] = replay.checkpoint()
+                    if count % 1000 == 0:
+                        total = len(history.events)
+                        self._starting = f"replaying table {table_id}: {count} of {total} events"
+                        await asyncio.sleep(0)  # systemd's keep-alive runs meanwhile
+            for checkpoint in hourly.values():
+                self.journal.note_checkpoint(checkpoint)
+            if history.events:
+                self.journal.note_checkpoint(replay.checkpoint())
+                table.checkpoint_n = replay.n
+            replay.service.observer = self.metrics  # counted from now: the replay was, before
+            # The start and new settings are the table's first items, journaled by its
+            # consumer like any other: on a full disk they wait there, the daemon runs on.
+            if new:  # the settings first: a replay from the table's first event starts there
+                table.queue.put_nowait(ConfigItem(table.setup.table))
+            table.queue.put_nowait(StartItem(table.setup.shoe.protocol))
+            service = table.service
+            if not new and (service.pending_config or service.config).to_mapping() != configured:
+                table.queue.put_nowait(ConfigItem(table.setup.table))
+            self.storage.ok(table_id)
             log.info(
                 "journal.replayed",
                 table=table_id,
-                events=len(events),
-                resending=sum(1 for m in pending if m.table_id == table_id),
+                events=len(history.events),
+                since=None if history.checkpoint is None else history.checkpoint.n,
+                resending=len(self.outbox),
                 round=service.round_id,
                 review=list(service.review),
             )
@@ -266,32 +356,66 @@ class Daemon:
 
         return emit
 
+    async def _readable(self, what: str, read: Callable[[], Awaitable[_T]]) -> _T:
+        """Read the journal at start, waiting out a storage fault (the daemon stays up and
+        says so, to the log and to systemd, instead of exiting to be restarted in vain)."""
+        delay = RETRY_FIRST
+        while True:
+            try:
+                return await read()
+            except (StorageFault, OSError) as caught:
+                exc = journal_error(caught, self.config.state_directory)
+                if not isinstance(exc, StorageFault):
+                    raise exc from caught
+                log.error(  # noqa: TRY400 - the reason is the message; it is tried again
+                    "journal.open_failed", reason=exc.reason, error=str(exc), retry_in=delay
+                )
+                self._starting = f"{what}: {exc.reason}; trying again"
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, RETRY_MAX)
+
     async def _consume(self, table: _Table) -> None:
         table_id = table.setup.table.table_id
         while True:
             item = await table.queue.get()
-            match item:
-                case NoticeItem(kind=kind, message=message):
-                    await self._publish(table_id, None, [table.service.notice(kind, message)])
-                case RequestItem(command=command, payload=payload):
-                    record = request_record(command, payload)
-                    if self.outbox.full:  # journaled: a replay must refuse what was refused
-                        record["outbox_full"] = True
-                    await self._commit(table, "request", record)
-                case ConfigItem(table=settings):
-                    await self._commit(table, "config", {"table": settings.to_mapping()})
-                case LinkItem(event=event):
-                    await self._commit(table, "link", to_record(event))
-                    if self._ready_sent:
-                        self.notifier.status(self._status_text())
-                case ShoeItem(event=event):
-                    await self._take_from_shoe(table, event)
+            while True:  # the item, until the journal has it (daemon/storage.py)
+                try:
+                    await self._take(table, item)
+                except JournalError as exc:
+                    await asyncio.sleep(self.storage.failing(table_id, exc))
+                    continue
+                self.storage.resumed(table_id)
+                break
+
+    async def _take(self, table: _Table, item: TableItem) -> None:
+        """Journal and apply one item of the table's queue."""
+        match item:
+            case NoticeItem(kind=kind, message=message):
+                await self._commit(table, "notice", {"kind": kind, "message": message})
+            case RequestItem(command=command, payload=payload):
+                record = request_record(command, payload)
+                if self.outbox.full:  # journaled: a replay must refuse what was refused
+                    record["outbox_full"] = True
+                await self._commit(table, "request", record)
+            case StartItem(protocol=protocol):
+                await self._commit(table, "start", {"protocol": protocol})
+            case ConfigItem(table=settings):
+                await self._commit(table, "config", {"table": settings.to_mapping()})
+            case LinkItem(event=event):
+                await self._commit(table, "link", to_record(event))
+                if self._ready_sent:
+                    self.notifier.status(self._status_text())
+            case ShoeItem(event=event):
+                await self._take_from_shoe(table, event)
 
     async def _take_from_shoe(self, table: _Table, event: ShoeEvent) -> None:
         """Decision D3: judged before anything is journaled, acknowledged once it is durable.
 
         A repeat of a frame the journal holds is acknowledged again and applied no more; a
-        loss is journaled (and applied) before the frame that shows it.
+        loss is journaled (and applied) before the frame that shows it. A heartbeat is
+        judged (it may show a loss) but neither journaled nor applied: it changes nothing
+        that is published (`last_seen` is the time of the reader's last journaled event).
+        When the journal cannot be written, nothing is acknowledged: the shoe keeps it.
         """
         intake = table.service.judge(event)
         if intake.gap is not None:
@@ -299,8 +423,6 @@ class Daemon:
         if intake.take and is_journaled(event):
             await self._commit(table, "shoe", to_record(event), acknowledge=intake.acknowledge)
             return
-        if intake.take:  # a heartbeat: the reader is alive, and that is all
-            table.service.on_shoe_event(event, seen_at=utc_timestamp())
         if intake.acknowledge is not None:  # a repeat of what the journal holds
             await table.driver.acknowledge(intake.acknowledge)
 
@@ -312,26 +434,49 @@ class Daemon:
         *,
         acknowledge: int | None = None,
     ) -> None:
-        """Journal the event, acknowledge the shoe's frame `acknowledge` (it is durable now),
-        apply the event, journal what it caused, hand that to the outbox."""
-        at = utc_timestamp()
+        """Journal the event (the one commit on its path), acknowledge the shoe's frame
+        `acknowledge` (it is durable now), apply the event, hand what it caused to the
+        outbox: nothing it caused leaves the process before the event is on disk."""
+        at = utc_timestamp(self._clock())
         table_id = table.setup.table.table_id
+        body = json.loads(body_text(record))  # exactly what a replay will read back
         with self.metrics.journal_commit():
-            rowid = await self.journal.append_event(table_id, kind, record, at)
+            n = await self.journal.append_event(table_id, kind, body, at)
         if acknowledge is not None:
             await table.driver.acknowledge(acknowledge)
-        messages = table.service.apply_record(kind, record, at)
-        await self._publish(table_id, rowid, messages)
+        assert table.replay is not None, "a table is recovered before it takes events"
+        applied = table.replay.apply(JournalEvent(table_id, n, kind, body, at))
+        self.outbox.add(table_id, applied.messages)
+        self._checkpoint(table, applied)
 
-    async def _publish(self, table_id: str, rowid: int | None, messages: list[Outbound]) -> None:
-        service = self.tables[table_id].service
-        ids = await self.journal.record_outputs(
-            rowid, table_id, service.envelopes.next_seq, messages
-        )
-        self.outbox.add_committed(
-            (i, OutboundMessage(m.topic, m.payload, m.qos, m.retain))
-            for i, m in zip(ids, messages, strict=True)
-        )
+    def _checkpoint(self, table: _Table, applied: Applied) -> None:
+        """A checkpoint rides along with the next commit when a round ends, or long after
+        the last one (CHECKPOINT_BETWEEN_ROUNDS, CHECKPOINT_ALWAYS)."""
+        assert table.replay is not None
+        since = applied.event.n - table.checkpoint_n
+        between_rounds = not table.service.engine.round_open
+        if (
+            applied.ended is not None
+            or (between_rounds and since >= CHECKPOINT_BETWEEN_ROUNDS)
+            or since >= CHECKPOINT_ALWAYS
+        ):
+            self.journal.note_checkpoint(table.replay.checkpoint(), applied.ended)
+            table.checkpoint_n = applied.event.n
+
+    async def _archive(self) -> None:
+        """Every hour, move the days older than `keep_days` to the archive."""
+        archive = Archive(self.config.archive_path)
+        while True:
+            try:
+                await archive_due(self.journal, archive, self.config.keep_days, self.topics)
+            except (ArchiveError, JournalError, OSError) as exc:
+                log.error(  # noqa: TRY400 - the reason is the message; it is retried
+                    "journal.archive_failed",
+                    error=str(exc),
+                    directory=str(archive.directory),
+                    retry_in=ARCHIVE_EVERY,
+                )
+            await asyncio.sleep(ARCHIVE_EVERY)
 
     async def _on_message(self, message: InboundMessage) -> None:
         parsed = self.topics.parse_request(message.topic)
@@ -380,6 +525,17 @@ class Daemon:
         elif self._ready_sent:
             self.notifier.status(self._status_text())
 
+    def _status_text(self) -> str:
+        """What `systemctl status` shows: states and counts, never a card."""
+        tables = ", ".join(
+            f"{table_id}: reader {t.service.reader.link}"
+            + (f", round {t.service.round_id}" if t.service.round_id is not None else "")
+            for table_id, t in self.tables.items()
+        )
+        fault = self.storage.describe()
+        journal = "" if fault is None else f"{fault}; "
+        return f"{journal}broker {self.broker_state}; {len(self.outbox)} queued; {tables}"
+
     def _readings(self) -> Readings:
         """The daemon's state for a metrics scrape: what `_status_text` says in words."""
         return Readings(
@@ -398,15 +554,6 @@ class Daemon:
             await self._info_changed.wait()
             self._info_changed.clear()
             await self.link.announce(self._info_presence())
-
-    def _status_text(self) -> str:
-        """What `systemctl status` shows: states and counts, never a card."""
-        tables = ", ".join(
-            f"{table_id}: reader {t.service.reader.link}"
-            + (f", round {t.service.round_id}" if t.service.round_id is not None else "")
-            for table_id, t in self.tables.items()
-        )
-        return f"broker {self.broker_state}; {len(self.outbox)} queued; {tables}"
 
     def reload(self) -> None:
         """SIGHUP: re-read the file; apply what is safe now, say what needs a restart."""
@@ -461,11 +608,6 @@ class Daemon:
                 table.queue.put_nowait(ConfigItem(setup.table))
                 log.info("config.reload_queued", table=setup.table.table_id)
         log.info("config.reloaded")
-
-
-def _last_config(events: list[JournalEvent]) -> dict[str, Any] | None:
-    configs = [e.body["table"] for e in events if e.kind == "config"]
-    return configs[-1] if configs else None
 
 
 def run_service(config: ServiceConfig) -> int:

@@ -29,21 +29,23 @@ import contextlib
 import json
 import traceback
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 
-from daemon.inbound import from_record
+from daemon.inbound import from_record, to_record
 from daemon.table_observer import UNOBSERVED
 from daemon.topics import COMMANDS
 from drivers import events as shoe
-from drivers.codecs import reference
 from drivers.driver import Connected, Connecting, Disconnected, LinkFault, Reconnected
+from drivers.errors import DriverError
 from drivers.receiver import FrameReceiver
+from drivers.registry import sequence_policy
 from rules.cards import Card
 from rules.config import TableConfig
 from rules.engine import TableEngine
-from rules.errors import CardParseError, EventError, MalformedEvent
+from rules.engine_state import engine_state, restore_engine
+from rules.errors import CardParseError, EventError, MalformedEvent, RulesError
 from rules.events import DealCard, Shuffle, event_from_mapping
 from rules.outputs import Notice, Settlement
 from rules.table import RoundStage
@@ -60,6 +62,9 @@ if TYPE_CHECKING:
     from rules.events import TableEvent
     from rules.outputs import Output
 
+    # What the recorder is told: every event the rules accepted, and new settings taken.
+    Recorded = TableEvent | TableConfig
+
 log = structlog.get_logger("daemon.table")
 
 _NOT_LIVE = (RoundStage.BETTING, RoundStage.OVER)  # no card of the deal has gone out
@@ -73,6 +78,13 @@ _HOLD_ADVICE = (
 # A card held back: a card or a new shoe from the shoe, or None for an unreadable card that
 # waits for the dealer console to enter it.
 Held = DealCard | Shuffle | None
+DEFAULT_PROTOCOL: Final = "reference"
+# The version of `TableService.checkpoint()`'s data; `restore` reads this one only.
+CHECKPOINT_VERSION: Final = 1
+
+
+class CheckpointError(Exception):
+    """A checkpoint this code cannot restore (another version, or damaged data)."""
 
 
 @dataclass(slots=True)
@@ -96,6 +108,21 @@ class ReaderState:
             "identity": self.identity,
         }
 
+    def state(self) -> dict[str, Any]:
+        """Everything, as data (faults keep their order: a checkpoint is exact)."""
+        return {
+            "link": self.link,
+            "endpoint": self.endpoint,
+            "reason": self.reason,
+            "faults": dict(self.faults),
+            "last_seen": self.last_seen,
+            "identity": self.identity,
+        }
+
+    @classmethod
+    def from_state(cls, data: dict[str, Any]) -> ReaderState:
+        return cls(**{**data, "faults": dict(data["faults"])})
+
 
 class RequestError(Exception):
     def __init__(self, code: str, message: str) -> None:
@@ -111,10 +138,12 @@ class TableService:
         topics: Topics,
         envelopes: Envelopes,
         *,
-        sequence: SequencePolicy | None = reference.SEQUENCE,
+        protocol: str = DEFAULT_PROTOCOL,
     ) -> None:
-        """`sequence`: how the table's shoe numbers its frames (`registry.sequence_policy`),
-        to judge a jump across a restart; the reference protocol's unless told."""
+        """`protocol`: the registry's name of the table's shoe protocol, whose numbering
+        (`registry.sequence_policy`) judges what the shoe sends (decision D3). The daemon
+        journals it with every `start` event, so a replay judges as the live table did
+        (decision D4); a replay that starts before any `start` event uses this one."""
         self.config = config
         self.table_id = config.table_id
         self.topics = topics
@@ -133,10 +162,11 @@ class TableService:
         # While the journal is replayed nothing is logged: it all was, the first time.
         self.quiet = False
         # Told of every event the rules accepted, with its round: `shoe2mqtt journal` exports.
-        self.recorder: Callable[[TableEvent, int | None], None] | None = None
+        self.recorder: Callable[[Recorded, int | None], None] | None = None
         # What the table holds of the shoe's numbering (decision D3): the last frame journaled
         # and who the device is; rebuilt by the replay like everything else.
-        self.receiver = FrameReceiver(sequence)
+        self.protocol = protocol
+        self.receiver = FrameReceiver(_policy(protocol))
         # Told of cards, settlements, notices and refusals as they happen: the metrics.
         self.observer: TableObserver = UNOBSERVED
 
@@ -150,6 +180,7 @@ class TableService:
             return False
         self.pending_config = None
         self.config, self.engine = config, self.engine.reconfigured(config)
+        self._record(config)
         return True
 
     @contextlib.contextmanager
@@ -164,6 +195,70 @@ class TableService:
     def resume_numbering(self, next_seq: int) -> None:
         """Go on with the sequence numbers where the journal says the table stopped."""
         self.envelopes.next_seq = next_seq
+
+    # ------------------------------------------------------------------ checkpoints
+    def checkpoint(self) -> dict[str, Any]:
+        """The table's whole state as data: what `restore` needs to go on exactly here.
+
+        The engine (its shoe, barred seats, round numbering and the current or last round),
+        the settings (and any waiting for the round's end), the reader, the cards held (behind
+        an unreadable one, or for a doubt, and why), the round's review, settlements and
+        notices (the snapshot shows them until the next round opens), what the table holds of
+        the shoe's numbering (decision D3: its last frame and identity) and its protocol, and
+        the next message number. Not the log switch, the recorder or the observer: they are
+        the caller's, not the table's.
+        """
+        pending = self.pending_config
+        device = self.receiver.device
+        return {
+            "version": CHECKPOINT_VERSION,
+            "config": self.config.to_mapping(),
+            "pending_config": None if pending is None else pending.to_mapping(),
+            "engine": engine_state(self.engine),
+            "reader": self.reader.state(),
+            "held": [_held_state(item) for item in self.held],
+            "doubt": self.doubt,
+            "doubt_at": self.doubt_at,
+            "review": list(self.review),
+            "round_settlements": list(self.round_settlements),
+            "round_notices": list(self.round_notices),
+            "receiver": {
+                "last": self.receiver.last,
+                "device": None if device is None else to_record(device),
+            },
+            "protocol": self.protocol,
+            "next_seq": self.envelopes.next_seq,
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Become the table `state` describes (from `checkpoint`); `CheckpointError` when it
+        cannot be read, leaving this service as it was."""
+        if state.get("version") != CHECKPOINT_VERSION:
+            raise CheckpointError(
+                f"checkpoint version {state.get('version')!r}; "
+                f"this shoe2mqtt reads {CHECKPOINT_VERSION}"
+            )
+        try:
+            config = TableConfig.from_mapping(state["config"])
+            pending = state["pending_config"]
+            pending_config = None if pending is None else TableConfig.from_mapping(pending)
+            engine = restore_engine(config, state["engine"])
+            reader = ReaderState.from_state(state["reader"])
+            held = [_held_from_state(item) for item in state["held"]]
+            receiver = FrameReceiver(_policy(state["protocol"]))
+            receiver.last = state["receiver"]["last"]
+            device = state["receiver"]["device"]
+            receiver.device = None if device is None else _identity(device)
+        except (KeyError, TypeError, ValueError, RulesError) as exc:
+            raise CheckpointError(f"checkpoint: {type(exc).__name__}: {exc}") from None
+        self.config, self.engine, self.reader, self.held = config, engine, reader, held
+        self.pending_config = pending_config
+        self.doubt, self.doubt_at = state["doubt"], int(state["doubt_at"])
+        self.review = list(state["review"])
+        self.round_settlements = list(state["round_settlements"])
+        self.round_notices = list(state["round_notices"])
+        self.protocol, self.receiver = state["protocol"], receiver
+        self.envelopes.next_seq = int(state["next_seq"])
 
     @property
     def round_id(self) -> int | None:
@@ -188,9 +283,14 @@ class TableService:
     def apply_record(self, kind: EventKind, record: dict[str, Any], at: str) -> list[Outbound]:
         """One journaled event, applied: the same method live and in replay.
 
+        Everything it returns is a function of the event and the table's state alone, the
+        envelope's time included (`at`, the event's journaled time): so a replay of the
+        journal makes the very messages the table published, byte for byte (decision D4).
+
         A bug in applying one event costs that event, never the table: the journal holds the
         event, so an exception here would otherwise stop the daemon at every replay too.
         """
+        self.envelopes.at = at
         try:
             return self._apply_record(kind, record, at)
         except Exception as exc:  # noqa: BLE001 - the daemon must never stop; see above
@@ -220,24 +320,33 @@ class TableService:
         if kind == "config":
             self.reconfigure(TableConfig.from_mapping(record["table"]))
             return [self.snapshot()]
-        return self.on_start()
+        if kind == "notice":
+            return [self.notice(record["kind"], record["message"])]
+        return self.on_start(record.get("protocol"))
 
     def internal_error(self) -> list[Outbound]:
         """An event could not be applied (a bug): the pit is told, the round is reviewed."""
         return self._flag("internal_error", "an event could not be applied; see the daemon's log")
 
-    def on_start(self) -> list[Outbound]:
-        """The daemon (re)started. A shoe that keeps what it dealt meanwhile (the reference
-        protocol) hands it over when it is next heard from, and its first contact says
-        whether anything is missing (`judge`). One that keeps nothing may have dealt cards
-        no one heard: if that can misplace a card, the table holds for the dealer."""
-        if self.receiver.reliable or not self._at_stake():
-            return []
-        return self._doubt(
-            "daemon_restarted",
-            "the daemon restarted, and this shoe keeps nothing: "
-            "a card dealt while it was down is lost",
+    def on_start(self, protocol: str | None = None) -> list[Outbound]:
+        """The daemon (re)started, reading the shoe with `protocol` (journaled with the
+        event). A shoe that keeps what it dealt meanwhile (the reference protocol) hands it
+        over when it is next heard from, and its first contact says whether anything is
+        missing (`judge`). One that keeps nothing may have dealt cards no one heard: if that
+        can misplace a card, the table holds for the dealer. Then the table's retained state
+        and snapshot, so a display never shows a table as it was before the restart."""
+        if protocol is not None and protocol != self.protocol:
+            self.protocol, self.receiver.policy = protocol, _policy(protocol)
+        doubt = (
+            []
+            if self.receiver.reliable or not self._at_stake()
+            else self._doubt(
+                "daemon_restarted",
+                "the daemon restarted, and this shoe keeps nothing: "
+                "a card dealt while it was down is lost",
+            )
         )
+        return [*doubt, self.state(), self.snapshot()]
 
     def _at_stake(self) -> bool:
         """Whether a card missed now could go to the wrong place: a round is open, or a burn
@@ -493,7 +602,7 @@ class TableService:
         self._record(event)
         return self._publish(outputs)
 
-    def _record(self, event: TableEvent) -> None:
+    def _record(self, event: Recorded) -> None:
         if self.recorder is not None:
             self.recorder(event, self.round_id)
 
@@ -646,6 +755,37 @@ def _parse_request(payload: bytes) -> dict[str, Any]:
     if transaction is not None and not isinstance(transaction, str | int):
         raise RequestError("malformed_request", "transaction: a string or an integer")
     return request
+
+
+def _policy(protocol: str) -> SequencePolicy | None:
+    """The protocol's numbering; none (judge nothing) for one no longer installed."""
+    try:
+        return sequence_policy(protocol)
+    except DriverError:
+        return None
+
+
+def _identity(record: dict[str, Any]) -> shoe.DeviceIdentity:
+    identity = from_record(record)
+    if not isinstance(identity, shoe.DeviceIdentity):
+        raise TypeError(f"not a device identity: {record.get('event')!r}")
+    return identity
+
+
+def _held_state(item: Held) -> dict[str, Any] | None:
+    if item is None:
+        return None
+    if isinstance(item, Shuffle):
+        return {"shuffle": True}
+    return {"card": str(item.card), "burned": item.burned}
+
+
+def _held_from_state(data: dict[str, Any] | None) -> Held:
+    if data is None:
+        return None
+    if data.get("shuffle"):
+        return Shuffle()
+    return DealCard(Card.parse(data["card"]), burned=bool(data["burned"]))
 
 
 def request_record(command: str, payload: bytes) -> dict[str, Any]:

@@ -11,6 +11,14 @@ MAX_SEGMENT = 128  # characters: a host name (64) and a systemd instance name fi
 _SEGMENT = re.compile(rf"[a-z0-9][a-z0-9_-]{{0,{MAX_SEGMENT - 1}}}")
 
 COMMANDS = ("wager", "withdraw", "action", "card", "void", "shuffle", "resume", "status")
+# A table's topics that carry a state without the envelope (no id, no seq: docs/mqtt.md).
+STATE_TOPICS = ("availability", "journal")
+
+
+def has_envelope(topic: str) -> bool:
+    """Whether a message the daemon publishes on `topic` carries the envelope: all do but
+    the daemon's own state and its tables' states (STATE_TOPICS)."""
+    return "/bridge/" not in topic and topic.rsplit("/", 1)[-1] not in STATE_TOPICS
 
 
 def valid_segment(text: str) -> bool:
@@ -37,6 +45,10 @@ class Topics:
     def availability(self, table: str) -> str:
         """Retained JSON: whether the daemon named in it serves the table (docs/mqtt.md)."""
         return f"{self.base}/{table}/availability"
+
+    def journal_state(self, table: str) -> str:
+        """Retained JSON: whether the table's journal can be written (docs/mqtt.md)."""
+        return f"{self.base}/{table}/journal"
 
     def table_state(self, table: str) -> str:
         return f"{self.base}/{table}/state"

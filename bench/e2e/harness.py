@@ -141,13 +141,17 @@ def table_mapping(game: Game, table_id: str) -> dict[str, Any]:
 
 
 def write_config(
-    directory: Path, broker: Mosquitto, tables: Sequence[tuple[dict[str, Any], str]]
+    directory: Path,
+    broker: Mosquitto,
+    tables: Sequence[tuple[dict[str, Any], str]],
+    *,
+    sync: str = "full",
 ) -> Path:
-    """The daemon's TOML in `directory` (its journal in `state` there): one `[[table]]` per
-    (table mapping, serial port)."""
+    """The daemon's TOML in `directory` (its journal in `state` there, `[journal] sync` as
+    given): one `[[table]]` per (table mapping, serial port)."""
     return write_service_config(
         directory / "shoe2mqtt.toml", broker, node="bench",
-        state_directory=directory / "state", tables=tables, baudrate=BAUDRATE,
+        state_directory=directory / "state", tables=tables, baudrate=BAUDRATE, sync=sync,
     )  # fmt: skip
 
 
@@ -333,10 +337,13 @@ class Pit:
 
 
 @contextlib.asynccontextmanager
-async def serving(pit: Pit, directory: Path, broker: Mosquitto) -> AsyncIterator[ReadyDaemon]:
+async def serving(
+    pit: Pit, directory: Path, broker: Mosquitto, *, sync: str = "full"
+) -> AsyncIterator[ReadyDaemon]:
     """The pit's shoes, and the daemon reading them (started until READY=1, stopped after)."""
     async with pit.opened():
-        daemon = ReadyDaemon(write_config(directory, broker, pit.config_tables()), directory)
+        config = write_config(directory, broker, pit.config_tables(), sync=sync)
+        daemon = ReadyDaemon(config, directory)
         await daemon.start()
         try:
             yield daemon

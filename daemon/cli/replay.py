@@ -2,11 +2,13 @@
 settlement and notice as JSON Lines, in the order they happen at the table.
 
 The round-log format and the replay itself are daemon/replay.py, which `journal export`,
-`analyze --round-log` and the tests use too; this module opens the file and prints.
+`analyze --round-log` and the tests use too; this module opens the file and prints. A
+gzip-compressed log (the journal's archive files, `.jsonl.gz`) is read as it is.
 """
 
 from __future__ import annotations
 
+import gzip
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -36,7 +38,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
     name = "<stdin>" if path == "-" else path
     try:
         # Closed in the finally below; a with-block cannot cover stdin and files alike.
-        source = sys.stdin if path == "-" else Path(path).open(encoding="utf-8")  # noqa: SIM115
+        source = sys.stdin if path == "-" else _open(Path(path))
     except OSError as exc:
         return usage_error(err, "replay", f"cannot read {name}: {exc.strerror}")
     try:
@@ -45,10 +47,24 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
         )
     except ReplayError as exc:
         return failure(err, "replay", f"{name}: {exc}")
+    except (OSError, EOFError, UnicodeDecodeError) as exc:  # a damaged or foreign file
+        return failure(err, "replay", f"{name}: cannot be read: {exc}")
     finally:
         if source is not sys.stdin:
             source.close()
     return ExitCode.OK
+
+
+_GZIP_MAGIC: Final = b"\x1f\x8b"
+
+
+def _open(path: Path) -> TextIO:
+    """The file as text, decompressed if it is gzip (whatever its name)."""
+    with path.open("rb") as probe:
+        compressed = probe.read(2) == _GZIP_MAGIC
+    if compressed:
+        return gzip.open(path, "rt", encoding="utf-8")
+    return path.open(encoding="utf-8")
 
 
 COMMAND: Final = Command(

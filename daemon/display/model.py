@@ -59,6 +59,7 @@ class TableModel:
     table: str
     game: str | None = None
     reader: dict[str, Any] = field(default_factory=dict)
+    journal: dict[str, Any] = field(default_factory=dict)  # <table>/journal: can it be written
     round: dict[str, Any] | None = None
     review: list[str] = field(default_factory=list)
     awaiting_entry: int = 0
@@ -90,6 +91,8 @@ class TableModel:
                 self.game = str(body.get("game") or self.game or "") or None
                 reader = body.get("reader")
                 self.reader = dict(reader) if isinstance(reader, dict) else {}
+            case ["journal"]:
+                self.journal = dict(body)
             case ["round"]:
                 self.take_snapshot(body)
             case ["settlement"]:
@@ -352,6 +355,10 @@ def _alerts(table: TableModel, offline: str | None) -> list[dict[str, str]]:
     alerts = []
     if offline is not None:
         alerts.append({"class": "offline", "label": "OFFLINE", "text": offline})
+    if table.journal.get("state") == "failing":
+        reason = str(table.journal.get("reason") or "it cannot be written")
+        text = f"{reason}: the table waits for it, and loses nothing the shoe holds"
+        alerts.append({"class": "fault", "label": "JOURNAL", "text": text})
     link = table.reader.get("link")
     if link is not None and link not in ("connected", "starting"):
         alerts.append({"class": "fault", "label": "READER", "text": reader_text(table.reader)})

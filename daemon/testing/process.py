@@ -36,7 +36,7 @@ class DaemonCrashed(Exception):
         self.tail = tail
 
 
-def write_service_config(
+def write_service_config(  # noqa: PLR0913 - keywords only: each a part of the file
     path: Path,
     broker: Mosquitto,
     *,
@@ -46,16 +46,19 @@ def write_service_config(
     reconnect: tuple[float, float] | None = None,
     baudrate: int | None = None,
     protocol: str = "reference",
+    sync: str | None = None,
 ) -> Path:
     """The daemon's TOML: the broker (the daemon named `node` on it), the journal in
-    `state_directory`, JSON logs at level info (production's: every settlement is logged),
-    and a shoe speaking `protocol` on each serial port; `reconnect` is the link's (initial,
-    maximum) backoff."""
+    `state_directory` (synced as `sync` says, if given), JSON logs at level info
+    (production's: every settlement is logged), and a shoe speaking `protocol` on each serial
+    port; `reconnect` is the link's (initial, maximum) backoff."""
     lines = ["[mqtt]", f"host = {_toml(broker.host)}", f"port = {broker.port}"]
     lines.append(f"node = {_toml(node)}")  # the client id follows: shoe2mqtt-<node>
     if reconnect is not None:
         lines.append(f"reconnect = {{ initial = {reconnect[0]}, maximum = {reconnect[1]} }}")
     lines += ["[journal]", f"state_directory = {_toml(state_directory)}"]
+    if sync is not None:
+        lines.append(f"sync = {_toml(sync)}")
     lines += ["[logging]", 'format = "json"', 'level = "info"']
     for mapping, serial_port in tables:
         lines += ["[[table]]", *_table_items(mapping, ("table",))]
@@ -85,9 +88,12 @@ def _toml(value: object) -> str:
 class DaemonProcess:
     """The daemon as a child process; its output (stdout and stderr) goes to `log`."""
 
-    def __init__(self, config: Path, log: Path) -> None:
+    def __init__(self, config: Path, log: Path, *, prefix: Sequence[str] = ()) -> None:
+        """`prefix`: a command the daemon runs under, which execs it (so its PID is the
+        daemon's), e.g. `setpriv` taking capabilities away."""
         self.config = config
         self.log = log
+        self.prefix = tuple(prefix)
         self.starts = 0
         self.kills = 0
         self._process: asyncio.subprocess.Process | None = None
@@ -106,7 +112,7 @@ class DaemonProcess:
         assert self._process is None, "the daemon is already running"
         with self.log.open("ab") as log:
             self._process = await asyncio.create_subprocess_exec(
-                *DAEMON_COMMAND, "--config", str(self.config),
+                *self.prefix, *DAEMON_COMMAND, "--config", str(self.config),
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=environment,
             )  # fmt: skip
         self.starts += 1

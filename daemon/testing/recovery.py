@@ -29,7 +29,7 @@ from rules.games import Game
 
 if TYPE_CHECKING:
     import random
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Sequence
     from pathlib import Path
 
     from daemon.testing.broker import Mosquitto
@@ -127,7 +127,7 @@ class RecoveryRun:
 
 
 @contextlib.asynccontextmanager
-async def recovery_run(
+async def recovery_run(  # noqa: PLR0913 - keywords only: each a part of the run
     directory: Path,
     broker: Mosquitto,
     rng: random.Random,
@@ -136,13 +136,17 @@ async def recovery_run(
     shoe_port: str | Path | None = None,
     collector: str = "recovery-collector",
     protocol: str = "reference",
+    state: Path | None = None,
+    daemon_prefix: Sequence[str] = (),
 ) -> AsyncIterator[RecoveryRun]:
     """The run's configuration in `directory`, its collector (MQTT identifier `collector`)
     connected, the daemon not yet started (and stopped on the way out, if it runs).
 
-    The daemon reads `shoe_port` (or the shoe's own path), speaking `protocol`."""
+    The daemon reads `shoe_port` (or the shoe's own path), speaking `protocol`; its journal is
+    in `state` (by default `state` in `directory`); it runs under `daemon_prefix`
+    (`DaemonProcess`)."""
     config = table_config()
-    state = directory / "state"
+    state = state or directory / "state"
     if shoe_port is None:
         assert shoe is not None, "a run needs a shoe or the port of one"
         shoe_port = shoe.path
@@ -150,7 +154,7 @@ async def recovery_run(
         directory / "shoe2mqtt.toml", broker, node="recovery", state_directory=state,
         tables=[(TABLE_SETTINGS, shoe_port)], reconnect=_RECONNECT, protocol=protocol,
     )  # fmt: skip
-    daemon = DaemonProcess(config_file, directory / "daemon.log")
+    daemon = DaemonProcess(config_file, directory / "daemon.log", prefix=daemon_prefix)
     async with Collector(broker.host, broker.port, identifier=collector) as recorder:
         dealer = Dealer(config, shoe, recorder, rng)
         try:

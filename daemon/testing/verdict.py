@@ -1,10 +1,12 @@
 """The journal's word against what was delivered: a recovery run's verdict.
 
-`replay_journal` replays a table's journal through a fresh `TableService` with
-`TableService.apply_record`, the function the daemon itself replays with; `verify` holds
-every settlement delivered, the table's sequence numbers and its last round snapshot against
-that replay. `journal_pending` and `journal_events_done` read the journal of a daemon that
-is running (read-only: SQLite's WAL lets a reader in beside the writer).
+`replay_journal` replays a table's journal from its first event with the daemon's own replay
+(`daemon.journal.replay.TableReplay`, through `TableService.apply_record`): since every
+message is a pure function of the journal (decision D4), it makes the very messages the
+daemon published. `verify` holds every settlement delivered against it, envelope and all
+(`id`, `seq`, `ts`), and the table's sequence numbers and its last round snapshot.
+`journal_pending` and `journal_events_done` read the journal of a daemon that is running
+(read-only: SQLite's WAL lets a reader in beside the writer).
 """
 
 from __future__ import annotations
@@ -15,11 +17,11 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from daemon.envelope import Envelopes
-from daemon.journal import JOURNAL_FILE, read_events
-from daemon.table_service import TableService
-from daemon.topics import Topics
-from drivers.registry import sequence_policy
+from daemon.journal import JOURNAL_FILE, database
+from daemon.journal.archive import Archive
+from daemon.journal.audit import JournalReader
+from daemon.journal.replay import TableReplay
+from daemon.topics import Topics, has_envelope
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -63,25 +65,33 @@ class Replay:
 def replay_journal(
     state_directory: Path, config: TableConfig, protocol: str = "reference"
 ) -> Replay:
-    """Every journaled event of the table through a fresh TableService, in journal order,
-    judging the shoe's numbers as a daemon reading a `protocol` shoe does."""
+    """Every journaled event of the table, replayed from its first, in journal order; the
+    shoe's numbers judged by the protocol each `start` event names (`protocol` before one)."""
     with _read_only_journal(state_directory) as db:
-        events = read_events(db, config.table_id)
-    sequence = sequence_policy(protocol)
-    service = TableService(config, TOPICS, Envelopes(config.table_id), sequence=sequence)
+        table = database.read_table(db, config.table_id)
+        events = database.read_events(db, config.table_id)
+        replay = TableReplay.begin(
+            table,
+            TOPICS,
+            database.read_epoch(db),
+            checkpoint=None,
+            first_config=database.first_config(db, config.table_id),
+            protocol=protocol,
+        )
+    service = replay.service
     settlements: list[dict[str, Any]] = []
     restarted: set[int] = set()
     unflagged: list[str] = []
-    keeps_frames = sequence is not None and sequence.reliable
     with service.replaying():
         for event in events:
             round_id = service.round_id
             if event.kind == "start" and round_id is not None and service.engine.round_open:
                 restarted.add(round_id)
-            for message in service.apply_record(event.kind, event.body, event.at):
+            for message in replay.apply(event).messages:
                 if message.topic == TOPICS.settlement(config.table_id):
                     body = json.loads(message.payload)
                     settlements.append(body)
+                    keeps_frames = service.receiver.reliable  # as the journaled protocol says
                     doubtful = body["round"] in restarted and not keeps_frames
                     if doubtful and body["review"] is not True:
                         unflagged.append(f"{settlement_key(body)}: review is false")
@@ -104,7 +114,8 @@ class Verdict:
     expected: int = 0
     delivered: int = 0
     lost: list[tuple[Any, ...]] = field(default_factory=list)
-    duplicated: int = 0
+    duplicated: int = 0  # settlements received again under another id: a defect
+    redelivered: int = 0  # the same message received again (QoS 1 after a reconnect): fine
     mismatched: list[str] = field(default_factory=list)
     sequence: list[str] = field(default_factory=list)
     snapshot: list[str] = field(default_factory=list)
@@ -113,21 +124,28 @@ class Verdict:
     @property
     def ok(self) -> bool:
         return not (
-            self.lost or self.mismatched or self.sequence or self.snapshot or self.unflagged
+            self.lost
+            or self.duplicated
+            or self.mismatched
+            or self.sequence
+            or self.snapshot
+            or self.unflagged
         )
 
     def explain(self) -> str:
         return (
             f"expected={self.expected} delivered={self.delivered} lost={self.lost} "
-            f"duplicated={self.duplicated} mismatched={self.mismatched} "
+            f"duplicated={self.duplicated} redelivered={self.redelivered} "
+            f"mismatched={self.mismatched} "
             f"sequence={self.sequence[:5]} snapshot={self.snapshot} unflagged={self.unflagged}"
         )
 
 
 def verify(messages: list[Received], replay: Replay) -> Verdict:
-    """Delivered settlements against the journal's; sequence numbers; the last snapshot."""
+    """Delivered settlements against the journal's, envelope and all; sequence numbers; the
+    last snapshot."""
     verdict = Verdict(expected=len(replay.settlements))
-    expected = {settlement_key(s): content(s) for s in replay.settlements}
+    expected = {settlement_key(s): s for s in replay.settlements}
     assert len(expected) == len(replay.settlements), "two settlements share a key"
     delivered: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for message in messages:
@@ -140,12 +158,12 @@ def verify(messages: list[Received], replay: Replay) -> Verdict:
         if not copies:
             verdict.lost.append(key)
             continue
-        verdict.duplicated += len(copies) - 1
+        ids = {copy["id"] for copy in copies}
+        verdict.duplicated += len(ids) - 1
+        verdict.redelivered += len(copies) - len(ids)
         for copy in copies:
-            if content(copy) != wanted:
-                verdict.mismatched.append(f"{key}: delivered {content(copy)}, decided {wanted}")
-        if len({copy["id"] for copy in copies}) != 1:
-            verdict.mismatched.append(f"{key}: copies with different ids")
+            if copy != wanted:
+                verdict.mismatched.append(f"{key}: delivered {copy}, the journal makes {wanted}")
     verdict.mismatched += [
         f"{key}: delivered, but the journal decided no such settlement"
         for key in delivered.keys() - expected.keys()
@@ -173,7 +191,7 @@ def check_sequence(messages: list[Received], table: str) -> list[str]:
     for message in messages:
         if not message.topic.startswith(prefix) or "/request/" in message.topic:
             continue
-        if message.topic.endswith("/availability"):  # a state, without envelope (docs/mqtt.md)
+        if not has_envelope(message.topic):  # a state, without envelope (docs/mqtt.md)
             continue
         body = message.body
         event_id, seq = body["id"], int(body["seq"])
@@ -190,15 +208,18 @@ def check_sequence(messages: list[Received], table: str) -> list[str]:
     return problems
 
 
-def journal_pending(state_directory: Path) -> list[int]:
-    """The seq of every message waiting in the journal's outbox, read while the daemon runs."""
-    with _read_only_journal(state_directory) as db:
-        rows = db.execute("SELECT payload FROM outbox ORDER BY id").fetchall()
-    return [int(json.loads(bytes(row[0]))["seq"]) for row in rows]
+def journal_pending(state_directory: Path, table_id: str) -> list[int]:
+    """The seq of every message of the table past its delivered watermark, as a restart
+    would send it again: what waits for the broker, read while the daemon runs."""
+    reader = JournalReader(state_directory / JOURNAL_FILE, Archive(state_directory / "archive"))
+    try:
+        return [message.seq for message in reader.undelivered(table_id)]
+    finally:
+        reader.close()
 
 
 def journal_events_done(state_directory: Path) -> int:
-    """How many events the daemon has journaled and applied, read while it runs."""
+    """How many events the daemon has journaled, read while it runs."""
     with _read_only_journal(state_directory) as db:
-        row = db.execute("SELECT count(*) FROM events WHERE outputs_recorded = 1").fetchone()
+        row = db.execute("SELECT count(*) FROM events").fetchone()
     return int(row[0])

@@ -11,7 +11,6 @@ from daemon.envelope import Envelopes
 from daemon.table_service import TableService
 from daemon.topics import Topics
 from drivers import events as shoe
-from drivers.registry import sequence_policy
 from tests.rules.tables import make_config
 
 if TYPE_CHECKING:
@@ -41,7 +40,7 @@ def make_service(
         make_config(game, **overrides),
         Topics("casino"),
         envelopes,
-        sequence=sequence_policy(protocol),
+        protocol=protocol,
     )
 
 

@@ -13,11 +13,15 @@ import pytest
 
 from daemon.asyncapi import build
 from daemon.availability import availability_payload
+from daemon.journal import StorageFault
+from daemon.storage import StorageWatch
+from daemon.topics import Topics
 from drivers import events as shoe
 from tests.daemon.tables import SEEN, drawn, make_service, request
 
 if TYPE_CHECKING:
     from daemon.envelope import Outbound
+    from daemon.mqtt.outbox import OutboundMessage
 
 DOC = Path(__file__).parents[2] / "docs" / "asyncapi.json"
 
@@ -105,3 +109,19 @@ def test_availability_matches_its_channels() -> None:
     schema = _schema_for("casino/bj-1/availability", document)
     for state in ("online", "offline"):
         jsonschema.validate(json.loads(availability_payload(state, "pc-a")), schema)
+
+
+def test_the_journal_state_matches_its_channel() -> None:
+    """Issue 13 §6: what the pit hears when a table's journal cannot be written."""
+    schema = _schema_for("casino/bj-1/journal", build(base="casino"))
+    fault = StorageFault("disk full", "the disk is full")
+    published: list[OutboundMessage] = []
+    watch = StorageWatch(Topics("casino"), "pc-a", published.append, lambda: None)
+    watch.failing("bj-1", fault)
+    watch.resumed("bj-1")
+    assert [(m.topic, m.retain) for m in published] == [("casino/bj-1/journal", True)] * 2
+    states = [json.loads(m.payload) for m in published]
+    for state in states:
+        jsonschema.validate(state, schema)
+    assert [s["state"] for s in states] == ["failing", "ok"]
+    assert states[0]["reason"] == "the disk is full"

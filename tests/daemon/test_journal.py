@@ -7,8 +7,8 @@ import sqlite3
 import stat
 from typing import TYPE_CHECKING, Any
 
-from daemon.envelope import Envelopes
-from daemon.journal import Journal, prepare_state_directory
+from daemon.journal import Checkpoint, Journal, prepare_state_directory
+from daemon.topics import has_envelope
 from tests.daemon.pit import BASE, play, read_example, running_pit, shoe_script
 
 if TYPE_CHECKING:
@@ -30,32 +30,37 @@ async def test_the_journal_and_its_directory_are_for_the_service_alone(tmp_path:
         assert stat.S_IMODE(file.stat().st_mode) == 0o600, file
 
 
-async def test_events_and_messages_survive_a_reopen_in_order(tmp_path: Path) -> None:
+async def test_what_rides_along_is_committed_with_the_next_event(tmp_path: Path) -> None:
+    """Events are numbered per table; the watermark and a checkpoint noted after an event are
+    written by the next commit (no fsync of their own), and start-up reads from there."""
     path = prepare_state_directory(tmp_path)
     journal = Journal(path)
     await journal.open()
-    first = await journal.append_event("bj-1", "request", {"command": "wager"}, "t1")
-    second = await journal.append_event("bj-1", "shoe", {"event": "NewShoe"}, "t2")
-    seal = Envelopes("bj-1").seal
-    ids = await journal.record_outputs(
-        first, "bj-1", 3, [seal("a/x", {"n": 1}), seal("a/y", {"n": 2})]
-    )
-    await journal.forget_delivered(ids[:1])
+    assert await journal.append_event("bj-1", "request", {"command": "wager"}, "t1") == 1
+    assert await journal.append_event("da-1", "shoe", {"event": "NewShoe"}, "t2") == 1
+    journal.note_delivered("bj-1", 7)
+    journal.note_checkpoint(Checkpoint("bj-1", 1, 8, "t1", open_round=False, state={"s": 1}))
+    with sqlite3.connect(path) as db:  # noted, not yet committed
+        assert db.execute(
+            "SELECT delivered_seq FROM tables WHERE table_id = 'bj-1'"
+        ).fetchone() == (0,)
+    assert await journal.append_event("bj-1", "shoe", {"event": "NewShoe"}, "t3") == 2
     await journal.close()
     reopened = Journal(path)
-    events = await reopened.events("bj-1")
-    assert [(e.rowid, e.outputs_recorded) for e in events] == [(first, True), (second, False)]
-    pending = await reopened.pending()
-    assert [(m.rowid, m.topic) for m in pending] == [(ids[1], "a/y")]
-    assert await reopened.next_seq("bj-1") == 3
+    history = await reopened.history("bj-1")
     await reopened.close()
+    assert history.table.delivered_seq == 7
+    assert history.checkpoint == Checkpoint("bj-1", 1, 8, "t1", open_round=False, state={"s": 1})
+    assert [(e.n, e.kind, e.at) for e in history.events] == [(2, "shoe", "t3")]
 
 
 def _published(pit_messages: list[Any], table: str) -> list[dict[str, Any]]:
     return [
         json.loads(m.payload)
         for m in pit_messages
-        if m.topic.startswith(f"{BASE}/{table}/") and "/request/" not in m.topic
+        if m.topic.startswith(f"{BASE}/{table}/")
+        and "/request/" not in m.topic
+        and has_envelope(m.topic)
     ]
 
 
@@ -83,7 +88,8 @@ async def test_a_restart_mid_round_rebuilds_the_round_and_flags_it(
 async def test_an_event_journaled_but_never_applied_is_applied_after_a_crash(
     tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
-    """The crash window between the two commits: the event is there, its outputs are not."""
+    """The crash window between the commit and the apply: the event is there, nothing it
+    caused went out. After the restart it is applied and what it causes is published."""
     table, _, _ = read_example("blackjack-queen-of-hearts.jsonl")
     state = tmp_path / "state"
     async with running_pit(table, "7C", mosquitto, state_directory=state):
@@ -94,22 +100,48 @@ async def test_an_event_journaled_but_never_applied_is_applied_after_a_crash(
             {"transaction": "lost", "seat": 2, "kind": "blackjack", "amount": "25.00"}
         ),
     }
-    with sqlite3.connect(state / "journal.sqlite3") as db:
-        db.execute(
-            "INSERT INTO events (table_id, kind, body, at) VALUES ('bj-1', 'request', ?, 't')",
-            (json.dumps(request),),
-        )
+    journal = Journal(state / "journal.sqlite3")
+    await journal.open()
+    await journal.append_event("bj-1", "request", request, "2026-11-29T14:00:00.000Z")
+    await journal.close()
     async with running_pit(table, "7C", mosquitto, state_directory=state) as pit:
         response = await pit.wait_for("response/wager")
         snapshot = await pit.wait_for("round", lambda body: body["round"] is not None)
     assert (response["transaction"], response["status"]) == ("lost", "ok")
+    assert response["ts"] == "2026-11-29T14:00:00.000Z"  # the event's journaled time
     assert snapshot["round"]["seats"][0]["wagers"] == {"blackjack": "25.00"}
+
+
+async def test_a_restart_sends_again_what_the_broker_may_not_have_with_the_same_ids(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    """Delivery is a watermark riding along with commits: a crash can leave it behind what
+    the broker acknowledged. Everything past it is made again by the replay and sent again,
+    byte for byte what was sent the first time (decision D4)."""
+    table, events, _ = read_example("blackjack-queen-of-hearts.jsonl")
+    state = tmp_path / "state"
+    async with running_pit(table, shoe_script(events), mosquitto, state_directory=state) as pit:
+        await play(pit, events[:12])
+        first = _published(pit.messages, "bj-1")
+    last = first[-1]["seq"]
+    with sqlite3.connect(state / "journal.sqlite3") as db:  # as a crash could leave it
+        (delivered,) = db.execute("SELECT delivered_seq FROM tables").fetchone()
+        assert last - 2 <= delivered <= last  # the last PUBACKs may come after the stop
+        db.execute("UPDATE tables SET delivered_seq = ?", (last - 20,))
+    async with running_pit(table, "5C", mosquitto, state_directory=state) as pit:
+        await pit.wait_for("round", lambda body: body["seq"] > last)
+        again = _published([m for m in pit.messages if not m.retain], "bj-1")
+    resent = [body for body in again if body["seq"] <= last]
+    assert resent == [body for body in first if body["seq"] > last - 20]
+    assert len(resent) == 20
 
 
 async def test_systemd_hears_ready_only_once_the_broker_is_connected(
     tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
-    """READY=1 after the journal is replayed and the broker connected; then STOPPING=1."""
+    """While it starts, systemd hears what the daemon does and gives it more time
+    (EXTEND_TIMEOUT_USEC); READY=1 after the journal is replayed and the broker connected;
+    then STOPPING=1."""
     import socket
 
     from daemon.notify import Notifier
@@ -129,7 +161,10 @@ async def test_systemd_hears_ready_only_once_the_broker_is_connected(
                 break
     ready = [i for i, m in enumerate(received) if "READY=1" in m]
     assert len(ready) == 1
-    assert any("replaying the journal" in m for m in received[: ready[0]])
+    starting = received[: ready[0]]
+    assert any(
+        "EXTEND_TIMEOUT_USEC=30000000" in m and "STATUS=opening the journal" in m for m in starting
+    ), starting
     assert "broker connected" in received[ready[0]]
     assert "ta-1: reader" in received[ready[0]]
     assert any("STOPPING=1" in m for m in received[ready[0] :])

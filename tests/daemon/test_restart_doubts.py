@@ -10,7 +10,6 @@ from daemon.inbound import to_record
 from daemon.table_service import TableService, request_record
 from daemon.topics import Topics
 from drivers.events import CardDrawn, SequenceGap
-from drivers.registry import sequence_policy
 from tests.rules.tables import make_config
 
 WAGER = b'{"transaction": "w1", "seat": 1, "kind": "blackjack", "amount": "25.00"}'
@@ -42,11 +41,9 @@ def test_a_wager_refused_for_a_full_outbox_is_refused_again_in_replay() -> None:
 def test_a_restart_with_a_burn_due_holds_the_cards_of_a_shoe_that_keeps_nothing() -> None:
     """The burn may have gone by unheard: the engine, counting burns, would take the round's
     first card for it. The ENQ family keeps nothing, so the cards wait for the dealer."""
-    service = TableService(
-        make_config("blackjack"), Topics(), Envelopes("bj1"), sequence=sequence_policy("enq")
-    )
+    service = TableService(make_config("blackjack"), Topics(), Envelopes("bj1"), protocol="enq")
     service.apply_record("shoe", {"event": "NewShoe"}, "t")  # then killed; the burn goes by
-    out = service.apply_record("start", {}, "t")
+    out = service.apply_record("start", {"protocol": "enq"}, "t")
     assert "daemon_restarted" in [json.loads(m.payload).get("kind") for m in out]
     assert service.doubt == "daemon_restarted"
     service.apply_record("request", request_record("wager", WAGER), "t")
@@ -66,7 +63,8 @@ def test_a_restart_with_a_burn_due_holds_the_cards_of_a_shoe_that_keeps_nothing(
 def test_a_restart_with_a_burn_due_is_nothing_for_a_shoe_that_keeps_its_frames() -> None:
     service = _service()
     service.apply_record("shoe", {"event": "NewShoe", "seq": 4}, "t")
-    assert service.apply_record("start", {}, "t") == []
+    started = service.apply_record("start", {}, "t")  # the retained state and snapshot only
+    assert [m.topic.rsplit("/", 1)[-1] for m in started] == ["state", "round"]
     assert service.doubt is None
 
 

@@ -6,6 +6,10 @@ frames up by one: the first frame after the restart says whether anything is mis
 only a jump holds the round. An ENQ-family shoe keeps nothing and its number is not known to
 count by one: a restart with a round open may have lost a card, whatever the number says,
 so the round is held for the dealer.
+
+The protocol is the one the journaled `start` event names (decision D4): a replay that
+builds its table service without knowing the table's shoe (`journal show`, the recovery
+harness) judges exactly as the live daemon did.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from drivers.events import CardDrawn
-from tests.daemon.tables import make_service, request, take
+from tests.daemon.tables import SEEN, make_service, request, take
 
 if TYPE_CHECKING:
     from daemon.table_service import TableService
@@ -23,10 +27,10 @@ if TYPE_CHECKING:
 
 def _restart_between_two_cards(protocol: str, before: int, after: int) -> TableService:
     """A burn card, a wager, a restart, the first card dealt after it."""
-    service = make_service(protocol=protocol)
+    service = make_service()  # the protocol comes with the start event, as journaled (D4)
     take(service, CardDrawn("9", "C", seq=before, burned=True))
     request(service, "wager", seat=1, kind="blackjack", amount="25.00")
-    service.on_start()
+    service.apply_record("start", {"protocol": protocol}, SEEN)
     take(service, CardDrawn("10", "H", seq=after))
     return service
 

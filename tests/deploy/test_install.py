@@ -99,7 +99,7 @@ def test_the_command_is_on_the_path_with_its_manual_page_and_completion(installe
     completion = installed / "usr/local/share/bash-completion/completions/shoe2mqtt"
     assert _complete(completion, "shoe2mqtt", "") == sorted(c.name for c in COMMANDS)
     assert _complete(completion, "shoe2mqtt", "che") == ["check-config"]
-    assert _complete(completion, "shoe2mqtt", "journal", "") == ["export", "list", "show"]
+    assert _complete(completion, "shoe2mqtt", "journal", "") == ["export", "list", "show", "verify"]
     assert "--metrics-port" in _complete(completion, "shoe2mqtt", "demo", "--")
     zsh = (installed / "usr/local/share/zsh/site-functions/_shoe2mqtt").read_text()
     assert zsh.startswith("#compdef shoe2mqtt")

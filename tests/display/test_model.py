@@ -194,3 +194,14 @@ def test_what_a_person_must_act_on_stands_out_in_words() -> None:
         "enter any missed card, then confirm, or void the round"
     )
     assert all(a["class"] in {"entry", "fault", "review"} for a in model.view("ta-1")["alerts"])
+
+
+def test_a_journal_that_cannot_be_written_stands_out_until_it_can() -> None:
+    """Issue 13 §6: the daemon's `<table>/journal` state, as the pit sees it."""
+    model = _fed(played("triple-attack-dealer-22.jsonl")[:5], "ta-1")
+    failing = {"state": "failing", "reason": "the disk is full", "since": "t", "node": "pc-a"}
+    assert model.apply(f"{BASE}/ta-1/journal", json.dumps(failing).encode())
+    alerts = {a["label"]: a["text"] for a in model.view("ta-1")["alerts"]}
+    assert alerts["JOURNAL"].startswith("the disk is full: the table waits")
+    assert model.apply(f"{BASE}/ta-1/journal", b'{"state": "ok", "node": "pc-a"}')
+    assert "JOURNAL" not in {a["label"] for a in model.view("ta-1")["alerts"]}

@@ -1,0 +1,366 @@
+"""Every query of the journal: its rows as dataclasses, what the daemon writes, what it and
+the tools read.
+
+Plain functions over a `sqlite3.Connection`, so the daemon's journal thread
+(daemon/journal/store.py) and the read-only tools (`shoe2mqtt journal`) run the same SQL.
+The file, its schema and its upgrade are daemon/journal/schema.py's.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from daemon.journal.chain import GENESIS, link_hash
+from daemon.journal.errors import SchemaError
+
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Iterable, Iterator, Mapping
+
+    from daemon.journal.schema import EventKind
+
+KEEP_HOUR: Final = "hour"  # the last between rounds of its hour: `journal show` replays from it
+KEEP_BASE: Final = "base"  # where the live database begins since the archive took the rest
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEvent:
+    """One journaled event: the `n`-th of its table."""
+
+    table_id: str
+    n: int
+    kind: EventKind
+    body: dict[str, Any]
+    at: str
+    hash: str = ""
+    rowid: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """A table's state after its event `n` (`TableReplay.checkpoint()`'s data)."""
+
+    table_id: str
+    n: int
+    next_seq: int
+    at: str
+    open_round: bool
+    state: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RoundEntry:
+    """An ended round, as `journal list` shows it, and where its events are."""
+
+    table_id: str
+    round_id: int
+    first_n: int
+    last_n: int
+    started: str
+    ended: str
+    settlements: int
+    voided: bool
+    review: tuple[str, ...]
+
+    def to_mapping(self) -> dict[str, Any]:
+        return {
+            "table": self.table_id,
+            "round": self.round_id,
+            "first": self.first_n,
+            "last": self.last_n,
+            "started": self.started,
+            "ended": self.ended,
+            "settlements": self.settlements,
+            "voided": self.voided,
+            "review": list(self.review),
+        }
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> RoundEntry:
+        return cls(
+            data["table"],
+            data["round"],
+            data["first"],
+            data["last"],
+            data["started"],
+            data["ended"],
+            data["settlements"],
+            data["voided"],
+            tuple(data["review"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TableRecord:
+    """The `tables` row: where a table's journal stands."""
+
+    table_id: str
+    last_n: int = 0
+    last_hash: str = GENESIS
+    delivered_seq: int = 0
+    archived_n: int = 0
+    protocol: str | None = None
+    legacy_n: int = 0
+    legacy_next_seq: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class LegacyMessage:
+    """A message schema 1 sealed and never delivered; it goes out as it is, once."""
+
+    rowid: int
+    table_id: str
+    topic: str
+    payload: bytes
+    qos: Literal[0, 1, 2]
+    retain: bool
+    seq: int
+
+
+# ---------------------------------------------------------------- the file
+
+
+def append_event(db: sqlite3.Connection, table_id: str, kind: EventKind, text: str, at: str) -> int:
+    """Insert the table's next event, chained to its last; returns its number."""
+    head = db.execute(
+        "SELECT last_n, last_hash FROM tables WHERE table_id = ?", (table_id,)
+    ).fetchone()
+    last_n, last_hash = head if head is not None else (0, GENESIS)
+    n = last_n + 1
+    digest = link_hash(last_hash, table_id, n, kind, at, text)
+    db.execute(
+        "INSERT INTO events (table_id, n, kind, body, at, hash) VALUES (?, ?, ?, ?, ?, ?)",
+        (table_id, n, kind, text, at, digest),
+    )
+    if head is None:
+        db.execute(
+            "INSERT INTO tables (table_id, last_n, last_hash) VALUES (?, ?, ?)",
+            (table_id, n, digest),
+        )
+    else:
+        db.execute(
+            "UPDATE tables SET last_n = ?, last_hash = ? WHERE table_id = ?",
+            (n, digest, table_id),
+        )
+    return n
+
+
+def mark_delivered(db: sqlite3.Connection, watermarks: Mapping[str, int]) -> None:
+    db.executemany(
+        "UPDATE tables SET delivered_seq = max(delivered_seq, ?) WHERE table_id = ?",
+        [(seq, table_id) for table_id, seq in watermarks.items()],
+    )
+
+
+def forget_legacy(db: sqlite3.Connection, rowids: Iterable[int]) -> None:
+    db.executemany("DELETE FROM legacy_outbox WHERE id = ?", [(r,) for r in rowids])
+
+
+def set_protocol(db: sqlite3.Connection, table_id: str, protocol: str) -> None:
+    """The protocol replays assume before a `start` event names one (upgraded journals)."""
+    db.execute(
+        "UPDATE tables SET protocol = ? WHERE table_id = ? AND protocol IS NULL",
+        (protocol, table_id),
+    )
+
+
+def write_checkpoint(db: sqlite3.Connection, checkpoint: Checkpoint) -> None:
+    """Store a checkpoint. Kept: the newest; the newest between rounds; the last between
+    rounds of every hour (`journal show` replays from it); the one start-up needs (the
+    newest whose messages all reached the broker) and every one after it; the archive's
+    base. The others go."""
+    table_id, n = checkpoint.table_id, checkpoint.n
+    db.execute(
+        "INSERT OR REPLACE INTO checkpoints (table_id, n, next_seq, at, open_round, keep, state) "
+        "VALUES (?, ?, ?, ?, ?, '', ?)",
+        (
+            table_id,
+            n,
+            checkpoint.next_seq,
+            checkpoint.at,
+            int(checkpoint.open_round),
+            json.dumps(checkpoint.state, separators=(",", ":")),
+        ),
+    )
+    before = db.execute(
+        "SELECT n, at FROM checkpoints WHERE table_id = ? AND n < ? AND open_round = 0 "
+        "ORDER BY n DESC LIMIT 1",
+        (table_id, n),
+    ).fetchone()
+    if before is not None and before[1][:13] != checkpoint.at[:13] and not checkpoint.open_round:
+        db.execute(
+            "UPDATE checkpoints SET keep = ? WHERE table_id = ? AND n = ? AND keep = ''",
+            (KEEP_HOUR, table_id, before[0]),
+        )
+    start = start_checkpoint_n(db, table_id)
+    if start is not None:
+        # The newest between rounds stays too: the archive cuts a day there.
+        db.execute(
+            "DELETE FROM checkpoints WHERE table_id = ? AND keep = '' AND n < ? AND n != "
+            "(SELECT max(n) FROM checkpoints WHERE table_id = ? AND open_round = 0)",
+            (table_id, start, table_id),
+        )
+
+
+def write_round(db: sqlite3.Connection, entry: RoundEntry) -> None:
+    db.execute(
+        "INSERT OR REPLACE INTO rounds VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            entry.table_id,
+            entry.round_id,
+            entry.first_n,
+            entry.last_n,
+            entry.started,
+            entry.ended,
+            entry.settlements,
+            int(entry.voided),
+            json.dumps(list(entry.review)),
+        ),
+    )
+
+
+def drop_archived(db: sqlite3.Connection, table_id: str, through_n: int) -> None:
+    """The archive holds the table's events up to `through_n`: they leave the database, with
+    the checkpoints and round entries before them; the checkpoint at `through_n` becomes the
+    base that replays of the live database start from."""
+    db.execute("DELETE FROM events WHERE table_id = ? AND n <= ?", (table_id, through_n))
+    db.execute("DELETE FROM checkpoints WHERE table_id = ? AND n < ?", (table_id, through_n))
+    db.execute(
+        "UPDATE checkpoints SET keep = ? WHERE table_id = ? AND n = ?",
+        (KEEP_BASE, table_id, through_n),
+    )
+    db.execute("DELETE FROM rounds WHERE table_id = ? AND last_n <= ?", (table_id, through_n))
+    db.execute(
+        "UPDATE tables SET archived_n = max(archived_n, ?) WHERE table_id = ?",
+        (through_n, table_id),
+    )
+
+
+# ---------------------------------------------------------------- reading
+def read_epoch(db: sqlite3.Connection) -> str:
+    row = db.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()
+    if row is None:
+        raise SchemaError("the journal has no epoch")
+    return str(row[0])
+
+
+def read_tables(db: sqlite3.Connection) -> dict[str, TableRecord]:
+    rows = db.execute(
+        "SELECT table_id, last_n, last_hash, delivered_seq, archived_n, protocol, legacy_n, "
+        "legacy_next_seq FROM tables ORDER BY table_id"
+    )
+    return {row[0]: TableRecord(*row) for row in rows}
+
+
+def read_table(db: sqlite3.Connection, table_id: str) -> TableRecord:
+    return read_tables(db).get(table_id) or TableRecord(table_id)
+
+
+def read_events(
+    db: sqlite3.Connection, table_id: str, *, after: int = 0, through: int | None = None
+) -> list[JournalEvent]:
+    """The table's events numbered above `after` (and up to `through`), in order."""
+    return list(iter_events(db, table_id, after=after, through=through))
+
+
+def iter_events(
+    db: sqlite3.Connection, table_id: str, *, after: int = 0, through: int | None = None
+) -> Iterator[JournalEvent]:
+    rows = db.execute(
+        "SELECT table_id, n, kind, body, at, hash, id FROM events "
+        "WHERE table_id = ? AND n > ? AND n <= ? ORDER BY n",
+        (table_id, after, 2**62 if through is None else through),
+    )
+    for row in rows:
+        yield JournalEvent(row[0], row[1], row[2], json.loads(row[3]), row[4], row[5], row[6])
+
+
+def iter_rows(db: sqlite3.Connection, table_id: str) -> Iterator[tuple[Any, ...]]:
+    """The table's rows as stored, in row order (what tamper checks walk): id, n, kind, at,
+    body text, hash."""
+    yield from db.execute(
+        "SELECT id, n, kind, at, body, hash FROM events WHERE table_id = ? ORDER BY id",
+        (table_id,),
+    )
+
+
+def first_config(db: sqlite3.Connection, table_id: str) -> dict[str, Any] | None:
+    """The settings of the table's first `config` event: what a replay from its first event
+    starts with."""
+    row = db.execute(
+        "SELECT body FROM events WHERE table_id = ? AND kind = 'config' ORDER BY n LIMIT 1",
+        (table_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    table: dict[str, Any] = json.loads(row[0])["table"]
+    return table
+
+
+def start_checkpoint_n(db: sqlite3.Connection, table_id: str) -> int | None:
+    """The newest checkpoint every message before which reached the broker: start-up
+    replays from it, so that it can send again what the broker may not have."""
+    row = db.execute(
+        "SELECT max(c.n) FROM checkpoints c JOIN tables t USING (table_id) "
+        "WHERE c.table_id = ? AND c.next_seq <= t.delivered_seq + 1",
+        (table_id,),
+    ).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+def read_checkpoint(db: sqlite3.Connection, table_id: str, n: int) -> Checkpoint | None:
+    row = db.execute(
+        "SELECT n, next_seq, at, open_round, state FROM checkpoints WHERE table_id = ? AND n = ?",
+        (table_id, n),
+    ).fetchone()
+    if row is None:
+        return None
+    return Checkpoint(table_id, row[0], row[1], row[2], bool(row[3]), json.loads(row[4]))
+
+
+def checkpoint_before(
+    db: sqlite3.Connection, table_id: str, n: int, *, between_rounds: bool = False
+) -> Checkpoint | None:
+    """The newest checkpoint of the table's state before its event `n` (at `n - 1` or
+    earlier)."""
+    row = db.execute(
+        "SELECT n FROM checkpoints WHERE table_id = ? AND n < ? AND open_round <= ? "
+        "ORDER BY n DESC LIMIT 1",
+        (table_id, n, 0 if between_rounds else 1),
+    ).fetchone()
+    return None if row is None else read_checkpoint(db, table_id, int(row[0]))
+
+
+def archive_candidates(db: sqlite3.Connection, table_id: str, before_day: str) -> list[Checkpoint]:
+    """Per day before `before_day` (YYYY-MM-DD), the table's last checkpoint between rounds
+    whose messages all reached the broker, oldest day first, past what is archived."""
+    rows = db.execute(
+        "SELECT c.n, substr(c.at, 1, 10) AS day FROM checkpoints c JOIN tables t "
+        "USING (table_id) WHERE c.table_id = ? AND c.open_round = 0 AND c.n > t.archived_n "
+        "AND c.next_seq <= t.delivered_seq + 1 AND substr(c.at, 1, 10) < ? ORDER BY c.n",
+        (table_id, before_day),
+    ).fetchall()
+    last_of_day = {day: n for n, day in rows}  # in order: each day's last wins
+    found = [read_checkpoint(db, table_id, n) for n in last_of_day.values()]
+    return [c for c in found if c is not None]
+
+
+def read_rounds(db: sqlite3.Connection, table_id: str | None = None) -> list[RoundEntry]:
+    rows = (
+        db.execute("SELECT * FROM rounds ORDER BY table_id, round_id")
+        if table_id is None
+        else db.execute("SELECT * FROM rounds WHERE table_id = ? ORDER BY round_id", (table_id,))
+    )
+    return [
+        RoundEntry(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), tuple(json.loads(r[8])))
+        for r in rows
+    ]
+
+
+def read_legacy(db: sqlite3.Connection) -> list[LegacyMessage]:
+    rows = db.execute(
+        "SELECT id, table_id, topic, payload, qos, retain, seq FROM legacy_outbox ORDER BY id"
+    )
+    return [LegacyMessage(r[0], r[1], r[2], bytes(r[3]), r[4], bool(r[5]), r[6]) for r in rows]

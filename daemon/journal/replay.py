@@ -1,0 +1,259 @@
+"""A table's journaled events, applied again: the one replay the daemon and every tool share.
+
+`TableReplay` starts a table service from a checkpoint, or from the table's first event, and
+applies journaled events through `TableService.apply_record`, the method the live table
+applies them with. Because every message is a pure function of the journal (decision D4), the
+messages it returns are the very messages the daemon published, ids, `seq` and `ts` included:
+the daemon resends from it after a restart, `shoe2mqtt journal show` prints from it, and the
+archive writes from it.
+
+It also cuts the events into rounds, as an auditor reads them: an event belongs to the round
+that was open when it came, or to the round it opened; the rest (shuffles, burn cards, the
+reader's link, new settings between rounds) belongs to no round. When an event ends a round,
+`Applied.ended` is the round's entry for `journal list`.
+
+Journals upgraded from schema 1 (daemon/journal/schema.py) keep their old events, whose
+messages were sealed with random ids and are gone: for those events the replay returns no
+messages, and numbers the first message after them where schema 1 stopped.
+
+`archive_lines` turns applied events into lines of a round log (docs/events.md, format 2):
+the journaled event itself with its hash, the rules events it made, the messages it caused.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from daemon.envelope import Envelopes
+from daemon.journal.chain import body_text
+from daemon.journal.database import Checkpoint, JournalEvent, RoundEntry
+from daemon.replay import LOG_FORMAT
+from daemon.table_service import TableService
+from rules.config import TableConfig
+from rules.events import event_to_mapping
+
+if TYPE_CHECKING:
+    from daemon.envelope import Outbound
+    from daemon.journal.database import TableRecord
+    from daemon.table_service import Recorded
+    from daemon.topics import Topics
+
+CHECKPOINT_FORMAT: Final = 1
+
+
+class ReplayStartError(Exception):
+    """A table's journal gives nothing to start a replay from (no checkpoint, no settings)."""
+
+
+@dataclass(slots=True)
+class _OpenRound:
+    round_id: int
+    first_n: int
+    started: str
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """One journaled event, applied again."""
+
+    event: JournalEvent
+    owner: int | None  # the round the event belongs to
+    messages: list[Outbound]  # what it caused ([] where an upgraded journal cannot know)
+    recorded: list[Recorded]  # rules events it made, and settings it put in force
+    ended: RoundEntry | None  # the round it ended, if it ended one
+
+
+@dataclass(slots=True)
+class TableReplay:
+    """One table's service, and the replay of its journaled events through it."""
+
+    service: TableService
+    table: TableRecord
+    n: int = 0  # the last event applied
+    at: str = ""  # its journaled time
+    _open: _OpenRound | None = None
+    _recorded: list[Recorded] = field(default_factory=list)
+
+    @classmethod
+    def begin(
+        cls,
+        table: TableRecord,
+        topics: Topics,
+        epoch: str,
+        *,
+        checkpoint: Checkpoint | None,
+        first_config: dict[str, Any] | None,
+        protocol: str | None = None,
+        record_rules: bool = False,
+        quiet: bool = True,
+    ) -> TableReplay:
+        """A replay at `checkpoint`, or before the table's first event (whose settings are
+        `first_config`). `protocol` when the table has none recorded (a fresh journal);
+        `quiet`: log nothing (a tool's replay: it was all logged when it happened); the
+        daemon's table is not quiet, once it is recovered."""
+        shoe_protocol = table.protocol or protocol
+        if checkpoint is None and first_config is None:
+            raise ReplayStartError(f"table {table.table_id}: no checkpoint and no settings")
+        config = TableConfig.from_mapping(
+            checkpoint.state["service"]["config"] if checkpoint is not None else first_config  # type: ignore[arg-type]
+        )
+        service = TableService(
+            config,
+            topics,
+            Envelopes(config.table_id, epoch=epoch),
+            **({} if shoe_protocol is None else {"protocol": shoe_protocol}),
+        )
+        service.quiet = quiet
+        replay = cls(service, table)
+        if checkpoint is not None:
+            replay.restore(checkpoint)
+        elif table.legacy_n == 0:
+            service.resume_numbering(table.legacy_next_seq)
+        if record_rules:
+            service.recorder = replay.record
+        return replay
+
+    def record(self, recorded: Recorded, round_id: int | None) -> None:  # noqa: ARG002 - the recorder's signature
+        self._recorded.append(recorded)
+
+    def restore(self, checkpoint: Checkpoint) -> None:
+        state = checkpoint.state
+        self.service.restore(state["service"])
+        opened = state.get("round")
+        self._open = None if opened is None else _OpenRound(**opened)
+        self.n, self.at = checkpoint.n, checkpoint.at
+
+    def checkpoint(self) -> Checkpoint:
+        """The table's state after the last event applied."""
+        opened = self._open
+        state = {
+            "format": CHECKPOINT_FORMAT,
+            "service": self.service.checkpoint(),
+            "round": None if opened is None else asdict(opened),
+        }
+        return Checkpoint(
+            self.table.table_id,
+            self.n,
+            self.service.envelopes.next_seq,
+            self.at,
+            self.service.engine.round_open,
+            state,
+        )
+
+    def apply(self, event: JournalEvent) -> Applied:
+        service = self.service
+        engine = service.engine
+        open_before = service.round_id if engine.round_open else None
+        latest_before = service.round_id
+        self._recorded.clear()
+        messages = service.apply_record(event.kind, event.body, event.at)
+        latest_after = service.round_id
+        owner = open_before
+        if owner is None and latest_after is not None and latest_after != latest_before:
+            owner = latest_after
+        if owner is not None and (self._open is None or self._open.round_id != owner):
+            self._open = _OpenRound(owner, event.n, event.at)
+        ended = None
+        if owner is not None and self._open is not None and not service.engine.round_open:
+            ended = self._round_entry(self._open, event, messages)
+            self._open = None
+        self.n, self.at = event.n, event.at
+        legacy = self.table.legacy_n
+        if event.n <= legacy:
+            # Sealed by schema 1 with random ids: their messages cannot be made again.
+            messages = []
+            if event.n == legacy:
+                service.resume_numbering(self.table.legacy_next_seq)
+        return Applied(event, owner, messages, list(self._recorded), ended)
+
+    def _round_entry(
+        self, opened: _OpenRound, event: JournalEvent, messages: list[Outbound]
+    ) -> RoundEntry:
+        ended_topic = self.service.topics.event(self.table.table_id, "round_ended")
+        voided = any(
+            json.loads(m.payload).get("voided") is True for m in messages if m.topic == ended_topic
+        )
+        return RoundEntry(
+            self.table.table_id,
+            opened.round_id,
+            opened.first_n,
+            event.n,
+            opened.started,
+            event.at,
+            len(self.service.round_settlements),
+            voided,
+            tuple(self.service.review),
+        )
+
+
+# ---------------------------------------------------------------- round-log lines
+def table_line(config: TableConfig, checkpoint: Checkpoint | None = None) -> dict[str, Any]:
+    """A round log's `table` line; with the table's state where the log begins, when the
+    log does not begin with a new table (docs/events.md, format 2)."""
+    line: dict[str, Any] = {"type": "table", "format": LOG_FORMAT, **config.to_mapping()}
+    if checkpoint is not None:
+        line["checkpoint"] = {
+            "n": checkpoint.n,
+            "at": checkpoint.at,
+            "next_seq": checkpoint.next_seq,
+            "open_round": checkpoint.open_round,
+            "state": checkpoint.state,
+        }
+    return line
+
+
+def checkpoint_of_line(table_id: str, line: dict[str, Any]) -> Checkpoint | None:
+    """The checkpoint a `table` line carries (`table_line`), if it carries one."""
+    data = line.get("checkpoint")
+    if data is None:
+        return None
+    return Checkpoint(
+        table_id,
+        int(data["n"]),
+        int(data["next_seq"]),
+        str(data["at"]),
+        bool(data["open_round"]),
+        dict(data["state"]),
+    )
+
+
+def journal_line(event: JournalEvent, owner: int | None) -> dict[str, Any]:
+    return {
+        "type": "journal",
+        "table": event.table_id,
+        "n": event.n,
+        "kind": event.kind,
+        "at": event.at,
+        "round": owner,
+        "body": event.body,
+        "hash": event.hash,
+    }
+
+
+def event_of_line(line: dict[str, Any]) -> JournalEvent:
+    """The journaled event a `journal` line carries, as the database held it."""
+    body = line["body"]
+    json.loads(body_text(body))  # a body that is not JSON-able fails here, not later
+    return JournalEvent(line["table"], line["n"], line["kind"], body, line["at"], line["hash"])
+
+
+def archive_lines(applied: Applied) -> list[dict[str, Any]]:
+    """The journaled event, the rules events and settings it made, the messages it caused."""
+    lines = [journal_line(applied.event, applied.owner)]
+    for recorded in applied.recorded:
+        if isinstance(recorded, TableConfig):
+            lines.append(table_line(recorded))
+        else:
+            lines.append(event_to_mapping(recorded))
+    lines.extend(
+        {
+            "type": "published",
+            "topic": message.topic,
+            "retain": message.retain,
+            "message": json.loads(message.payload),
+        }
+        for message in applied.messages
+    )
+    return lines
