@@ -349,7 +349,12 @@ class Daemon:
 
     # ---------------------------------------------------------------- the loop
     def _from_driver(self, table: _Table) -> Emit:
+        table_id = table.setup.table.table_id
+
         async def emit(event: DriverEvent) -> None:
+            # While the journal cannot be written, the driver waits here and reads no more:
+            # the shoe keeps what it dealt, unacknowledged (decision D3, daemon/storage.py).
+            await self.storage.writable(table_id)
             await table.queue.put(
                 LinkItem(event) if isinstance(event, LINK_EVENTS) else ShoeItem(event)
             )

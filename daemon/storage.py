@@ -5,8 +5,9 @@ lost its permissions, an I/O error: the event in hand cannot be journaled, so it
 applied nor answered, and nothing it would cause is published (decision D4: what the daemon
 publishes is a pure function of the journal). The table's consumer holds that event and
 tries it again, backing off to `RETRY_MAX`; it takes nothing after it meanwhile, so the shoe
-is not acknowledged and keeps its frames (decision D3). When a write succeeds, the table
-goes on by itself with the same event.
+is not acknowledged and keeps its frames (decision D3), and the table's driver reads no
+further from the shoe (`writable`: backpressure). When a write succeeds, the table goes on by
+itself with the same event, then takes what the shoe kept, in order.
 
 The pit hears of it at once, without the journal (it cannot carry the news):
 - `<base>/<table>/journal`, retained, no envelope (a state, like availability, docs/mqtt.md):
@@ -19,6 +20,7 @@ The pit hears of it at once, without the journal (it cannot carry the news):
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from dataclasses import dataclass
@@ -73,6 +75,18 @@ class StorageWatch:
         self._publish = publish
         self._on_change = on_change
         self.faults: dict[str, _Fault] = {}
+        self._writable: dict[str, asyncio.Event] = {}
+
+    async def writable(self, table_id: str) -> None:
+        """Return once the table's journal takes writes (at once, unless it is failing)."""
+        await self._event(table_id).wait()
+
+    def _event(self, table_id: str) -> asyncio.Event:
+        event = self._writable.get(table_id)
+        if event is None:
+            event = self._writable[table_id] = asyncio.Event()
+            event.set()
+        return event
 
     def ok(self, table_id: str) -> None:
         """Say the table's journal is writable (at start: a `failing` left retained by a
@@ -85,6 +99,7 @@ class StorageWatch:
         fault = self.faults.get(table_id)
         if fault is None or fault.reason != reason:
             fault = self.faults[table_id] = _Fault(reason, utc_timestamp(), time.monotonic())
+            self._event(table_id).clear()
             log.error(
                 "journal.write_failed",
                 table=table_id,
@@ -105,6 +120,7 @@ class StorageWatch:
         fault = self.faults.pop(table_id, None)
         if fault is None:
             return
+        self._event(table_id).set()
         log.info(
             "journal.write_resumed",
             table=table_id,

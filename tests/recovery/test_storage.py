@@ -21,6 +21,7 @@ import os
 import random
 import shutil
 import socket
+import sqlite3
 import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -130,6 +131,13 @@ class Notifications:
         self.sock.close()
 
 
+def cards_journaled(run: RecoveryRun) -> int:
+    """The cards the journal holds (each frame once: a repeat is never journaled)."""
+    with contextlib.closing(sqlite3.connect(run.state / "journal.sqlite3")) as db:
+        rows = db.execute("SELECT body FROM events WHERE kind = 'shoe'").fetchall()
+    return sum(1 for (body,) in rows if json.loads(body)["event"] == "CardDrawn")
+
+
 def journal_states(run: RecoveryRun, after: int = 0) -> list[dict[str, Any]]:
     topic = run.collector.topics.journal_state(TABLE_ID)
     return [m.body for m in run.collector.messages[after:] if m.topic == topic]
@@ -201,6 +209,8 @@ async def play_with_a_fault(
             await run.dealer.play_round(disturb)
             assert await run.finish() == 0, run.daemon.tail()
             verdict = verify(run.collector.messages, run.replay())
+            # Every card the shoe dealt is in the journal, those of the fault included.
+            assert cards_journaled(run) == shoe.stats.cards
     assert verdict.ok, verdict.explain()
     assert verdict.expected > 0
     return run
@@ -256,6 +266,7 @@ async def test_a_disk_the_kernel_remounts_read_only_mid_round(
                 )
                 assert "read-only" in failing.body["reason"], failing.body
                 since = run.collector.messages.index(failing)
+                await shoe.next_card()  # kept by the shoe, unacknowledged, through the repair
                 await asyncio.sleep(1.0)
                 run.daemon.check()  # up, trying again
                 assert table_messages(run, since) == [], "published what it could not journal"
@@ -272,6 +283,7 @@ async def test_a_disk_the_kernel_remounts_read_only_mid_round(
             await run.dealer.play_round(lambda: fault if next(steps) == 6 else None)
             assert await run.finish() == 0, run.daemon.tail()
             verdict = verify(run.collector.messages, run.replay())
+            assert cards_journaled(run) == shoe.stats.cards  # the one of the fault too
     assert verdict.ok, verdict.explain()
     assert "journal.write_failed" in run.daemon.log.read_text()
 
