@@ -132,6 +132,10 @@ _NOTICE_KINDS = [k.value for k in NoticeKind] + [
     "wager_rejected",
     "action_rejected",
     "round_state",
+    # The daemon's own (daemon.request_gate, daemon.mqtt.takeover).
+    "requests_refused",
+    "requests_muted",
+    "client_id_in_use",
 ]
 
 _REQUESTS: dict[str, dict[str, Any]] = {

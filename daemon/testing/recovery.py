@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 import aiomqtt
 
 from daemon.cli.demo import DEMO_TABLES
+from daemon.request_gate import AUTOMATED_CONSOLE
 from daemon.testing.dealer import BURN, Dealer
 from daemon.testing.process import DaemonProcess, write_service_config
 from daemon.testing.recorder import STEP_TIMEOUT, Collector, until
@@ -149,6 +150,7 @@ async def recovery_run(
     config_file = write_service_config(
         directory / "shoe2mqtt.toml", broker, node="recovery", state_directory=state,
         tables=[(TABLE_SETTINGS, shoe_port)], reconnect=_RECONNECT, protocol=protocol,
+        requests=AUTOMATED_CONSOLE,
     )  # fmt: skip
     daemon = DaemonProcess(config_file, directory / "daemon.log")
     async with Collector(broker.host, broker.port, identifier=collector) as recorder:
