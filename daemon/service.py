@@ -327,7 +327,7 @@ class Daemon:
 
         return emit
 
-    async def _consume(self, table: _Table) -> None:  # noqa: C901 - a dispatch, one case per kind of item
+    async def _consume(self, table: _Table) -> None:
         table_id = table.setup.table.table_id
         while True:
             item = await table.queue.get()

@@ -37,7 +37,7 @@ class DaemonCrashed(Exception):
         self.tail = tail
 
 
-def write_service_config(
+def write_service_config(  # noqa: PLR0913 - keywords only, each a part of the file
     path: Path,
     broker: Mosquitto,
     *,
