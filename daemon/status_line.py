@@ -4,8 +4,8 @@ the events.
 Describing the daemon means looking at every table (how many readers are connected, how many
 rounds are open). Done on every link event, as it was, that is work proportional to the
 number of tables for each event: with 2,000 tables whose readers kept retrying, py-spy found
-the status text and its sd_notify datagram taking about 40 % of the event loop's CPU (2,000
-readers; docs/performance.md). Here an event only marks the line stale; one task rewrites
+the status text and its sd_notify datagram in two thirds of the event loop thread's CPU
+samples (docs/performance.md). Here an event only marks the line stale; one task rewrites
 it at most once per `period`, so a storm of link events costs one description per second.
 """
 
