@@ -178,12 +178,17 @@ class ReadyDaemon:
         environment.pop("PYTHONDONTWRITEBYTECODE", None)
         started = time.monotonic()
         await self.process.start(environment)
-        try:
-            ready = await asyncio.to_thread(self._listener.wait_ready, within)
-        except RuntimeError as exc:
-            await self.stop()
-            raise RuntimeError(f"the daemon did not start: see {self.process.log}") from exc
-        return ready - started
+        while True:  # a second at a time: a daemon that exits (a refused file) fails at once
+            try:
+                ready = await asyncio.to_thread(self._listener.wait_ready, 1.0)
+            except RuntimeError as exc:
+                if self.process.running and time.monotonic() - started < within:
+                    continue
+                said = self.process.tail(5)
+                await self.stop()
+                message = f"the daemon did not start ({self.process.log}):\n{said}"
+                raise RuntimeError(message) from exc
+            return ready - started
 
     def cpu_seconds(self) -> float:
         stat = Path(f"/proc/{self.process.pid}/stat").read_text()

@@ -36,6 +36,7 @@ from bench.e2e.harness import (
     table_mapping,
     workspace,
 )
+from daemon.config import MAX_TABLES
 from daemon.testing import DaemonProcess, DeviceServers, write_service_config
 from rules.games import Game
 
@@ -109,6 +110,8 @@ async def main() -> None:  # noqa: PLR0915 - a script: one measurement after ano
     parser.add_argument("--profile", type=Path)
     parser.add_argument("--py-spy", default="py-spy")
     args = parser.parse_args()
+    if args.tables > MAX_TABLES:
+        parser.error(f"--tables: one process serves at most {MAX_TABLES} (daemon/config.py)")
     print(f"machine: {machine()}")
     py_spy = args.py_spy if args.profile else None
     stops: dict[str, float] = {}
