@@ -231,6 +231,9 @@ class Journal:
             self._db = None
 
         if self._thread is not None:
+            # What waiters gave up on (a stop cancels them) is still queued: let it finish
+            # first, so the connection is never closed inside another write's transaction.
+            await self._run(_nothing)
             if self._db is not None:
                 await self._run(shut)
             self._queue.put(None)
