@@ -7,7 +7,7 @@ the two differ, so the published description cannot drift from what the daemon s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from daemon.availability import OFFLINE, ONLINE
 from daemon.envelope import SCHEMA_VERSION
@@ -136,6 +136,10 @@ _NOTICE_KINDS = [k.value for k in NoticeKind] + [
     "wager_rejected",
     "action_rejected",
     "round_state",
+    # The daemon's own (daemon.request_gate, daemon.mqtt.takeover).
+    "requests_refused",
+    "requests_muted",
+    "client_id_in_use",
 ]
 
 _REQUESTS: dict[str, dict[str, Any]] = {
@@ -367,6 +371,20 @@ def _notice_channel(api: _Channels, base: str) -> None:
     )
 
 
+# The request gate's refusal is not journaled: it takes no number of the table's (docs/mqtt.md).
+_RESPONSE_SEQ: Final = {
+    "type": "integer",
+    "minimum": 0,
+    "description": "per table, +1 per message; 0 for a refusal by the request gate (not journaled)",
+}
+
+
+def _response(body: dict[str, Any], optional: dict[str, Any] | None = None) -> dict[str, Any]:
+    response = _enveloped("response", body, optional)
+    response["properties"]["seq"] = _RESPONSE_SEQ
+    return response
+
+
 def _request_channels(api: _Channels, base: str) -> None:
     """Each command's request (which the daemon receives) and response, then the error
     response to a command it does not know."""
@@ -380,8 +398,7 @@ def _request_channels(api: _Channels, base: str) -> None:
             parameters=_TABLE,
             receive=True,
         )
-        response = _enveloped(
-            "response",
+        response = _response(
             {
                 "command": {"const": command},
                 "transaction": transaction,
@@ -399,8 +416,7 @@ def _request_channels(api: _Channels, base: str) -> None:
             _message(f"response_{command}", response, f"{command} response"),
             parameters=_TABLE,
         )
-    unknown = _enveloped(
-        "response",
+    unknown = _response(
         {
             "command": _STR,
             "transaction": transaction,

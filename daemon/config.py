@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 from daemon.config_file import ConfigFileError, FieldLines, FieldPath, format_field, read_toml
 from daemon.mqtt.errors import MqttSettingsError
 from daemon.mqtt.settings import MqttSettings
+from daemon.request_gate import RequestLimits
 from drivers.errors import DriverError
 from drivers.registry import available_drivers, load_decoder_class
 from drivers.transports import (
@@ -58,16 +59,20 @@ JOURNAL_SYNC: Final = ("full", "normal")
 # (the archive takes whole days), at most ten years (the database then holds what it holds).
 DEFAULT_KEEP_DAYS: Final = 30
 KEEP_DAYS: Final = range(1, 3651)
+# `[requests] rate`, `burst`, `queue` (daemon.request_gate): at least one, and no more than a
+# table could take in a second.
+REQUEST_LIMITS: Final = range(1, 10_001)
 LOG_FORMATS = ("auto", "json", "console")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
-_TOP_KEYS = ("display", "journal", "logging", "metrics", "mqtt", "table")
+_TOP_KEYS = ("display", "journal", "logging", "metrics", "mqtt", "requests", "table")
 _SHOE_KEYS = frozenset({"protocol", "driver", "transport", "idle_timeout"})
 _JOURNAL_KEYS = frozenset(
     {"state_directory", "outbox_limit", "sync", "keep_days", "archive_directory"}
 )
 _LOGGING_KEYS = frozenset({"format", "level", "raw_frames"})
 _METRICS_KEYS = frozenset({"enabled", "host", "port"})
+_REQUESTS_KEYS = frozenset({"rate", "burst", "queue"})
 _TRANSPORTS: Final[dict[str, tuple[type[TransportSettings], frozenset[str]]]] = {
     "serial": (
         SerialSettings,
@@ -124,6 +129,7 @@ class ServiceConfig:
     journal_sync: str = "full"
     keep_days: int = DEFAULT_KEEP_DAYS
     archive_directory: Path | None = None  # None: `archive` in the state directory
+    requests: RequestLimits = field(default_factory=RequestLimits)  # [requests], per table
 
     @property
     def archive_path(self) -> Path:
@@ -181,6 +187,7 @@ def known_settings() -> list[str]:
             *(f"journal.{key}" for key in _JOURNAL_KEYS),
             *(f"logging.{key}" for key in _LOGGING_KEYS),
             *(f"metrics.{key}" for key in _METRICS_KEYS),
+            *(f"requests.{key}" for key in _REQUESTS_KEYS),
             *(f"table.{key}" for key in TABLE_KEYS - {"limits", "paytable"}),
             "table.limits.<wager>.min",
             "table.limits.<wager>.max",
@@ -238,6 +245,7 @@ class _Checker:
         logging = self._logging(document.get("logging"))
         self._display(document.get("display"))
         metrics = self._metrics(document.get("metrics"))
+        requests = self._requests(document.get("requests"))
         if self.errors or self.host_problems or mqtt is None:
             raise ConfigErrors(self.errors, self.host_problems)
         return ServiceConfig(
@@ -250,6 +258,7 @@ class _Checker:
             tuple(self.deprecations),
             metrics=metrics,
             **keeping,
+            requests=requests,
         )
 
     def _mqtt(self, section: object) -> MqttSettings | None:
@@ -479,6 +488,18 @@ class _Checker:
             section.flag("enabled", default=default.enabled),
             section.address("host", default.host),
             section.whole_number("port", default.port, METRICS_PORTS),
+        )
+
+    def _requests(self, value: object) -> RequestLimits:
+        """`[requests]`: per table, how many requests a second, at once, and waiting."""
+        default = RequestLimits()
+        section = self.section("requests", value, _REQUESTS_KEYS)
+        if section is None:
+            return default
+        return RequestLimits(
+            float(section.whole_number("rate", round(default.rate), REQUEST_LIMITS)),
+            section.whole_number("burst", default.burst, REQUEST_LIMITS),
+            section.whole_number("queue", default.queue, REQUEST_LIMITS),
         )
 
     def _display(self, section: object) -> None:

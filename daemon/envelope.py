@@ -91,14 +91,35 @@ class Envelopes:
             if self._new_id is not None
             else uuid.uuid5(self._namespace, f"{self.table_id}/{seq}").hex
         )
+        self.next_seq += 1
+        at = self.at if self.at is not None else utc_timestamp(self._clock())
+        return self._stamp(topic, body, qos, retain, event_id, seq, at)
+
+    def seal_unsequenced(self, topic: str, body: dict[str, Any]) -> Outbound:
+        """A message that is not journaled (the request gate's refusal): it takes no number
+        of the table's sequence, so the journal still makes every numbered message. `seq` is
+        0, outside the sequence (it starts at 1); the `id` is random and `ts` is now: it is
+        never sent again."""
+        event_id = self._new_id() if self._new_id is not None else uuid.uuid4().hex
+        return self._stamp(topic, body, 1, False, event_id, 0, utc_timestamp(self._clock()))
+
+    def _stamp(
+        self,
+        topic: str,
+        body: dict[str, Any],
+        qos: Literal[0, 1, 2],
+        retain: bool,  # noqa: FBT001 - positional on a private helper, named at each call
+        event_id: str,
+        seq: int,
+        at: str,
+    ) -> Outbound:
         stamped = {
             "schema": SCHEMA_VERSION,
             "id": event_id,
             "table": self.table_id,
             "seq": seq,
-            "ts": self.at if self.at is not None else utc_timestamp(self._clock()),
+            "ts": at,
             **body,
         }
-        self.next_seq += 1
         payload = json.dumps(stamped, separators=(",", ":"), ensure_ascii=False).encode()
         return Outbound(topic, payload, qos, retain, event_id, seq)

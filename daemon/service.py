@@ -4,12 +4,17 @@ Tasks (all named, all children of one TaskGroup, all cancelled together on shutd
 - `mqtt-link`: connects, announces `online`, subscribes to each table's requests, drains the
   outbox in order, reconnects forever;
 - `driver:<table>`: reads the shoe, reconnecting forever, and queues its events;
-- `table:<table>`: takes the table's queue (shoe events, link changes, requests, new
-  settings) one item at a time: judges what the shoe sent against the journal, journals it,
-  acknowledges it to the shoe, applies it, hands what it caused to the outbox. One consumer
-  per table keeps the journal's order the table's order;
-- `signals`: SIGTERM and SIGINT stop the daemon cleanly; SIGHUP reloads the configuration
-  where that is safe (logging at once; a table's game settings at the end of its round);
+- `table:<table>`: takes the table's inbox (shoe events, link changes, new settings first;
+  then requests) one item at a time: judges what the shoe sent against the journal, journals
+  it, acknowledges it to the shoe, applies it, hands what it caused to the outbox. One
+  consumer per table keeps the journal's order the table's order;
+- `request-reports`: once per interval, one notice per table that refused requests
+  without answering each (a flood: `daemon.request_gate`);
+- `signals`: ends the group when SIGTERM or SIGINT asked for a stop; SIGHUP reloads the
+  configuration where that is safe (logging at once; a table's game settings at the end of
+  its round). The handlers are installed before the journal is replayed, and reach the loop
+  however busy it is (daemon.signals): a stop is honoured within a second at any time;
+- `status`: the `systemctl status` line, at most once a second (daemon.status_line);
 - `bridge-info`: publishes `<base>/bridge/<node>/info` again when a reload read a changed file;
 - `metrics`: with `[metrics] enabled`, serves `/metrics` for Prometheus (daemon/metrics/);
 - `archive`: every hour, moves the days older than `keep_days` to the archive.
@@ -23,17 +28,18 @@ review (docs/durability.md). Old days leave the live journal for the archive (`a
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import functools
 import json
 import signal
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
 
 import structlog
 
-from daemon import logs
+from daemon import logs, signals
 from daemon.availability import OFFLINE, ONLINE, availability_payload
 from daemon.bridge_info import BridgeInfo, configuration_digest
 from daemon.config import ConfigErrors, TableSetup, load_config
@@ -55,18 +61,23 @@ from daemon.journal.outbox import JournalOutbox
 from daemon.journal.replay import Applied, TableReplay
 from daemon.metrics import DaemonMetrics, Readings, serve_metrics
 from daemon.mqtt.link import InboundMessage, LinkState, LinkStateChange, MqttLink, Presence
+from daemon.mqtt.outbox import OutboundMessage
 from daemon.notify import Notifier
+from daemon.request_gate import REPORT_INTERVAL, Refused, RequestGate
+from daemon.status_line import StatusLine
 from daemon.storage import RETRY_FIRST, RETRY_MAX, StorageWatch
+from daemon.table_inbox import TableInbox
 from daemon.table_service import TableService, request_record
 from daemon.topics import Topics
 from daemon.version import installed_version
 from drivers.registry import create_driver
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Coroutine
 
     from daemon.config import ServiceConfig
     from daemon.journal import EventKind
+    from daemon.mqtt.takeover import ClientIdInUse
     from drivers.driver import DriverEvent, Emit, LinkEvent, ShoeDriver
     from drivers.events import Event as ShoeEvent
     from rules.config import TableConfig
@@ -116,6 +127,14 @@ class RequestItem:
 
 
 @dataclass(frozen=True, slots=True)
+class RefusedItem:
+    """A request the gate refused (not journaled): its response, for the table to send."""
+
+    command: str
+    refusal: Refused
+
+
+@dataclass(frozen=True, slots=True)
 class StartItem:
     """The daemon started, reading the table's shoe with `protocol`."""
 
@@ -137,7 +156,7 @@ class NoticeItem:
     message: str
 
 
-TableItem = ShoeItem | LinkItem | RequestItem | StartItem | ConfigItem | NoticeItem
+TableItem = ShoeItem | LinkItem | RequestItem | RefusedItem | StartItem | ConfigItem | NoticeItem
 
 
 @dataclass(slots=True)
@@ -145,7 +164,8 @@ class _Table:
     setup: TableSetup
     service: TableService
     driver: ShoeDriver
-    queue: asyncio.Queue[TableItem] = field(default_factory=asyncio.Queue)
+    # Requests in their own bounded lane, served after everything else (daemon.table_inbox).
+    queue: TableInbox[TableItem]
     replay: TableReplay | None = None  # from the journal, once recovered
     checkpoint_n: int = 0  # the event the last checkpoint followed
 
@@ -182,9 +202,11 @@ class Daemon:
                     protocol=setup.shoe.protocol,
                 ),
                 driver_factory(setup),
+                TableInbox(config.requests.queue),
             )
             for setup in config.tables
         }
+        self.gate = RequestGate(config.requests, self.tables)
         self.info = BridgeInfo(
             installed_version(),
             config.mqtt.node,
@@ -207,6 +229,7 @@ class Daemon:
             on_message=self._on_message,
             subscriptions=[self.topics.request_filter(t) for t in self.tables],
             on_state_change=self._on_link_state,
+            on_client_id_in_use=self._client_id_in_use,
             # Announced once connected, and the link runs only after `_recover`: a table is
             # `online` once it is rebuilt from the journal (decision D1, docs/mqtt.md).
             presences=[
@@ -224,6 +247,7 @@ class Daemon:
         self._on_ready = on_ready
         self._ready_sent = False
         self.notifier = notifier if notifier is not None else Notifier.from_environment()
+        self.status_line = StatusLine(self.notifier, self._status_text)
         self.broker_state = "starting"
         self._starting = "starting"  # what the daemon does before READY=1, for systemd
         self.storage = StorageWatch(
@@ -243,24 +267,42 @@ class Daemon:
             tables=list(self.tables),
             broker=f"{self.config.mqtt.host}:{self.config.mqtt.port}",
         )
+        stop = self._stop.set
+        with signals.handling(
+            {signal.SIGTERM: stop, signal.SIGINT: stop, signal.SIGHUP: self.reload}
+        ):
+            try:
+                if await self._unless_stopped(self._start()):
+                    await self._serve()
+                else:
+                    self._stopping()
+            finally:
+                await self.journal.close()
+        log.info("daemon.stopped")
+
+    async def _start(self) -> None:
+        """Open (or upgrade) the journal and rebuild every table from it."""
+        async with asyncio.TaskGroup() as starting:
+            # systemd hears from the daemon while it opens (or upgrades) and replays the
+            # journal, however long that takes: a live start is never killed as stuck.
+            keeping = starting.create_task(
+                self.notifier.keep_starting(lambda: self._starting), name="starting"
+            )
+            self._starting = "opening the journal"
+            directory = self.config.state_directory
+            await self._readable(
+                "preparing the state directory",
+                functools.partial(asyncio.to_thread, prepare_state_directory, directory),
+            )
+            protocols = {t: s.setup.shoe.protocol for t, s in self.tables.items()}
+            await self._readable("opening the journal", lambda: self.journal.open(protocols))
+            await self._recover()
+            keeping.cancel()
+
+    async def _serve(self) -> None:
+        """Every table's tasks and the link's, until a stop."""
+        self.notifier.status(self._status_text())
         try:
-            async with asyncio.TaskGroup() as starting:
-                # systemd hears from the daemon while it opens (or upgrades) and replays the
-                # journal, however long that takes: a live start is never killed as stuck.
-                keeping = starting.create_task(
-                    self.notifier.keep_starting(lambda: self._starting), name="starting"
-                )
-                self._starting = "opening the journal"
-                directory = self.config.state_directory
-                await self._readable(
-                    "preparing the state directory",
-                    functools.partial(asyncio.to_thread, prepare_state_directory, directory),
-                )
-                protocols = {t: s.setup.shoe.protocol for t, s in self.tables.items()}
-                await self._readable("opening the journal", lambda: self.journal.open(protocols))
-                await self._recover()
-                keeping.cancel()
-            self.notifier.status(self._status_text())
             async with asyncio.TaskGroup() as group:
                 group.create_task(self.link.run(), name="mqtt-link")
                 for table_id, table in self.tables.items():
@@ -269,6 +311,8 @@ class Daemon:
                     )
                     group.create_task(self._consume(table), name=f"table:{table_id}")
                 group.create_task(self._signals(), name="signals")
+                group.create_task(self._report_refusals(), name="request-reports")
+                group.create_task(self.status_line.run(), name="status")
                 group.create_task(self.notifier.watchdog_loop(), name="watchdog")
                 group.create_task(self._keep_info(), name="bridge-info")
                 if self.config.metrics.enabled:
@@ -278,9 +322,22 @@ class Daemon:
                 group.create_task(self._archive(), name="archive")
         except* _Stop:
             pass
+
+    async def _unless_stopped(self, work: Coroutine[Any, Any, None]) -> bool:
+        """Run `work` to its end (True), or until a stop is asked for (False): a long
+        journal's replay must not hold a SIGTERM back."""
+        working = asyncio.create_task(work, name="recovery")
+        stopping = asyncio.create_task(self._stop.wait(), name="stop-wait")
+        try:
+            await asyncio.wait([working, stopping], return_when=asyncio.FIRST_COMPLETED)
         finally:
-            await self.journal.close()
-        log.info("daemon.stopped")
+            for task in (working, stopping):
+                task.cancel()
+            await asyncio.wait([working, stopping])
+        if working.cancelled():
+            return False
+        working.result()  # its exception, if it failed
+        return True
 
     # ---------------------------------------------------------------- recovery
     async def _recover(self) -> None:
@@ -402,6 +459,8 @@ class Daemon:
                 if self.outbox.full:  # journaled: a replay must refuse what was refused
                     record["outbox_full"] = True
                 await self._commit(table, "request", record)
+            case RefusedItem():
+                self._answer_refusal(table, item)
             case StartItem(protocol=protocol):
                 await self._commit(table, "start", {"protocol": protocol})
             case ConfigItem(table=settings):
@@ -409,9 +468,18 @@ class Daemon:
             case LinkItem(event=event):
                 await self._commit(table, "link", to_record(event))
                 if self._ready_sent:
-                    self.notifier.status(self._status_text())
+                    self.status_line.changed()
             case ShoeItem(event=event):
                 await self._take_from_shoe(table, event)
+
+    def _answer_refusal(self, table: _Table, item: RefusedItem) -> None:
+        """The gate's refusal is not journaled, so its answer is outside the table's sequence
+        (Envelopes.seal_unsequenced): it moves no watermark and a replay makes nothing of it."""
+        refusal = item.refusal
+        for out in table.service.refuse(
+            item.command, refusal.transaction, refusal.code, refusal.message
+        ):
+            self.outbox.add_state(OutboundMessage(out.topic, out.payload, out.qos, out.retain))
 
     async def _take_from_shoe(self, table: _Table, event: ShoeEvent) -> None:
         """Decision D3: judged before anything is journaled, acknowledged once it is durable.
@@ -494,22 +562,54 @@ class Daemon:
             # again: a command is a moment, never a state. Dropped, with a line.
             log.warning("request.retained_dropped", table=parsed[0], command=parsed[1])
             return
-        await table.queue.put(RequestItem(parsed[1], message.payload))
+        # Judged before it costs anything: what is refused here is not journaled.
+        command = parsed[1]
+        verdict = self.gate.judge(
+            parsed[0], command, message.payload, room=table.queue.has_request_room
+        )
+        if isinstance(verdict, Refused):
+            self.metrics.rejected(parsed[0], "request", verdict.code)
+            if verdict.answer:
+                table.queue.put_nowait(RefusedItem(command, verdict))
+            if verdict.mute_for is not None:
+                self._mute_flood(parsed[0], verdict.mute_for)
+            return
+        table.queue.offer(RequestItem(command, message.payload))
+
+    def _mute_flood(self, table_id: str, seconds: float) -> None:
+        """Have the broker drop the table's requests for a while: a flood (request_gate)."""
+        log.warning("request.flood_muted", table=table_id, seconds=seconds)
+        self.link.mute(self.topics.request_filter(table_id), seconds)
+        self.tables[table_id].queue.put_nowait(
+            NoticeItem(
+                "requests_muted",
+                f"a flood of requests: this table hears no request for {seconds:.0f} s "
+                "(the others are not affected); find what publishes them",
+            )
+        )
+
+    async def _report_refusals(self) -> None:
+        """One notice per interval for each table that refused requests unanswered."""
+        while True:
+            await asyncio.sleep(REPORT_INTERVAL)
+            for report in self.gate.take_reports():
+                log.warning(
+                    "request.flood", table=report.table, seconds=round(report.seconds, 1),
+                    unanswered=report.unanswered,
+                )  # fmt: skip
+                self.tables[report.table].queue.put_nowait(
+                    NoticeItem("requests_refused", report.message())
+                )
 
     async def _signals(self) -> None:
-        loop = asyncio.get_running_loop()
-        stopping = (signal.SIGTERM, signal.SIGINT)
-        for signum in stopping:
-            loop.add_signal_handler(signum, self._stop.set)
-        loop.add_signal_handler(signal.SIGHUP, self.reload)
-        try:
-            await self._stop.wait()
-        finally:
-            for signum in (*stopping, signal.SIGHUP):
-                loop.remove_signal_handler(signum)
+        """End the task group once a stop is asked for (daemon.signals hears the signals)."""
+        await self._stop.wait()
+        self._stopping()
+        raise _Stop
+
+    def _stopping(self) -> None:
         log.info("daemon.stopping")
         self.notifier.stopping("stopping: delivering what the broker has not acknowledged")
-        raise _Stop
 
     def _outbox_filling(self, length: int, capacity: int) -> None:
         message = (
@@ -518,6 +618,11 @@ class Daemon:
         )
         for table in self.tables.values():
             table.queue.put_nowait(NoticeItem("outbox_filling", message))
+
+    def _client_id_in_use(self, report: ClientIdInUse) -> None:
+        """The broker keeps replacing our connection: every table's pit hears why."""
+        for table in self.tables.values():
+            table.queue.put_nowait(NoticeItem("client_id_in_use", report.message()))
 
     def _on_link_state(self, change: LinkStateChange) -> None:
         self.broker_state = change.state.value
@@ -528,18 +633,22 @@ class Daemon:
             if self._on_ready is not None:
                 self._on_ready()
         elif self._ready_sent:
-            self.notifier.status(self._status_text())
+            self.status_line.changed()
 
     def _status_text(self) -> str:
-        """What `systemctl status` shows: states and counts, never a card."""
-        tables = ", ".join(
-            f"{table_id}: reader {t.service.reader.link}"
-            + (f", round {t.service.round_id}" if t.service.round_id is not None else "")
-            for table_id, t in self.tables.items()
-        )
+        """What `systemctl status` shows: states and counts, never a card; one line however
+        many tables (a datagram of a line per table would not fit 10,000 of them)."""
+        readers = collections.Counter(t.service.reader.link for t in self.tables.values())
+        rounds = sum(1 for t in self.tables.values() if t.service.engine.round_open)
+        count = len(self.tables)
         fault = self.storage.describe()
-        journal = "" if fault is None else f"{fault}; "
-        return f"{journal}broker {self.broker_state}; {len(self.outbox)} queued; {tables}"
+        return (
+            ("" if fault is None else f"{fault}; ")
+            + f"broker {self.broker_state}; {len(self.outbox)} queued; "
+            f"{count} table{'s' if count != 1 else ''}, readers "
+            + ", ".join(f"{n} {link}" for link, n in sorted(readers.items()))
+            + f"; {rounds} round{'s' if rounds != 1 else ''} open"
+        )
 
     def _readings(self) -> Readings:
         """The daemon's state for a metrics scrape: what `_status_text` says in words."""

@@ -505,7 +505,7 @@ class TableService:
         table state), so a replay refuses exactly what was refused."""
         transaction: object = None
         try:
-            request = _parse_request(payload)
+            request = parse_request(payload)
             transaction = request.pop("transaction", None)
             data, out = self._request(command, request, outbox_full=outbox_full)
         except RequestError as exc:
@@ -522,6 +522,16 @@ class TableService:
             notice = [self.notice(exc.code, exc.message)] if exc.code == "wager_rejected" else []
             return [*notice, self._response(command, transaction, error=exc)]
         return [*out, self._response(command, transaction, data=data)]
+
+    def refuse(self, command: str, transaction: object, code: str, message: str) -> list[Outbound]:
+        """The response to a request refused before it reached the table (the request gate):
+        it was not journaled and changes nothing."""
+        self._log_info(
+            "table.request_refused", table=self.table_id, round=self.round_id,
+            command=command, code=code, reason=message,
+        )  # fmt: skip
+        body = _response_body(command, transaction, error=RequestError(code, message))
+        return [self.envelopes.seal_unsequenced(self.topics.response(self.table_id, command), body)]
 
     def _request(
         self, command: str, request: dict[str, Any], *, outbox_full: bool
@@ -651,7 +661,7 @@ class TableService:
                 )
             elif isinstance(output, Notice):
                 self._told.noticed(self.table_id, output.kind)
-                self.round_notices.append(body)
+                self._keep_notice(body)
                 out.append(
                     self.envelopes.seal(self.topics.notice(self.table_id, output.kind), body)
                 )
@@ -673,7 +683,7 @@ class TableService:
         """A notice of the daemon's own to the pit: the reader, the link, the outbox."""
         body = Notice(self.round_id, kind, None, message).to_mapping()
         if self.engine.round_open:
-            self.round_notices.append(body)
+            self._keep_notice(body)
         self._told.noticed(self.table_id, kind)
         self._log_info(
             "table.notice", table=self.table_id, round=self.round_id, kind=kind, message=message
@@ -684,6 +694,12 @@ class TableService:
     def _told(self) -> TableObserver:
         """The observer, or nobody while the journal is replayed."""
         return UNOBSERVED if self.quiet else self.observer
+
+    def _keep_notice(self, body: dict[str, Any]) -> None:
+        """For the snapshot, which shows the latest only: a round a console fills with
+        refused wagers must not grow the daemon's memory either."""
+        self.round_notices.append(body)
+        del self.round_notices[:-MAX_ROUND_NOTICES]
 
     def _log_info(self, event: str, **fields: object) -> None:
         if not self.quiet:
@@ -725,19 +741,29 @@ class TableService:
         data: dict[str, Any] | None = None,
         error: RequestError | None = None,
     ) -> Outbound:
-        body: dict[str, Any] = {"type": "response", "command": command, "transaction": transaction}
-        if error is None:
-            body |= {"status": "ok", "data": data or {}}
-        else:
-            body |= {"status": "error", "error": {"code": error.code, "message": error.message}}
+        body = _response_body(command, transaction, data=data, error=error)
         return self.envelopes.seal(self.topics.response(self.table_id, command), body)
+
+
+def _response_body(
+    command: str,
+    transaction: object,
+    *,
+    data: dict[str, Any] | None = None,
+    error: RequestError | None = None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"type": "response", "command": command, "transaction": transaction}
+    if error is None:
+        return body | {"status": "ok", "data": data or {}}
+    return body | {"status": "error", "error": {"code": error.code, "message": error.message}}
 
 
 MAX_REQUEST_BYTES = 4096  # a request is a few fields; more is a mistake or an attack
 MAX_ROUND_NOTICES = 50  # the snapshot keeps the latest ones: a retained message must stay small
 
 
-def _parse_request(payload: bytes) -> dict[str, Any]:
+def parse_request(payload: bytes) -> dict[str, Any]:
+    """The request's JSON object, its shape checked (`daemon.request_gate` uses it too)."""
     if not payload.strip():
         return {}
     if len(payload) > MAX_REQUEST_BYTES:

@@ -25,7 +25,9 @@ import json
 import os
 import platform
 import shutil
+import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -37,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Final
 import aiomqtt
 
 from daemon.cli.demo import DEMO_TABLES, TableSimulator
+from daemon.request_gate import AUTOMATED_CONSOLE
 from daemon.testing import DaemonProcess, Mosquitto, write_service_config
 from daemon.topics import Topics
 from drivers.emulator import EmulatedShoe, EmulatorSettings
@@ -146,12 +149,16 @@ def write_config(
     tables: Sequence[tuple[dict[str, Any], str]],
     *,
     sync: str = "full",
+    automated: bool = True,
 ) -> Path:
     """The daemon's TOML in `directory` (its journal in `state` there, `[journal] sync` as
-    given): one `[[table]]` per (table mapping, serial port)."""
+    given): one `[[table]]` per (table mapping, serial port). `automated`: the players are
+    programs as fast as the daemon (`AUTOMATED_CONSOLE` request limits); else a real table's
+    defaults."""
     return write_service_config(
         directory / "shoe2mqtt.toml", broker, node="bench",
         state_directory=directory / "state", tables=tables, baudrate=BAUDRATE, sync=sync,
+        requests=AUTOMATED_CONSOLE if automated else None,
     )  # fmt: skip
 
 
@@ -169,14 +176,21 @@ class ReadyDaemon:
         self._listener = NotifyListener(socket_path)
         environment = {**os.environ, "NOTIFY_SOCKET": str(socket_path)}
         environment.pop("WATCHDOG_USEC", None)
+        # As installed (scripts/install compiles bytecode): no start compiles every module.
+        environment.pop("PYTHONDONTWRITEBYTECODE", None)
         started = time.monotonic()
         await self.process.start(environment)
-        try:
-            ready = await asyncio.to_thread(self._listener.wait_ready, within)
-        except RuntimeError as exc:
-            await self.stop()
-            raise RuntimeError(f"the daemon did not start: see {self.process.log}") from exc
-        return ready - started
+        while True:  # a second at a time: a daemon that exits (a refused file) fails at once
+            try:
+                ready = await asyncio.to_thread(self._listener.wait_ready, 1.0)
+            except RuntimeError as exc:
+                if self.process.running and time.monotonic() - started < within:
+                    continue
+                said = self.process.tail(5)
+                await self.stop()
+                message = f"the daemon did not start ({self.process.log}):\n{said}"
+                raise RuntimeError(message) from exc
+            return ready - started
 
     def cpu_seconds(self) -> float:
         stat = Path(f"/proc/{self.process.pid}/stat").read_text()
@@ -349,6 +363,28 @@ async def serving(
             yield daemon
         finally:
             await daemon.stop()
+
+
+@contextlib.contextmanager
+def py_spy_profile(py_spy: str | None, out: Path, pid: int) -> Iterator[None]:
+    """While the block runs, py-spy (`py_spy`: a throwaway venv's, or None for no profile)
+    samples process `pid`'s CPU (idle not sampled) into `out` as collapsed stacks."""
+    if py_spy is None:
+        yield
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    spy = subprocess.Popen(  # noqa: S603 - the caller's py-spy, our own daemon's pid
+        [py_spy, "record", "--pid", str(pid), "--rate", "250", "--format", "raw",
+         "--output", str(out)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        yield
+    finally:
+        spy.send_signal(signal.SIGINT)  # py-spy writes what it sampled and exits
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            spy.wait(30)
+        print(f"profile: {out}")
 
 
 def no_delay(client: aiomqtt.Client) -> None:

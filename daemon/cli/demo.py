@@ -35,6 +35,7 @@ from daemon.console import console_request
 from daemon.display.config import DisplayConfig, DisplaySettings
 from daemon.mqtt.client import new_client
 from daemon.mqtt.settings import MqttSettings
+from daemon.request_gate import AUTOMATED_CONSOLE
 from daemon.service import Daemon
 from daemon.topics import Topics
 from drivers.emulator import EmulatedShoe, EmulatorSettings
@@ -245,6 +246,8 @@ def demo_config(
         tables=tuple(tables),
         logging=LoggingConfig(format="console", level="warning"),
         metrics=MetricsConfig(enabled=metrics_port is not None, port=metrics_port or 0),
+        # The players are programs: at --pace 0 they play as fast as the daemon answers.
+        requests=AUTOMATED_CONSOLE,
     )
 
 

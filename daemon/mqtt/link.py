@@ -6,14 +6,20 @@ resend its own copy of an in-flight message after a reconnect, behind the outbox
 
 Per connection, in this order: subscribe to the request filters, publish `online` retained
 on `<base>/bridge/<node>/state` and then each presence's `online` (the daemon's tables'
-availability), then run two named tasks in a TaskGroup, one handing received messages to
-`on_message` and one publishing the outbox oldest first. aiomqtt signals a lost connection
-by ending the message iteration with `MqttError` (or by failing a publish); the publisher is
-then cancelled, and its unacknowledged message stays at the head of the outbox for the next
-connection. The broker publishes the Last Will (`offline`, retained, on the bridge state) if
-the process or its socket dies; a clean stop publishes each presence's `offline` and then
-the bridge's itself, because a graceful DISCONNECT discards the will. A presence can change
-while the link runs (`announce`: the daemon's bridge info after a reload).
+availability), then run three named tasks in a TaskGroup, one handing received messages to
+`on_message`, one publishing the outbox oldest first, and one keeping muted filters
+unsubscribed until their mute ends (`mute`, daemon.mqtt.mutes: a flood of requests).
+aiomqtt signals a lost connection by ending the message iteration with `MqttError` (or by
+failing a publish); the publisher is then cancelled, and its unacknowledged message stays at
+the head of the outbox for the next connection. The broker publishes the Last Will
+(`offline`, retained, on the bridge state) if the process or its socket dies; a clean stop
+publishes each presence's `offline` and then the bridge's itself, because a graceful
+DISCONNECT discards the will. A presence can change while the link runs (`announce`: the
+daemon's bridge info after a reload).
+
+Reconnects back off (capped, jittered) and a connection resets the backoff only once it has
+proven itself; a broker that keeps replacing our connection (another client with our client
+id) is reported once it is plain, and again as it goes on (daemon.mqtt.takeover).
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ import structlog
 from paho.mqtt.reasoncodes import ReasonCode
 
 from daemon.mqtt.client import connected, new_client, raise_if_cancelled
+from daemon.mqtt.mutes import Mutes, keep_muted
+from daemon.mqtt.takeover import ClientIdInUse, Connections
 from drivers.backoff import Backoff
 
 if TYPE_CHECKING:
@@ -101,6 +109,7 @@ class Presence:
 
 OnMessage = Callable[[InboundMessage], Awaitable[None]]
 OnStateChange = Callable[[LinkStateChange], None]
+OnClientIdInUse = Callable[[ClientIdInUse], None]
 
 
 class MqttLink:
@@ -121,7 +130,10 @@ class MqttLink:
         on_state_change: OnStateChange | None = None,
         presences: Iterable[Presence] = (),
         rng: random.Random | None = None,
+        on_client_id_in_use: OnClientIdInUse | None = None,
     ) -> None:
+        """`on_client_id_in_use` hears when the broker keeps replacing our connection
+        (daemon.mqtt.takeover), after the link has logged it."""
         self._settings = settings
         self._presences = {presence.topic: presence for presence in presences}
         self._outbox = outbox
@@ -139,6 +151,12 @@ class MqttLink:
         self._state = LinkState.DISCONNECTED
         self._runner: asyncio.Task[NoReturn] | None = None
         self._connection: aiomqtt.Client | None = None  # while connected
+        self._mutes = Mutes()
+        # A connection resets the backoff once it has outlived twice the longest delay.
+        self._connections = Connections(
+            settings.client_id, proven_after=2 * settings.reconnect.maximum
+        )
+        self._on_client_id_in_use = on_client_id_in_use
 
     @property
     def state(self) -> LinkState:
@@ -155,6 +173,13 @@ class MqttLink:
             await client.publish(presence.topic, presence.online, qos=1, retain=True)
         except aiomqtt.MqttError as exc:  # lost meanwhile: the next connection announces it
             _log.debug("mqtt.announce_deferred", topic=presence.topic, reason=_describe(exc))
+
+    def mute(self, topic_filter: str, seconds: float) -> None:
+        """Stop hearing one of the subscriptions for `seconds`: the broker drops its messages
+        meanwhile (a flood of requests at one table, daemon.request_gate)."""
+        if topic_filter not in self._subscriptions:
+            raise ValueError(f"{topic_filter!r} is not one of the link's subscriptions")
+        self._mutes.mute(topic_filter, seconds)
 
     async def run(self) -> NoReturn:
         """Connect and reconnect, forever; returns only by cancellation (or a bug)."""
@@ -195,6 +220,8 @@ class MqttLink:
 
     async def _connect_and_serve(self, backoff: Backoff) -> str:
         """One connection, from attempt to loss; returns why it ended."""
+        loop = asyncio.get_running_loop()
+        error: aiomqtt.MqttError | None = None
         try:
             async with connected(self._new_client()) as client:
                 # Set before announcing: a presence changed meanwhile is then published
@@ -202,9 +229,9 @@ class MqttLink:
                 self._connection = client
                 try:
                     await self._announce(client)
-                    backoff.reset()
+                    self._connections.connected(loop.time())
                     self._change(LinkStateChange(LinkState.CONNECTED))
-                    return await self._serve(client)
+                    error = await self._serve(client)
                 except asyncio.CancelledError:
                     self._connection = None
                     await _say_goodbye(
@@ -214,10 +241,25 @@ class MqttLink:
                 finally:
                     self._connection = None
         except aiomqtt.MqttError as exc:
-            return _describe(exc)
+            error = error or exc
+        assert error is not None  # _serve returns only the error that ended the connection
+        loss = self._connections.ended(loop.time(), error)
+        if loss.proven:
+            backoff.reset()
+        if loss.in_use is not None:
+            self._client_id_in_use(loss.in_use)
+        return _describe(error)
 
-    async def _serve(self, client: aiomqtt.Client) -> str:
-        """Receive and publish until either side finds the connection lost; say why.
+    def _client_id_in_use(self, report: ClientIdInUse) -> None:
+        _log.error(
+            "mqtt.client_id_in_use", client_id=report.client_id, replaced=report.replaced,
+            seconds=round(report.seconds, 1), message=report.message(),
+        )  # fmt: skip
+        if self._on_client_id_in_use is not None:
+            self._on_client_id_in_use(report)
+
+    async def _serve(self, client: aiomqtt.Client) -> aiomqtt.MqttError:
+        """Receive and publish until either side finds the connection lost; return why.
 
         The two tasks report a lost connection through `lost` and return, rather than
         raising into the TaskGroup: on Python 3.11 a TaskGroup whose child fails leaves
@@ -232,10 +274,15 @@ class MqttLink:
             publishing = tasks.create_task(
                 _reporting_loss(self._drain_outbox(client), lost), name="mqtt-publish"
             )
+            muting = tasks.create_task(
+                _reporting_loss(keep_muted(client, self._mutes, _REQUEST_QOS), lost),
+                name="mqtt-mutes",
+            )
             error = await lost
             receiving.cancel()
             publishing.cancel()
-        return _describe(error)
+            muting.cancel()
+        return error
 
     def _new_client(self) -> aiomqtt.Client:
         client = new_client(
@@ -266,9 +313,12 @@ class MqttLink:
                 _log.error("mqtt.subscription_refused", topic_filters=refused)
         await client.publish(self._settings.state_topic, ONLINE, qos=1, retain=True)
         raise_if_cancelled()
-        for topic in list(self._presences):
-            # Read at the moment of publishing: `announce` may have replaced it meanwhile.
-            await client.publish(topic, self._presences[topic].online, qos=1, retain=True)
+        # A window of presences at a time, not one round trip each: 256 tables took 0.36 s.
+        topics = list(self._presences)
+        for start in range(0, len(topics), _MAX_IN_FLIGHT):
+            # Read at the moment of publishing: `announce` may have replaced one meanwhile.
+            window = topics[start : start + _MAX_IN_FLIGHT]
+            await _publish_together(client, [(t, self._presences[t].online) for t in window])
             raise_if_cancelled()
 
     async def _hand_over_messages(self, client: aiomqtt.Client) -> None:
@@ -372,15 +422,34 @@ async def _reporting_loss(
             lost.set_result(exc)
 
 
+async def _publish_together(
+    client: aiomqtt.Client, messages: Sequence[tuple[str, bytes]], round_trip: float | None = None
+) -> None:
+    """Publish retained QoS 1 messages in flight together; the first failure is raised once
+    every one of them has ended (none is left running)."""
+    publishing = [
+        asyncio.create_task(client.publish(topic, payload, qos=1, retain=True, timeout=round_trip))
+        for topic, payload in messages
+    ]
+    try:
+        for task in publishing:
+            await task
+    finally:
+        for task in publishing:
+            task.cancel()
+        await asyncio.gather(*publishing, return_exceptions=True)
+
+
 async def _say_goodbye(
     client: aiomqtt.Client, presences: Sequence[Presence], state_topic: str
 ) -> None:
     # The tables first: while the bridge still says `online`, each is seen to stop itself.
     goodbyes = [(p.topic, p.offline) for p in presences if p.offline is not None]
-    goodbyes.append((state_topic, OFFLINE))
     try:
-        for topic, payload in goodbyes:
-            await client.publish(topic, payload, qos=1, retain=True, timeout=_GOODBYE_TIMEOUT)
+        for start in range(0, len(goodbyes), _MAX_IN_FLIGHT):  # a window at a time, as hellos
+            window = goodbyes[start : start + _MAX_IN_FLIGHT]
+            await _publish_together(client, window, _GOODBYE_TIMEOUT)
+        await _publish_together(client, [(state_topic, OFFLINE)], _GOODBYE_TIMEOUT)
     except aiomqtt.MqttError as exc:
         # The broker is gone too; the will it holds says `offline` when it notices.
         _log.warning("mqtt.goodbye_failed", reason=_describe(exc))

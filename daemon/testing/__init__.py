@@ -3,8 +3,9 @@
 Everything here runs real parts on this machine: Debian's mosquitto on a free loopback port
 (`Mosquitto`, with a throwaway CA for TLS from `make_certificates`), the daemon as a child
 process started from a TOML file (`DaemonProcess`, `write_service_config`), a serial cable
-that can be pulled out (`SocatPair`), and MQTT clients
-that record what reaches them (`MessageLog`, `Collector`: one `Received` per message). A
+that can be pulled out (`SocatPair`), shoes behind TCP ports as serial device servers serve
+them (`DeviceServers`), a console gone wrong that floods a request topic (`Flood`), and MQTT
+clients that record what reaches them (`MessageLog`, `Collector`: one `Received` per message). A
 recovery run (`recovery_run`) adds a dealer (`Dealer`) that plays a table through kills,
 broker restarts and unplugs, and a verdict (`verify`) that holds what was delivered against
 a replay of the journal. Nothing here imports pytest: a benchmark runs it as a script.
@@ -20,6 +21,8 @@ from daemon.testing.broker import (
     subscriber,
 )
 from daemon.testing.dealer import BURN, SHUFFLE, Dealer, Disturbance, wager_plan
+from daemon.testing.device_servers import DeviceServers
+from daemon.testing.flood import Flood, FloodResult
 from daemon.testing.pki import Certificates, make_certificates
 from daemon.testing.process import DaemonCrashed, DaemonProcess, write_service_config
 from daemon.testing.recorder import (
@@ -66,7 +69,10 @@ __all__ = [
     "DaemonCrashed",
     "DaemonProcess",
     "Dealer",
+    "DeviceServers",
     "Disturbance",
+    "Flood",
+    "FloodResult",
     "MessageLog",
     "Mosquitto",
     "Received",

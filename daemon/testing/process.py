@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
 
+    from daemon.request_gate import RequestLimits
     from daemon.testing.broker import Mosquitto
 
 # What `shoe2mqtt run` is, run by this interpreter from this checkout or installation.
@@ -36,22 +37,25 @@ class DaemonCrashed(Exception):
         self.tail = tail
 
 
-def write_service_config(  # noqa: PLR0913 - keywords only: each a part of the file
+def write_service_config(  # noqa: PLR0913 - keywords only, each a part of the file
     path: Path,
     broker: Mosquitto,
     *,
     node: str,
     state_directory: Path,
-    tables: Sequence[tuple[Mapping[str, Any], str | Path]],
+    tables: Sequence[tuple[Mapping[str, Any], str | Path | tuple[str, int]]],
     reconnect: tuple[float, float] | None = None,
     baudrate: int | None = None,
     protocol: str = "reference",
     sync: str | None = None,
+    requests: RequestLimits | None = None,
 ) -> Path:
     """The daemon's TOML: the broker (the daemon named `node` on it), the journal in
     `state_directory` (synced as `sync` says, if given), JSON logs at level info
     (production's: every settlement is logged), and a shoe speaking `protocol` on each serial
-    port; `reconnect` is the link's (initial, maximum) backoff."""
+    port, or behind each (host, port) of a serial device server (TCP); `reconnect` is the
+    link's (initial, maximum) backoff; `requests` the `[requests]` limits, for a console faster
+    than a person (daemon.request_gate)."""
     lines = ["[mqtt]", f"host = {_toml(broker.host)}", f"port = {broker.port}"]
     lines.append(f"node = {_toml(node)}")  # the client id follows: shoe2mqtt-<node>
     if reconnect is not None:
@@ -60,10 +64,17 @@ def write_service_config(  # noqa: PLR0913 - keywords only: each a part of the f
     if sync is not None:
         lines.append(f"sync = {_toml(sync)}")
     lines += ["[logging]", 'format = "json"', 'level = "info"']
-    for mapping, serial_port in tables:
+    if requests is not None:
+        lines += ["[requests]", f"rate = {requests.rate}", f"burst = {requests.burst}"]
+        lines.append(f"queue = {requests.queue}")
+    for mapping, shoe in tables:
         lines += ["[[table]]", *_table_items(mapping, ("table",))]
+        if isinstance(shoe, tuple):
+            lines += ["[table.shoe]", f"protocol = {_toml(protocol)}", 'transport = "tcp"']
+            lines += [f"host = {_toml(shoe[0])}", f"port = {shoe[1]}"]
+            continue
         lines += ["[table.shoe]", f"protocol = {_toml(protocol)}", 'transport = "serial"']
-        lines.append(f"port = {_toml(serial_port)}")
+        lines.append(f"port = {_toml(shoe)}")
         if baudrate is not None:
             lines.append(f"baudrate = {baudrate}")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 import aiomqtt
 
 from daemon.cli.demo import DEMO_TABLES
+from daemon.request_gate import AUTOMATED_CONSOLE
 from daemon.testing.dealer import BURN, Dealer
 from daemon.testing.process import DaemonProcess, write_service_config
 from daemon.testing.recorder import STEP_TIMEOUT, Collector, until
@@ -153,6 +154,7 @@ async def recovery_run(  # noqa: PLR0913 - keywords only: each a part of the run
     config_file = write_service_config(
         directory / "shoe2mqtt.toml", broker, node="recovery", state_directory=state,
         tables=[(TABLE_SETTINGS, shoe_port)], reconnect=_RECONNECT, protocol=protocol,
+        requests=AUTOMATED_CONSOLE,
     )  # fmt: skip
     daemon = DaemonProcess(config_file, directory / "daemon.log", prefix=daemon_prefix)
     async with Collector(broker.host, broker.port, identifier=collector) as recorder:

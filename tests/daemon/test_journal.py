@@ -166,5 +166,5 @@ async def test_systemd_hears_ready_only_once_the_broker_is_connected(
         "EXTEND_TIMEOUT_USEC=30000000" in m and "STATUS=opening the journal" in m for m in starting
     ), starting
     assert "broker connected" in received[ready[0]]
-    assert "ta-1: reader" in received[ready[0]]
+    assert "1 table, readers 1 connected" in received[ready[0]]
     assert any("STOPPING=1" in m for m in received[ready[0] :])

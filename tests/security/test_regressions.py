@@ -73,6 +73,7 @@ def test_the_snapshot_keeps_only_the_latest_notices() -> None:
     snapshot = json.loads(service.snapshot().payload)
     assert len(snapshot["notices"]) == 50
     assert len(service.snapshot().payload) < 64_000
+    assert len(service.round_notices) == 50  # nor does the daemon keep the others in memory
 
 
 async def test_a_retained_request_is_not_replayed_on_reconnect(

@@ -1,0 +1,215 @@
+"""The request gate and the table's inbox, without a broker: what is refused, what is answered,
+what waits, and in which order the table hears it (issue 14)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from daemon.request_gate import (
+    ANSWERED_PER_INTERVAL,
+    MUTE_MAX_SECONDS,
+    MUTE_SECONDS,
+    QUEUE_FULL,
+    RATE_LIMITED,
+    REPORT_INTERVAL,
+    TOO_LARGE,
+    Admitted,
+    Refused,
+    RequestGate,
+    RequestLimits,
+)
+from daemon.table_inbox import TableInbox
+from daemon.table_service import MAX_REQUEST_BYTES
+
+STATUS = b'{"transaction": "t-1"}'
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _gate(limits: RequestLimits | None = None) -> tuple[RequestGate, Clock]:
+    clock = Clock()
+    return RequestGate(limits or RequestLimits(), ["bj-1", "bj-2"], clock=clock), clock
+
+
+def test_a_request_within_the_limits_is_admitted() -> None:
+    gate, _ = _gate()
+    assert gate.judge("bj-1", "status", STATUS, room=True) == Admitted()
+    assert gate.take_reports() == []
+
+
+def test_an_oversized_request_is_refused_unread_and_answered() -> None:
+    gate, _ = _gate()
+    verdict = gate.judge("bj-1", "status", b"\xff" * (1 << 20), room=True)
+    assert verdict == Refused(TOO_LARGE, "a request is at most 4096 bytes", None, answer=True)
+    padded = json.dumps({"transaction": 7, "x": "y" * (MAX_REQUEST_BYTES - 40)}).encode()
+    assert len(padded) <= MAX_REQUEST_BYTES
+    assert gate.judge("bj-1", "status", padded, room=True) == Admitted()
+
+
+def test_the_rate_is_a_burst_then_a_steady_rate_per_table() -> None:
+    gate, clock = _gate(RequestLimits(rate=10, burst=5, queue=100))
+    verdicts = [gate.judge("bj-1", "status", STATUS, room=True) for _ in range(8)]
+    assert verdicts[:5] == [Admitted()] * 5
+    assert all(isinstance(v, Refused) and v.code == RATE_LIMITED for v in verdicts[5:])
+    # Another table has its own bucket.
+    assert gate.judge("bj-2", "status", STATUS, room=True) == Admitted()
+    clock.now += 0.35  # 3.5 tokens at 10 a second
+    admitted = [gate.judge("bj-1", "status", STATUS, room=True) for _ in range(5)]
+    assert admitted.count(Admitted()) == 3
+    clock.now += 60  # a quiet minute fills the bucket to its burst, no more
+    admitted = [gate.judge("bj-1", "status", STATUS, room=True) for _ in range(10)]
+    assert admitted.count(Admitted()) == 5
+
+
+def test_a_refusal_carries_the_callers_transaction_when_it_can_be_read() -> None:
+    gate, _ = _gate(RequestLimits(rate=1, burst=1, queue=1))
+    gate.judge("bj-1", "status", STATUS, room=True)
+    verdict = gate.judge("bj-1", "status", STATUS, room=True)
+    assert isinstance(verdict, Refused)
+    assert verdict.transaction == "t-1"
+
+
+@pytest.mark.parametrize(
+    ("command", "payload", "code"),
+    [
+        ("dance", b"{}", "unknown_command"),
+        ("status", b"[1, 2]", "malformed_request"),
+        ("status", b"{nope", "malformed_request"),
+        ("wager", b'{"transaction": [1]}', "malformed_request"),
+        ("status", b"[" * 2000 + b"]" * 2000, "malformed_request"),
+    ],
+)
+def test_a_request_of_the_wrong_shape_is_refused_at_the_gate(
+    command: str, payload: bytes, code: str
+) -> None:
+    gate, _ = _gate()
+    verdict = gate.judge("bj-1", command, payload, room=True)
+    assert isinstance(verdict, Refused)
+    assert verdict.code == code
+
+
+def test_a_full_request_lane_refuses() -> None:
+    gate, _ = _gate()
+    verdict = gate.judge("bj-1", "status", STATUS, room=False)
+    assert isinstance(verdict, Refused)
+    assert (verdict.code, verdict.transaction) == (QUEUE_FULL, "t-1")
+
+
+def test_a_flood_is_answered_a_few_times_then_reported_once_per_interval() -> None:
+    gate, clock = _gate(RequestLimits(rate=1, burst=1, queue=10))
+    gate.judge("bj-1", "status", STATUS, room=True)  # the one token
+    verdicts = [gate.judge("bj-1", "status", STATUS, room=True) for _ in range(5000)]
+    answered = [v for v in verdicts if isinstance(v, Refused) and v.answer]
+    assert len(answered) == ANSWERED_PER_INTERVAL
+    assert verdicts[:ANSWERED_PER_INTERVAL] == answered  # the first ones, not random ones
+    big = [gate.judge("bj-1", "status", b" " * 5000, room=True) for _ in range(3)]
+    assert not any(isinstance(v, Refused) and v.answer for v in big)
+    clock.now += 5
+    (report,) = gate.take_reports()
+    assert report.table == "bj-1"
+    assert report.unanswered == {RATE_LIMITED: 5000 - ANSWERED_PER_INTERVAL, TOO_LARGE: 3}
+    assert report.seconds == pytest.approx(5)
+    assert "4,993 requests refused in the last 5 s" in report.message()
+    # A new interval: the table answers again, and reports nothing it has not refused.
+    assert gate.take_reports() == []
+    verdict = gate.judge("bj-1", "status", b" " * 5000, room=True)
+    assert isinstance(verdict, Refused)
+    assert verdict.answer
+
+
+# ---------------------------------------------------------------- the inbox
+async def test_the_table_lane_is_served_before_every_waiting_request() -> None:
+    inbox: TableInbox[str] = TableInbox(request_capacity=3)
+    assert inbox.offer("r1")
+    assert inbox.offer("r2")
+    await inbox.put("card-1")
+    inbox.put_nowait("card-2")
+    assert inbox.offer("r3")
+    assert not inbox.offer("r4")  # full: refused, not queued
+    room = [inbox.has_request_room]
+    assert [await inbox.get() for _ in range(5)] == ["card-1", "card-2", "r1", "r2", "r3"]
+    room.append(inbox.has_request_room)
+    assert room == [False, True]
+    with pytest.raises(asyncio.QueueEmpty):
+        inbox.get_nowait()
+
+
+async def test_a_waiting_consumer_wakes_for_either_lane() -> None:
+    inbox: TableInbox[str] = TableInbox(request_capacity=1)
+    waiting = asyncio.create_task(inbox.get())
+    await asyncio.sleep(0)
+    assert inbox.offer("r1")
+    assert await asyncio.wait_for(waiting, 1) == "r1"
+    waiting = asyncio.create_task(inbox.get())
+    await asyncio.sleep(0)
+    inbox.put_nowait("card")
+    assert await asyncio.wait_for(waiting, 1) == "card"
+
+
+@given(st.lists(st.sampled_from(["card", "request", "get"]), max_size=60))
+def test_any_mix_keeps_both_lanes_in_order_and_cards_first(steps: list[str]) -> None:
+    capacity = 4
+    inbox: TableInbox[tuple[str, int]] = TableInbox(request_capacity=capacity)
+    cards: list[tuple[str, int]] = []  # the oracle: two plain lists
+    requests: list[tuple[str, int]] = []
+    for number, step in enumerate(steps):
+        if step == "card":
+            inbox.put_nowait(("card", number))
+            cards.append(("card", number))
+        elif step == "request":
+            accepted = inbox.offer(("request", number))
+            assert accepted == (len(requests) < capacity)
+            if accepted:
+                requests.append(("request", number))
+        elif cards or requests:
+            expected = cards.pop(0) if cards else requests.pop(0)
+            assert inbox.get_nowait() == expected
+    assert len(inbox) == len(cards) + len(requests)
+
+
+def test_a_flood_mutes_its_table_longer_each_time_it_comes_straight_back() -> None:
+    limits = RequestLimits(rate=1, burst=10, queue=10)
+    gate, clock = _gate(limits)
+
+    def flood(requests: int) -> list[float]:
+        verdicts = [gate.judge("bj-1", "status", STATUS, room=True) for _ in range(requests)]
+        return [v.mute_for for v in verdicts if isinstance(v, Refused) and v.mute_for]
+
+    # The burst, then the threshold's worth of refusals: one mute, at the threshold.
+    assert flood(limits.burst + limits.flood_threshold - 1) == []
+    assert flood(1) == [MUTE_SECONDS]
+    # What was on its way when the mute began is refused, and mutes nothing more.
+    assert flood(10 * limits.flood_threshold) == []
+    clock.now += MUTE_SECONDS + 1  # the mute ends and the flood is still there
+    assert flood(limits.burst + 2 * limits.flood_threshold) == [2 * MUTE_SECONDS]
+    clock.now += 2 * MUTE_SECONDS
+    assert flood(limits.burst + 2 * limits.flood_threshold) == [4 * MUTE_SECONDS]
+    mutes = [4 * MUTE_SECONDS]
+    for _ in range(10):
+        clock.now += mutes[-1]
+        mutes += flood(limits.burst + 2 * limits.flood_threshold)
+    assert mutes[-3:] == [MUTE_MAX_SECONDS] * 3  # doubled up to the longest, and no further
+    assert mutes == sorted(mutes)
+    # A flood long after the last one starts again from the first mute's length.
+    clock.now += MUTE_MAX_SECONDS + REPORT_INTERVAL * 10
+    assert flood(limits.burst + 2 * limits.flood_threshold) == [MUTE_SECONDS]
+    # A console that merely hurries (twice the rate) is refused, never muted.
+    other = [gate.judge("bj-2", "status", STATUS, room=True) for _ in range(limits.burst)]
+    assert other == [Admitted()] * limits.burst
+    for step in range(100):
+        clock.now += 0.5
+        if step % 10 == 0:  # the daemon's reports, every interval
+            gate.take_reports()
+        verdict = gate.judge("bj-2", "status", STATUS, room=True)
+        assert not (isinstance(verdict, Refused) and verdict.mute_for)
