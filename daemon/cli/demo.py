@@ -488,6 +488,10 @@ async def _in_view(demo: Callable[..., Awaitable[DemoResult]], console: Console)
     with Live(render(pit), console=console, auto_refresh=False) as live:
 
         def redraw(topic: str, payload: bytes) -> None:
+            # The view's messages come through the demo's own client: the first one shows it
+            # connected (and before it the model knows nothing that a fresh connection drops).
+            if pit.broker != "connected":
+                pit.broker_connected()
             if pit.apply(topic, payload):
                 live.update(render(pit), refresh=True)
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+import io
 
 import aiohttp
+from rich.console import Console
 
-from daemon.cli.demo import free_port, run_demo
+from daemon.cli.demo import _in_view, free_port, run_demo
 
 
 async def test_the_demo_plays_rounds_of_each_game_through_its_embedded_broker() -> None:
@@ -56,3 +59,16 @@ async def _read_the_display(url: str) -> tuple[str, str]:
             stream = (await response.content.readuntil(b"\n\n")).decode()
             stream += (await response.content.readuntil(b"\n\n")).decode()
     return page, stream
+
+
+async def test_the_demo_view_shows_its_broker_connected_and_every_table_live() -> None:
+    """What `./scripts/demo` draws: the pit as `watch` draws it, never "connecting" once the
+    view's own client hears the pit (a new user saw every table OFFLINE for a whole run)."""
+    out = io.StringIO()
+    console = Console(file=out, width=200, force_terminal=False)
+    demo = functools.partial(run_demo, rounds=1, seed=5)
+    result = await _in_view(demo, console)
+    assert result.rounds == {"bj-1": 1, "da-1": 1, "ta-1": 1}
+    drawn = out.getvalue()
+    assert "broker: connected" in drawn
+    assert "OFFLINE" not in drawn
