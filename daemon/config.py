@@ -30,7 +30,7 @@ from drivers.transports import (
     is_absolute_path,
     is_host,
 )
-from rules.config import TableConfig, describe_value, unknown_setting
+from rules.config import TableConfig, describe_value, out_of_range, unknown_setting
 from rules.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -538,7 +538,7 @@ class _Section:
                 key, f"must be a whole number from {low} to {high}, not {describe_value(value)}"
             )
         elif value not in allowed:
-            self._refuse(key, f"must be from {low} to {high}, not {describe_value(value)}")
+            self._refuse(key, out_of_range(low, high, value))
         else:
             return value
         return default

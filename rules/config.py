@@ -263,7 +263,7 @@ class _Parser:
         if isinstance(value, bool) or not isinstance(value, int):
             self.refuse(key, f"must be a whole number, not {describe_value(value)}")
         elif not low <= value <= high:
-            self.refuse(key, f"must be from {low} to {high}, not {describe_value(value)}")
+            self.refuse(key, out_of_range(low, high, value))
         else:
             return value
         return default
@@ -509,6 +509,14 @@ def describe_value(value: object, *, show: bool = True) -> str:
     if not show or isinstance(value, list | dict):
         return kind
     return f"{kind} ({_shown(value)})"
+
+
+def out_of_range(low: object, high: object, value: int) -> str:
+    """A number of the right type outside its range: the number alone, as typed (a whole
+    number is not called "not a whole number")."""
+    if -_SHOWN_DIGITS_LIMIT < value < _SHOWN_DIGITS_LIMIT:
+        return f"must be from {low} to {high}, not {value}"
+    return f"must be from {low} to {high}, not a number of more than 15 digits"
 
 
 def _shown(value: object) -> str:

@@ -24,7 +24,7 @@ from daemon.topics import MAX_SEGMENT, Topics, valid_segment
 from drivers.backoff import BackoffPolicy
 from drivers.transports import is_absolute_path, is_host
 from drivers.transports.errors import SettingsError as BackoffSettingsError
-from rules.config import describe_value, unknown_setting
+from rules.config import describe_value, out_of_range, unknown_setting
 
 DEFAULT_PORT: Final = 1883
 DEFAULT_TLS_PORT: Final = 8883  # the IANA port for MQTT over TLS, used when [mqtt.tls] is set
@@ -480,7 +480,7 @@ def _whole_number_problem(value: object, low: int, high: int) -> str | None:
             f"must be a whole number from {low} to {high}, not {describe_value(value, show=False)}"
         )
     if not low <= value <= high:
-        return f"must be from {low} to {high}, not {describe_value(value)}"
+        return out_of_range(low, high, value)
     return None
 
 

@@ -434,7 +434,7 @@ def test_every_wrong_field_is_reported_at_once() -> None:
     )
     assert [(p.field, p.detail) for p in error.problems] == [
         ("decsk", "unknown setting; did you mean 'decks'?"),
-        ("seats", "must be from 1 to 7, not a whole number (9)"),
+        ("seats", "must be from 1 to 7, not 9"),
         ("limits.twenty_point_bonus.max", "must not be below the minimum"),
         (
             "paytable",
