@@ -302,8 +302,15 @@ def _password(
     try:
         text = Path(value).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        mistakes.append(((*where, key), f"cannot read {value!r}: {reason}"))
+        # Worded as the daemon words its own files' problems (daemon.mqtt.settings).
+        if isinstance(exc, FileNotFoundError):
+            reason = f"no such file: {value!r}"
+        elif isinstance(exc, PermissionError):
+            reason = f"the display may not read {value!r}: check its mode"
+        else:
+            detail = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            reason = f"cannot read {value!r}: {detail}"
+        mistakes.append(((*where, key), reason))
         return None
     password = text.removesuffix("\n").removesuffix("\r")
     if not password:

@@ -29,6 +29,7 @@ def test_every_example_configuration_checks(tmp_path: Path, certificates: Certif
     etc.mkdir()
     shutil.copy(certificates.ca, etc / "ca.crt")
     (etc / "mqtt-password").write_text("s3cret\n", encoding="utf-8")
+    (etc / "display-password").write_text("display-s3cret\n", encoding="utf-8")
     copies = []
     for example in EXAMPLES:
         copy = tmp_path / example.name

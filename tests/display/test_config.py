@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from daemon.cli.check_config import DISPLAY_PROBLEMS_HEADING
 from daemon.cli.command import HOST_PROBLEMS_HEADING
+from daemon.cli.exit_codes import ExitCode
 from daemon.config import ConfigErrors, load_config
 from daemon.display.config import DEFAULT_BIND, DEFAULT_PORT, load_display_config
 from daemon.mqtt.secret import Secret
@@ -103,10 +105,7 @@ username = "pit:boss"
     assert [str(error) for error in caught.value.errors] == [
         f"{where}:19: display.bind: an IP address to listen on, e.g. '127.0.0.1' or '0.0.0.0'",
         f"{where}:20: display.port: a whole number from 1 to 65535",
-        (
-            f"{where}:21: display.password_file: cannot read '/nonexistent/display-password': "
-            "No such file or directory"
-        ),
+        (f"{where}:21: display.password_file: no such file: '/nonexistent/display-password'"),
         (
             f"{where}:21: display.password_file: a password needs its broker user: set "
             "display.username"
@@ -143,13 +142,17 @@ def test_the_example_configuration_has_a_display_section_that_checks() -> None:
         check=False,
     )
     # The example names files of a table PC (/etc/shoe2mqtt/...): only those may be missing,
-    # and they are this host's problems, not mistakes in the file.
-    mistakes, _, host_problems = result.stderr.partition(HOST_PROBLEMS_HEADING)
+    # and they are this host's problems, not mistakes in the file; the display's own file
+    # is named too, under its own heading (the daemon's check alone would not read it).
+    mistakes, _, problems = result.stderr.partition(HOST_PROBLEMS_HEADING)
+    host_problems, _, display_problems = problems.partition(DISPLAY_PROBLEMS_HEADING)
     assert mistakes == "", result.stderr
     assert all(
-        "/etc/shoe2mqtt/" in line and ("cannot read" in line or "no such file" in line)
-        for line in host_problems.splitlines()
+        "/etc/shoe2mqtt/" in line and "no such file" in line
+        for line in (host_problems + display_problems).splitlines()
     ), result.stderr
+    assert "display.password_file: no such file" in display_problems, result.stderr
+    assert result.returncode == ExitCode.CONFIG
     assert "[display]" in EXAMPLE.read_text(encoding="utf-8")
 
 
