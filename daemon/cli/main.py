@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import TYPE_CHECKING, Final
 
@@ -21,11 +22,11 @@ from daemon.cli import (
     simulate,
     watch,
 )
+from daemon.cli.exit_codes import ExitCode
 from daemon.version import installed_version
 
 if TYPE_CHECKING:
     from daemon.cli.command import Command, Handler
-    from daemon.cli.exit_codes import ExitCode
 
 # In the order `shoe2mqtt --help` lists them: the auditor's and the service's commands, the
 # pit's, the engineer's shoe tools, then the journal, the mathematics and the API document.
@@ -66,4 +67,10 @@ def main(argv: list[str] | None = None) -> ExitCode:
     """
     args = build_parser().parse_args(argv)
     run_command: Handler = args.run
-    return run_command(args, sys.stdout, sys.stderr)
+    try:
+        return run_command(args, sys.stdout, sys.stderr)
+    except BrokenPipeError:
+        # Whoever read our output stopped reading (`| head`): what it did not want is no
+        # error. Standard output goes to /dev/null, so the flush at exit cannot fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return ExitCode.OK

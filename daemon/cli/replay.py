@@ -47,6 +47,8 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
         )
     except ReplayError as exc:
         return failure(err, "replay", f"{name}: {exc}")
+    except BrokenPipeError:
+        raise  # the output's reader left, not the input's fault: `main` ends quietly
     except (OSError, EOFError, UnicodeDecodeError) as exc:  # a damaged or foreign file
         return failure(err, "replay", f"{name}: cannot be read: {exc}")
     finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 import sys
 import tomllib
@@ -35,3 +36,28 @@ def test_the_demo_command_plays_the_rounds_asked_for_and_says_so() -> None:
     # rich wraps the summary at the console's width; the words are what count.
     summary = " ".join(result.stdout[result.stdout.index("demo finished: ") :].split())
     assert all(f"{table}: 1 round," in summary for table in ("bj-1", "da-1", "ta-1"))
+
+
+def _sixty_rounds(tmp_path: Path) -> Path:
+    """Sixty rounds of an example, each from a new shoe: more output than a pipe holds."""
+    header, *events = (REPO / "examples/triple-attack-dealer-22.jsonl").read_text().splitlines()
+    path = tmp_path / "sixty-rounds.jsonl"
+    path.write_text("\n".join([header, *events * 60]) + "\n", encoding="utf-8")
+    return path
+
+
+def test_output_piped_into_head_ends_quietly(tmp_path: Path) -> None:
+    """`shoe2mqtt replay … | head -c 1`: the reader leaving is not an error of ours (it was a
+    traceback in every command that prints, and here a replay blaming its input file for
+    the closed pipe). Sixty rounds print more than a pipe holds, so it writes on after
+    `head` has gone."""
+    typed = shlex.join([str(SHOE2MQTT), "replay", "--all", str(_sixty_rounds(tmp_path))])
+    result = subprocess.run(  # noqa: S603 - our own command in a shell pipeline, as typed
+        ["/bin/bash", "-c", f"set -o pipefail; {typed} | head -c 1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+    assert len(result.stdout) == 1
