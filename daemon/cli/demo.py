@@ -415,7 +415,10 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--seed", type=int, help="deal the same shoes again")
     cmd.add_argument("--pace", type=float, default=0.3, help="seconds per step (default 0.3)")
     cmd.add_argument(
-        "--no-view", dest="view", action="store_false", help="print settlements as JSON instead"
+        "--no-view",
+        dest="view",
+        action="store_false",
+        help="print settlements as JSON Lines instead",
     )
     shown = cmd.add_mutually_exclusive_group()
     shown.add_argument(
@@ -499,11 +502,11 @@ async def _in_view(demo: Callable[..., Awaitable[DemoResult]], console: Console)
 
 
 async def _as_json(demo: Callable[..., Awaitable[DemoResult]], console: Console) -> DemoResult:
-    """The demo's settlements printed as JSON, one after another as they are published."""
+    """The demo's settlements as JSON Lines, one a line as they are published (for `jq`)."""
 
     def show_settlement(topic: str, payload: bytes) -> None:
         if topic.endswith("/settlement"):
-            console.print_json(payload.decode())
+            console.out(payload.decode(), highlight=False)  # as sent: no markup, no wrapping
 
     return await demo(on_view=show_settlement)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import subprocess
@@ -31,7 +32,10 @@ def test_the_demo_command_plays_the_rounds_asked_for_and_says_so() -> None:
     """README: `./scripts/demo --rounds 5`, which runs `shoe2mqtt demo`; here one quick round."""
     result = shoe2mqtt("demo", "--rounds", "1", "--pace", "0", "--seed", "3", "--no-view")
     assert result.returncode == 0, result.stderr
-    assert '"type": "settlement"' in result.stdout
+    # JSON Lines: each settlement whole on its own line, as published (for `jq`).
+    settlements = [json.loads(line) for line in result.stdout.splitlines() if line[:1] == "{"]
+    assert settlements
+    assert {s["type"] for s in settlements} == {"settlement"}
     assert re.search(r"^pit display: http://127\.0\.0\.1:\d+/ ", result.stdout, re.MULTILINE)
     # rich wraps the summary at the console's width; the words are what count.
     summary = " ".join(result.stdout[result.stdout.index("demo finished: ") :].split())
