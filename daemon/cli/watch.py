@@ -84,8 +84,17 @@ def render_table(pit: PitModel, view: TableModel) -> Panel:
         Text(f"! {n.get('kind')}: {n.get('message')}", style="magenta")
         for n in list(view.notices)[-3:]
     ]
+    # What the pit display makes stand out (a journal that cannot be written, a reader
+    # fault, cards held or awaiting entry, a floorperson), in the same words; the title has
+    # said OFFLINE and REVIEW already.
+    alerts = [
+        Text(f"{alert['label']}: {alert['text']}", style=_ALERT_STYLES.get(alert["class"], "bold"))
+        for alert in pit.view(view.table)["alerts"]
+        if alert["label"] not in _IN_THE_TITLE
+    ]
     return Panel(
         Group(
+            *alerts,
             Text(f"dealer: {dealer_cards}  ({_or_dash(dealer.get('total'))})"),
             seats,
             settled,
@@ -95,6 +104,10 @@ def render_table(pit: PitModel, view: TableModel) -> Panel:
         title_align="left",
         border_style="" if live else "red",
     )
+
+
+_ALERT_STYLES: Final = {"fault": "bold red", "entry": "bold yellow", "review": "bold yellow"}
+_IN_THE_TITLE: Final = frozenset({"OFFLINE", "REVIEW"})
 
 
 def _or_dash(value: object) -> str:

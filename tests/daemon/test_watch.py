@@ -100,3 +100,13 @@ def test_watch_shows_every_settlement_of_the_round_in_the_rules_order() -> None:
         if len(row) >= 5 and row[1].endswith("_attack") and not row[2].endswith(",")
     ]
     assert shown == [(s["seat"], s["wager"]) for s in settled]
+
+
+def test_a_journal_that_cannot_be_written_stands_out() -> None:
+    """`<table>/journal` (issue 13): the pit sees that the table waits for its disk."""
+    pit = _round()
+    failing = {"state": "failing", "reason": "the disk is full", "since": "…", "node": "pc-a"}
+    pit.apply("casino/bj1/journal", json.dumps(failing).encode())
+    assert "JOURNAL: the disk is full: the table waits for it" in " ".join(_screen(pit).split())
+    pit.apply("casino/bj1/journal", json.dumps({"state": "ok", "node": "pc-a"}).encode())
+    assert "JOURNAL" not in _screen(pit)
