@@ -96,10 +96,12 @@ def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
             f"{rate:,.0f} rounds a second (seed {args.seed})\n"
         )
         out.write(
-            "every line agrees with the exact figures (within 4 standard errors)\n"
+            "every line agrees with the exact figures (within 4 standard errors, or as likely "
+            "for a rare line)\n"
             if agrees
-            else "DISAGREEMENT: a line marked !! is more than 4 standard errors from the exact "
-            "figure: a bug in the engine or in the analysis\n"
+            else "DISAGREEMENT: a line marked !! is further from the exact figure than 4 standard "
+            "errors (or, for a rare line, than chance allows as often): a bug in the engine or "
+            "in the analysis\n"
         )
     return ExitCode.OK if agrees else ExitCode.FAILURE
 
