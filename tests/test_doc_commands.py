@@ -1,5 +1,6 @@
 """Every `shoe2mqtt` command line the README and docs/ show in a code block is one the
-parser accepts: a flag renamed or removed fails here, not for the engineer who copies it.
+parser accepts, and every benchmark they show (`uv run python -m bench.…`) exists and takes
+the options shown: a flag renamed or removed fails here, not for the engineer who copies it.
 
 The commands that matter most are also run as a user types them, by the tests of each
 command (the demo, emulate beside listen, run beside watch, check-config, journal, replay);
@@ -12,6 +13,8 @@ import contextlib
 import io
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 from typing import Final
 
@@ -83,3 +86,43 @@ def test_a_documented_command_is_one_the_parser_accepts(where: str, args: str) -
         except SystemExit as exit_:  # --version and --help end the parse with 0
             code = exit_.code
     assert code == 0, f"{where}: shoe2mqtt {args.strip()}\n{errors.getvalue()}"
+
+
+# `uv run python -m bench.e2e.latency --settlements 3000`, `uv run python bench/chaos.py …`,
+# in a code block or between backticks in the prose.
+_BENCH: Final = re.compile(
+    r"uv run python (?P<target>-m bench[\w.]*|bench/[\w/]+\.py)(?P<args>[^`\n]*)"
+)
+
+
+def _documented_benchmarks() -> dict[str, set[str]]:
+    """Each benchmark the docs show, with every option they show it with."""
+    found: dict[str, set[str]] = {}
+    for document in DOCUMENTS:
+        for match in _BENCH.finditer(document.read_text(encoding="utf-8")):
+            options = found.setdefault(match["target"], set())
+            options.update(re.findall(r"(?<![\w-])--[a-z][\w-]*", match["args"]))
+    return found
+
+
+BENCHMARKS: Final = _documented_benchmarks()
+
+
+def test_the_docs_show_the_benchmarks_this_test_reads() -> None:
+    assert "-m bench.e2e.latency" in BENCHMARKS
+    assert "bench/chaos.py" in BENCHMARKS
+
+
+@pytest.mark.parametrize("target", sorted(BENCHMARKS))
+def test_a_documented_benchmark_runs_with_the_options_shown(target: str) -> None:
+    helped = subprocess.run(  # noqa: S603 - our own benchmark's --help
+        [sys.executable, *target.split(), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=ROOT,
+    )
+    assert helped.returncode == 0, helped.stderr
+    missing = {option for option in BENCHMARKS[target] if option not in helped.stdout}
+    assert not missing, f"{target} has no {sorted(missing)}:\n{helped.stdout}"
