@@ -38,9 +38,9 @@ def _check(path: Path, out: TextIO, err: TextIO) -> bool:
         config = load_config(path)
     except ConfigErrors as exc:
         write_config_errors(err, exc)
-        _write_display_problems(path, err, reported={str(e) for e in exc.errors})
+        _write_display_problems(path, err)
         return False
-    if _write_display_problems(path, err, reported=set()):
+    if _write_display_problems(path, err):
         return False
     err.writelines(f"{note} (deprecated)\n" for note in config.deprecations)
     tables = ", ".join(
@@ -50,23 +50,15 @@ def _check(path: Path, out: TextIO, err: TextIO) -> bool:
     return True
 
 
-def _write_display_problems(path: Path, err: TextIO, *, reported: set[str]) -> bool:
+def _write_display_problems(path: Path, err: TextIO) -> bool:
     """What `shoe2mqtt display` would refuse in the file's `[display]` section that the
     daemon's own check does not see: the daemon checks that section's shape only (the
     display's password and certificate files are the display's, which the daemon's user may
     rightly be unable to read), so a file that `run` accepts could still stop the display.
     True when there were any; they are listed under their own heading."""
-    from daemon.config import ConfigErrors
-    from daemon.display.config import load_display_config
+    from daemon.display.config import file_problems
 
-    try:
-        load_display_config(path)
-    except ConfigErrors as exc:
-        problems = [
-            e for e in exc.errors if e.field.startswith("display") and str(e) not in reported
-        ]
-    else:
-        return False
+    problems = file_problems(path)
     if problems:
         err.write(DISPLAY_PROBLEMS_HEADING)
         err.writelines(f"{problem}\n" for problem in problems)

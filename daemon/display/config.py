@@ -169,6 +169,26 @@ def load_display_config(path: Path, *, environ: Mapping[str, str] | None = None)
     return DisplayConfig(path, mqtt, display, log_format, log_level)
 
 
+def file_problems(path: Path) -> list[ConfigFileError]:
+    """What the display would refuse in `path`'s `[display]` section that a check of its
+    shape alone (the daemon's: `check_display(read_files=False)`) cannot see: its password
+    and certificate files missing, unreadable or empty. None when the file does not read
+    as TOML (the daemon's check says why) or has no `[display]`."""
+    try:
+        document, text = read_toml(path)
+    except ConfigFileError:
+        return []
+    section = document.get("display")
+    if section is None:
+        return []
+    shape = set(check_display(section, read_files=False)[1])
+    return [
+        ConfigFileError(str(path), locate(text, where), format_field(where), message)
+        for where, message in check_display(section)[1]
+        if (where, message) not in shape
+    ]
+
+
 def _broker(
     section: object,
     display: DisplaySettings | None,
