@@ -165,7 +165,8 @@ def _message(name: str, payload: dict[str, Any], summary: str) -> dict[str, Any]
 def build(base: str = "shoe2mqtt") -> dict[str, Any]:
     """The whole document for a daemon publishing under `base`."""
     api = _Channels()
-    _bridge_channel(api, base)
+    _bridge_channels(api, base)
+    _table_presence_channels(api, base)
     _table_channels(api, base)
     _event_channels(api, base)
     _notice_channel(api, base)
@@ -219,11 +220,11 @@ class _Channels:
 
 
 _TABLE = {"table": {"description": "the table's configured id"}}
+_NODE = {"node": {"description": "the daemon's node name ([mqtt] node)"}}
 
 
-def _bridge_channel(api: _Channels, base: str) -> None:
-    """Each daemon's own state and info, and each table's availability (decision D1,
-    docs/mqtt.md)."""
+def _bridge_channels(api: _Channels, base: str) -> None:
+    """Each daemon's own state and info (decision D1, docs/mqtt.md)."""
     message = _message(
         "bridge_state",
         {"type": "string", "enum": [ONLINE, OFFLINE]},
@@ -235,7 +236,7 @@ def _bridge_channel(api: _Channels, base: str) -> None:
         "Availability of one daemon (retained, QoS 1). A table is live iff its availability "
         "says online and so does the bridge state of the node it names.",
         {**message, "contentType": "text/plain"},
-        parameters={"node": {"description": "the daemon's node name ([mqtt] node)"}},
+        parameters=_NODE,
     )
     api.add(
         "bridge_info",
@@ -262,8 +263,12 @@ def _bridge_channel(api: _Channels, base: str) -> None:
             ),
             "retained; a state, so no envelope",
         ),
-        parameters={"node": {"description": "the daemon's node name ([mqtt] node)"}},
+        parameters=_NODE,
     )
+
+
+def _table_presence_channels(api: _Channels, base: str) -> None:
+    """Each table's availability (decision D1) and whether its journal can be written."""
     api.add(
         "availability",
         f"{base}/{{table}}/availability",

@@ -48,6 +48,7 @@ from daemon.inbound import LINK_EVENTS, is_journaled, to_record
 from daemon.journal import (
     JOURNAL_FILE,
     Checkpoint,
+    History,
     Journal,
     JournalError,
     JournalEvent,
@@ -192,18 +193,7 @@ class Daemon:
             self.journal, config.outbox_limit, on_high_water=self._outbox_filling
         )
         self.tables = {
-            setup.table.table_id: _Table(
-                setup,
-                # Replaced by the journal's replay of the table as the daemon starts.
-                TableService(
-                    setup.table,
-                    self.topics,
-                    Envelopes(setup.table.table_id),
-                    protocol=setup.shoe.protocol,
-                ),
-                driver_factory(setup),
-                TableInbox(config.requests.queue),
-            )
+            setup.table.table_id: self._new_table(setup, driver_factory(setup))
             for setup in config.tables
         }
         self.gate = RequestGate(config.requests, self.tables)
@@ -223,25 +213,7 @@ class Daemon:
         )
         for table in self.tables.values():
             table.service.observer = self.metrics
-        self.link = MqttLink(
-            config.mqtt,
-            self.outbox,
-            on_message=self._on_message,
-            subscriptions=[self.topics.request_filter(t) for t in self.tables],
-            on_state_change=self._on_link_state,
-            on_client_id_in_use=self._client_id_in_use,
-            # Announced once connected, and the link runs only after `_recover`: a table is
-            # `online` once it is rebuilt from the journal (decision D1, docs/mqtt.md).
-            presences=[
-                Presence(
-                    self.topics.availability(t),
-                    availability_payload(ONLINE, config.mqtt.node),
-                    availability_payload(OFFLINE, config.mqtt.node),
-                )
-                for t in self.tables
-            ]
-            + [self._info_presence()],
-        )
+        self.link = self._mqtt_link()
         self.logging = config.logging  # as configured by run_service, changed by reloads
         self._stop = asyncio.Event()
         self._on_ready = on_ready
@@ -255,6 +227,42 @@ class Daemon:
             config.mqtt.node,
             self.outbox.add_state,
             lambda: self.notifier.status(self._status_text()),
+        )
+
+    def _new_table(self, setup: TableSetup, driver: ShoeDriver) -> _Table:
+        return _Table(
+            setup,
+            # Replaced by the journal's replay of the table as the daemon starts.
+            TableService(
+                setup.table,
+                self.topics,
+                Envelopes(setup.table.table_id),
+                protocol=setup.shoe.protocol,
+            ),
+            driver,
+            TableInbox(self.config.requests.queue),
+        )
+
+    def _mqtt_link(self) -> MqttLink:
+        node = self.config.mqtt.node
+        return MqttLink(
+            self.config.mqtt,
+            self.outbox,
+            on_message=self._on_message,
+            subscriptions=[self.topics.request_filter(t) for t in self.tables],
+            on_state_change=self._on_link_state,
+            on_client_id_in_use=self._client_id_in_use,
+            # Announced once connected, and the link runs only after `_recover`: a table is
+            # `online` once it is rebuilt from the journal (decision D1, docs/mqtt.md).
+            presences=[
+                Presence(
+                    self.topics.availability(t),
+                    availability_payload(ONLINE, node),
+                    availability_payload(OFFLINE, node),
+                )
+                for t in self.tables
+            ]
+            + [self._info_presence()],
         )
 
     def stop(self) -> None:
@@ -347,62 +355,71 @@ class Daemon:
             await self._readable("reading the journal", self.journal.legacy_messages)
         )
         for table_id, table in self.tables.items():
-            self._starting = f"replaying the journal of table {table_id}"
-            history = await self._readable(
-                self._starting, functools.partial(self.journal.history, table_id)
-            )
-            configured = table.setup.table.to_mapping()
-            new = history.checkpoint is None and history.first_config is None
-            replay = TableReplay.begin(
-                history.table,
-                self.topics,
-                self.journal.epoch,
-                checkpoint=history.checkpoint,
-                first_config=configured if new else history.first_config,
-                protocol=table.setup.shoe.protocol,
-                quiet=False,
-            )
-            table.replay, table.service = replay, replay.service
+            await self._recover_table(table_id, table)
+
+    async def _recover_table(self, table_id: str, table: _Table) -> None:
+        """Replay one table's history; queue its start (and new settings) as its first items."""
+        self._starting = f"replaying the journal of table {table_id}"
+        history = await self._readable(
+            self._starting, functools.partial(self.journal.history, table_id)
+        )
+        configured = table.setup.table.to_mapping()
+        new = history.checkpoint is None and history.first_config is None
+        replay = TableReplay.begin(
+            history.table,
+            self.topics,
+            self.journal.epoch,
+            checkpoint=history.checkpoint,
+            first_config=configured if new else history.first_config,
+            protocol=table.setup.shoe.protocol,
+            quiet=False,
+        )
+        table.replay, table.service = replay, replay.service
+        table.checkpoint_n = replay.n
+        await self._replay_events(table_id, replay, history)
+        if history.events:
+            self.journal.note_checkpoint(replay.checkpoint())
             table.checkpoint_n = replay.n
-            delivered = history.table.delivered_seq
-            # A long replay (an upgraded journal's first) keeps the last round's end of each
-            # hour as a checkpoint, as live play would have: the archive cuts days there.
-            hourly: dict[str, Checkpoint] = {}
-            with replay.service.replaying():
-                for count, event in enumerate(history.events, start=1):
-                    applied = replay.apply(event)
-                    self.outbox.add(table_id, [m for m in applied.messages if m.seq > delivered])
-                    if applied.ended is not None:
-                        self.journal.note_checkpoint(None, applied.ended)
-                        hourly[event.at[:13]] = replay.checkpoint()
-                    if count % 1000 == 0:
-                        total = len(history.events)
-                        self._starting = f"replaying table {table_id}: {count} of {total} events"
-                        await asyncio.sleep(0)  # systemd's keep-alive runs meanwhile
-            for checkpoint in hourly.values():
-                self.journal.note_checkpoint(checkpoint)
-            if history.events:
-                self.journal.note_checkpoint(replay.checkpoint())
-                table.checkpoint_n = replay.n
-            replay.service.observer = self.metrics  # counted from now: the replay was, before
-            # The start and new settings are the table's first items, journaled by its
-            # consumer like any other: on a full disk they wait there, the daemon runs on.
-            if new:  # the settings first: a replay from the table's first event starts there
-                table.queue.put_nowait(ConfigItem(table.setup.table))
-            table.queue.put_nowait(StartItem(table.setup.shoe.protocol))
-            service = table.service
-            if not new and (service.pending_config or service.config).to_mapping() != configured:
-                table.queue.put_nowait(ConfigItem(table.setup.table))
-            self.storage.ok(table_id)
-            log.info(
-                "journal.replayed",
-                table=table_id,
-                events=len(history.events),
-                since=None if history.checkpoint is None else history.checkpoint.n,
-                resending=len(self.outbox),
-                round=service.round_id,
-                review=list(service.review),
-            )
+        replay.service.observer = self.metrics  # counted from now: the replay was, before
+        # The start and new settings are the table's first items, journaled by its
+        # consumer like any other: on a full disk they wait there, the daemon runs on.
+        if new:  # the settings first: a replay from the table's first event starts there
+            table.queue.put_nowait(ConfigItem(table.setup.table))
+        table.queue.put_nowait(StartItem(table.setup.shoe.protocol))
+        service = table.service
+        if not new and (service.pending_config or service.config).to_mapping() != configured:
+            table.queue.put_nowait(ConfigItem(table.setup.table))
+        self.storage.ok(table_id)
+        log.info(
+            "journal.replayed",
+            table=table_id,
+            events=len(history.events),
+            since=None if history.checkpoint is None else history.checkpoint.n,
+            resending=len(self.outbox),
+            round=service.round_id,
+            review=list(service.review),
+        )
+
+    async def _replay_events(self, table_id: str, replay: TableReplay, history: History) -> None:
+        """Apply the journaled events after the checkpoint; queue again what the broker may not
+        have had (past the table's watermark)."""
+        delivered = history.table.delivered_seq
+        # A long replay (an upgraded journal's first) keeps the last round's end of each
+        # hour as a checkpoint, as live play would have: the archive cuts days there.
+        hourly: dict[str, Checkpoint] = {}
+        with replay.service.replaying():
+            for count, event in enumerate(history.events, start=1):
+                applied = replay.apply(event)
+                self.outbox.add(table_id, [m for m in applied.messages if m.seq > delivered])
+                if applied.ended is not None:
+                    self.journal.note_checkpoint(None, applied.ended)
+                    hourly[event.at[:13]] = replay.checkpoint()
+                if count % 1000 == 0:
+                    total = len(history.events)
+                    self._starting = f"replaying table {table_id}: {count} of {total} events"
+                    await asyncio.sleep(0)  # systemd's keep-alive runs meanwhile
+        for checkpoint in hourly.values():
+            self.journal.note_checkpoint(checkpoint)
 
     # ---------------------------------------------------------------- the loop
     def _from_driver(self, table: _Table) -> Emit:

@@ -87,6 +87,13 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
         help="heartbeat after this much silence (reference protocol; 0: never; default 2)",
     )
     cmd.add_argument("--link", type=Path, help="keep a symlink here to the port, e.g. /tmp/shoe0")
+    cmd.add_argument(
+        "--verbose", "-v", action="store_true", help="print every card dealt as a JSON line"
+    )
+    _add_fault_arguments(cmd)
+
+
+def _add_fault_arguments(cmd: argparse.ArgumentParser) -> None:
     faults = cmd.add_argument_group("line faults", "each a chance per frame, 0 to 1")
     for name, text in _LINE_FAULTS:
         faults.add_argument(f"--{name}", type=float, default=0.0, metavar="RATE", help=text)
@@ -95,9 +102,6 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
     )
     faults.add_argument(
         "--unplug-for", type=float, default=1.0, metavar="SECONDS", help="and for this long"
-    )
-    cmd.add_argument(
-        "--verbose", "-v", action="store_true", help="print every card dealt as a JSON line"
     )
 
 

@@ -255,30 +255,8 @@ class MqttSettings:
         host's (`host` True: a file missing or unreadable, an environment variable unset).
         """
         environ = os.environ if environ is None else environ
-        problems = [
-            MqttSettingsError(f"mqtt.{key}", unknown_setting(key, _KNOWN_KEYS - {"password"}))
-            for key in sorted(table.keys() - _KNOWN_KEYS)
-        ]
-        if "password" in table:
-            problems.append(
-                MqttSettingsError(
-                    "mqtt.password",
-                    "the password must not be in the config file: put it in a file readable "
-                    "only by the daemon and set mqtt.password_file, or set mqtt.password_env "
-                    "to the name of an environment variable holding it",
-                )
-            )
-        given = {key: table[key] for key in _PLAIN_KEYS if key in table}
-        if "host" not in table:
-            problems.append(
-                MqttSettingsError("mqtt.host", "is required: the broker's host name or address")
-            )
-            given["host"] = "localhost"  # a stand-in, so that the other fields are judged
-        if given.get("client_id") == "":  # empty would quietly mean the default
-            problems.append(
-                MqttSettingsError("mqtt.client_id", "must not be empty; or leave it out")
-            )
-            del given["client_id"]
+        problems: list[MqttSettingsError] = []
+        given = _plain_settings(table, problems)
         tls = _tls_from(table["tls"], problems, read_files=read_files) if "tls" in table else None
         given.setdefault("port", DEFAULT_TLS_PORT if "tls" in table else DEFAULT_PORT)
         given.setdefault("node", default_node(environ))
@@ -298,6 +276,36 @@ class MqttSettings:
         if problems or settings is None:
             raise MqttSettingsError.of_all(problems)
         return settings
+
+
+def _plain_settings(
+    table: Mapping[str, object], problems: list[MqttSettingsError]
+) -> dict[str, object]:
+    """The plain keys as the file gives them; its mistakes among them go to `problems` (an
+    unknown key, a password in the file, no host, an empty client id)."""
+    problems.extend(
+        MqttSettingsError(f"mqtt.{key}", unknown_setting(key, _KNOWN_KEYS - {"password"}))
+        for key in sorted(table.keys() - _KNOWN_KEYS)
+    )
+    if "password" in table:
+        problems.append(
+            MqttSettingsError(
+                "mqtt.password",
+                "the password must not be in the config file: put it in a file readable "
+                "only by the daemon and set mqtt.password_file, or set mqtt.password_env "
+                "to the name of an environment variable holding it",
+            )
+        )
+    given = {key: table[key] for key in _PLAIN_KEYS if key in table}
+    if "host" not in table:
+        problems.append(
+            MqttSettingsError("mqtt.host", "is required: the broker's host name or address")
+        )
+        given["host"] = "localhost"  # a stand-in, so that the other fields are judged
+    if given.get("client_id") == "":  # empty would quietly mean the default
+        problems.append(MqttSettingsError("mqtt.client_id", "must not be empty; or leave it out"))
+        del given["client_id"]
+    return given
 
 
 _PLAIN_KEYS: Final = ("host", "port", "node", "client_id", "keepalive", "base_topic", "username")

@@ -97,6 +97,26 @@ async def _archive_now(state: Path) -> list[ArchiveFile]:
     return written
 
 
+def _assert_upgraded_and_kept(state: Path, events_before: list[tuple[Any, ...]]) -> None:
+    """The journal is at today's schema, with every event it had, in order, as it was."""
+    journal = state / "journal.sqlite3"
+    assert _rows(journal, "SELECT value FROM meta WHERE key = 'schema'") == [(str(SCHEMA_VERSION),)]
+    # Every event is kept, in order, as it was (bodies in the one canonical form).
+    kept = _rows(journal, "SELECT table_id, kind, body, at FROM events ORDER BY id")
+    assert [(t, k, json.loads(b), a) for t, k, b, a in kept[: len(events_before)]] == [
+        (t, k, json.loads(b), a) for t, k, b, a in events_before
+    ]
+    assert _rows(journal, "SELECT count(*) FROM legacy_outbox") == [(0,)]
+    reader = JournalReader(journal, Archive(state / "archive"))
+    try:
+        assert all(verdict.ok for verdict in reader.verify()), reader.verify()
+        listed = [(r.entry.table_id, r.entry.round_id, r.open) for r in reader.rounds()]
+        assert listed == [("bj-1", 1, False), ("bj-1", 2, True), ("ta-1", 1, False)]
+        assert reader.find("bj-1", 1).entry.settlements == 3
+    finally:
+        reader.close()
+
+
 async def test_a_schema_1_journal_is_upgraded_in_place_and_its_tables_go_on(
     tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
@@ -132,21 +152,7 @@ async def test_a_schema_1_journal_is_upgraded_in_place_and_its_tables_go_on(
         assert pit.messages.index(later) < pit.messages.index(dealt)
         assert dealt.body["seq"] > notice.body["seq"]
         assert dealt.body["to"] == "dealer"
-    assert _rows(journal, "SELECT value FROM meta WHERE key = 'schema'") == [(str(SCHEMA_VERSION),)]
-    # Every event is kept, in order, as it was (bodies in the one canonical form).
-    kept = _rows(journal, "SELECT table_id, kind, body, at FROM events ORDER BY id")
-    assert [(t, k, json.loads(b), a) for t, k, b, a in kept[: len(events_before)]] == [
-        (t, k, json.loads(b), a) for t, k, b, a in events_before
-    ]
-    assert _rows(journal, "SELECT count(*) FROM legacy_outbox") == [(0,)]
-    reader = JournalReader(journal, Archive(state / "archive"))
-    try:
-        assert all(verdict.ok for verdict in reader.verify()), reader.verify()
-        listed = [(r.entry.table_id, r.entry.round_id, r.open) for r in reader.rounds()]
-        assert listed == [("bj-1", 1, False), ("bj-1", 2, True), ("ta-1", 1, False)]
-        assert reader.find("bj-1", 1).entry.settlements == 3
-    finally:
-        reader.close()
+    _assert_upgraded_and_kept(state, events_before)
 
     # The next start sends nothing old again.
     async with _daemon(state, mosquitto, "6C") as (pit, _, _):
