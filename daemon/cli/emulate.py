@@ -38,6 +38,11 @@ _LINE_FAULTS: Final = (
 )
 
 
+def _fault_fields() -> list[str]:
+    """`FaultRates`' fields, as argparse names the options above (`--bad-checksum`)."""
+    return [option.replace("-", "_") for option, _ in _LINE_FAULTS]
+
+
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--protocol", choices=PROTOCOLS, default="reference")
     cmd.add_argument("--decks", type=int, default=6, help="decks in the shoe (default 6)")
@@ -117,14 +122,7 @@ def emulator_settings(args: argparse.Namespace) -> EmulatorSettings:
         script=args.cards,
         seed=args.seed,
         pace=args.pace or None,
-        faults=FaultRates(
-            noise=args.noise,
-            drop=args.drop,
-            bad_checksum=args.bad_checksum,
-            split=args.split,
-            repeat=args.repeat,
-            unreadable=args.unreadable,
-        ),
+        faults=FaultRates(**{field: getattr(args, field) for field in _fault_fields()}),
         copies=args.copies,
         heartbeat_interval=args.heartbeat or None,
         kept_frames=args.kept_frames,
