@@ -248,6 +248,18 @@ class Shoe:
 WagerPlan: TypeAlias = Mapping[int, Mapping[WagerKind, Cents]]  # seat -> kind -> amount
 
 
+def wagers_by_step(config: TableConfig, plan: WagerPlan) -> dict[Step | None, list[PlaceWager]]:
+    """The plan's wagers by the deal step after which their window opens (None: at the
+    start), each step's in the game's order of wagers, then seat 1 up."""
+    by_step: dict[Step | None, list[PlaceWager]] = {}
+    for rule in config.rules.wagers:
+        for seat in sorted(plan):
+            amount = plan[seat].get(rule.kind)
+            if amount is not None:
+                by_step.setdefault(rule.opens_after, []).append(PlaceWager(seat, rule.kind, amount))
+    return by_step
+
+
 class SimulatedRound:
     """The next legal event of one round, worked out from the public view.
 
@@ -269,15 +281,7 @@ class SimulatedRound:
         self.cards = cards
         self.rng = rng
         self.policy = policy
-        rules = config.rules
-        # Wagers by the deal step after which their window opens (None: at the start).
-        self._by_step: dict[Step | None, list[PlaceWager]] = {}
-        for rule in rules.wagers:
-            for seat in sorted(wagers):
-                amount = wagers[seat].get(rule.kind)
-                if amount is not None:
-                    event = PlaceWager(seat, rule.kind, amount)
-                    self._by_step.setdefault(rule.opens_after, []).append(event)
+        self._by_step = wagers_by_step(config, wagers)
         self._pending: list[TableEvent] = list(reversed(self._by_step.pop(None, [])))
         self._started = False
         self._owe_card = False

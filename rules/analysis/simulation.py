@@ -26,10 +26,17 @@ from typing import TYPE_CHECKING, Any
 from rules.analysis.dealer_totals import final_total_name
 from rules.config import TableConfig
 from rules.engine import TableEngine
-from rules.events import DealCard, PlaceWager, PlayerAction, VoidRound
+from rules.events import DealCard, PlayerAction, VoidRound
 from rules.games import Action, Game, Step, WagerKind
 from rules.outputs import HandCompleted, Result, RoundEnded, Settlement
-from rules.player import Dealer, Decision, PlayedRound, WagerPlan, basic_strategy_policy
+from rules.player import (
+    Dealer,
+    Decision,
+    PlayedRound,
+    WagerPlan,
+    basic_strategy_policy,
+    wagers_by_step,
+)
 from rules.player import legal_actions as legal_actions_for
 from rules.table import Round, RoundStage
 
@@ -200,17 +207,9 @@ class FastRoundPlayer:
         self.dealer = Dealer(self.engine, rng)
         self.rng = rng
         plan = wager_plan(config) if plan is None else plan
-        rules = config.rules
-        # As SimulatedRound: each wager placed as its window opens, by rule then seat 1 up.
-        self._wagers_after: dict[Step | None, list[PlaceWager]] = {}
-        for rule in rules.wagers:
-            for seat in sorted(plan):
-                amount = plan[seat].get(rule.kind)
-                if amount is not None:
-                    self._wagers_after.setdefault(rule.opens_after, []).append(
-                        PlaceWager(seat, rule.kind, amount)
-                    )
-        self._dealt_in = sum(1 for seat in plan.values() if rules.main_wager in seat)
+        # As SimulatedRound: each wager placed as its window opens.
+        self._wagers_after = wagers_by_step(config, plan)
+        self._dealt_in = sum(1 for seat in plan.values() if config.rules.main_wager in seat)
 
     def play(self) -> PlayedRound:
         """One round, and the shuffle and burns before it when the shoe is low."""
