@@ -249,17 +249,36 @@ def _logging(section: object, mistakes: list[Mistake]) -> tuple[str, str]:
     return str(fmt), str(level)
 
 
-def _https(section: object, mistakes: list[Mistake], *, read: bool) -> ssl.SSLContext | None:
+def _sub_table(
+    section: object,
+    name: str,
+    keys: frozenset[str],
+    mistakes: list[Mistake],
+    *,
+    shape: str,
+    judged_apart: frozenset[str] = frozenset(),
+) -> dict[str, Any] | None:
+    """`[display.<name>]` if it is a table, each unknown key in it a mistake; None if absent or
+    not a table. `judged_apart`: keys that are not settings but get a message of their own."""
+    if section is None:
+        return None
+    where = ("display", name)
+    if not isinstance(section, dict):
+        mistakes.append((where, f"must be a table ([display.{name}]) with {shape}"))
+        return None
+    settings = ", ".join(sorted(keys))
+    mistakes.extend(
+        ((*where, key), f"unknown setting; settings: {settings}")
+        for key in sorted(set(section) - keys - judged_apart)
+    )
+    return section
+
+
+def _https(value: object, mistakes: list[Mistake], *, read: bool) -> ssl.SSLContext | None:
+    section = _sub_table(value, "https", _HTTPS_KEYS, mistakes, shape="cert_file and key_file")
     if section is None:
         return None
     where = ("display", "https")
-    if not isinstance(section, dict):
-        mistakes.append((where, "must be a table ([display.https]) with cert_file and key_file"))
-        return None
-    mistakes.extend(
-        ((*where, key), "unknown setting; settings: cert_file, key_file")
-        for key in sorted(set(section) - _HTTPS_KEYS)
-    )
     files: dict[str, str] = {}
     for key in sorted(_HTTPS_KEYS):
         value = section.get(key)
@@ -281,17 +300,18 @@ def _https(section: object, mistakes: list[Mistake], *, read: bool) -> ssl.SSLCo
     return context
 
 
-def _login(section: object, mistakes: list[Mistake], *, read: bool) -> Login | None:
+def _login(value: object, mistakes: list[Mistake], *, read: bool) -> Login | None:
+    section = _sub_table(
+        value,
+        "login",
+        _LOGIN_KEYS,
+        mistakes,
+        shape="username, password_file",
+        judged_apart=frozenset({"password"}),  # never in this file: `_password` says so
+    )
     if section is None:
         return None
     where = ("display", "login")
-    if not isinstance(section, dict):
-        mistakes.append((where, "must be a table ([display.login]) with username, password_file"))
-        return None
-    mistakes.extend(
-        ((*where, key), "unknown setting; settings: password_file, username")
-        for key in sorted(set(section) - _LOGIN_KEYS - {"password"})
-    )
     username = section.get("username")
     if not isinstance(username, str) or not username or ":" in username:
         # RFC 7617: the user name and password are joined by the first colon.
