@@ -11,26 +11,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import aiomqtt
 import pytest
 
 from daemon.availability import Liveness, availability_payload
+from daemon.testing import DaemonProcess, write_service_config
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
+    from pathlib import Path
 
     from daemon.testing import Mosquitto
 
 BASE = "shoe2mqtt"
 STEP = 15.0  # seconds: a daemon process starting, or the broker noticing one died
 NODES = {"pc-a": "bj-1", "pc-b": "bj-2"}
-ROOT = Path(__file__).parents[2]
 
 
 @dataclass
@@ -75,52 +74,24 @@ async def display_on(broker: Mosquitto) -> AsyncIterator[Display]:
             await asyncio.wait([follower])
 
 
-def _config(directory: Path, broker: Mosquitto, node: str, shoe_path: str) -> Path:
-    path = directory / f"{node}.toml"
-    path.write_text(
-        f"""\
-[mqtt]
-host = "{broker.host}"
-port = {broker.port}
-node = "{node}"
-reconnect = {{ initial = 0.05, maximum = 0.5 }}
-
-[logging]
-format = "json"
-level = "warning"
-
-[journal]
-state_directory = "{directory / node}"
-
-[[table]]
-id = "{NODES[node]}"
-game = "blackjack"
-limits.blackjack = {{ min = "10", max = "500" }}
-limits.twenty_point_bonus = {{ min = "5", max = "100" }}
-shoe = {{ protocol = "reference", transport = "serial", port = "{shoe_path}" }}
-""",
-        encoding="utf-8",
+def _daemon(directory: Path, broker: Mosquitto, node: str, shoe_path: str) -> DaemonProcess:
+    table = {
+        "id": NODES[node],
+        "game": "blackjack",
+        "limits": {
+            "blackjack": {"min": "10", "max": "500"},
+            "twenty_point_bonus": {"min": "5", "max": "100"},
+        },
+    }
+    config = write_service_config(
+        directory / f"{node}.toml",
+        broker,
+        node=node,
+        state_directory=directory / node,
+        tables=[(table, shoe_path)],
+        reconnect=(0.05, 0.5),
     )
-    return path
-
-
-async def _start(config: Path) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "daemon.cli", "run", "--config", str(config),
-        cwd=ROOT, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-
-
-async def _end(process: asyncio.subprocess.Process, stop: signal.Signals) -> str:
-    """Send `stop`, reap the process, return what it wrote to stderr."""
-    if process.returncode is None:
-        process.send_signal(stop)
-    try:
-        _, stderr = await asyncio.wait_for(process.communicate(), STEP)
-    except TimeoutError:
-        process.kill()
-        _, stderr = await process.communicate()
-    return stderr.decode(errors="replace")
+    return DaemonProcess(config, directory / f"{node}.log")
 
 
 @pytest.mark.parametrize(
@@ -153,21 +124,22 @@ async def test_each_table_follows_its_own_daemon_on_a_shared_broker(
     tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
     async with contextlib.AsyncExitStack() as stack:
-        configs = {}
+        daemons = {}
         for node in NODES:
             shoe = await stack.enter_async_context(
                 EmulatedShoe(EmulatorSettings(protocol="reference", seed=1))
             )
-            configs[node] = _config(tmp_path, mosquitto, node, shoe.path)
+            daemons[node] = _daemon(tmp_path, mosquitto, node, shoe.path)
         display = await stack.enter_async_context(display_on(mosquitto))
-        daemons = {node: await _start(config) for node, config in configs.items()}
+        for daemon in daemons.values():
+            await daemon.start()
         try:
             await display.until(lambda s: s.is_live("bj-1") and s.is_live("bj-2"))
             assert display.liveness.node_of("bj-2") == "pc-b"
 
             # SIGKILL: pc-b says nothing; its will turns its bridge state offline.
-            await _end(daemons["pc-b"], signal.SIGKILL)
-            assert daemons["pc-b"].returncode == -signal.SIGKILL
+            daemons["pc-b"].send_signal(signal.SIGKILL)
+            assert await daemons["pc-b"].wait() == -signal.SIGKILL
             await display.until(lambda s: not s.is_live("bj-2"))
             assert display.live() == {"bj-1": True, "bj-2": False}
             # bj-2's own availability still says online: only the join tells the truth.
@@ -177,10 +149,9 @@ async def test_each_table_follows_its_own_daemon_on_a_shared_broker(
                 assert late.live() == {"bj-1": True, "bj-2": False}
 
             # pc-b back: live again. Then a clean stop of pc-a: bj-1 offline, bj-2 live.
-            daemons["pc-b"] = await _start(configs["pc-b"])
+            await daemons["pc-b"].start()
             await display.until(lambda s: s.is_live("bj-2"))
-            stderr = await _end(daemons["pc-a"], signal.SIGTERM)
-            assert daemons["pc-a"].returncode == 0, stderr
+            assert await daemons["pc-a"].stop() == 0, daemons["pc-a"].tail()
             await display.until(lambda s: s.nodes.get("pc-a") == "offline")
             assert display.liveness.tables["bj-1"] == ("offline", "pc-a")
             assert display.live() == {"bj-1": False, "bj-2": True}
@@ -188,5 +159,5 @@ async def test_each_table_follows_its_own_daemon_on_a_shared_broker(
                 await late.until(lambda s: len(s.tables) == 2 and len(s.nodes) == 2)
                 assert late.live() == {"bj-1": False, "bj-2": True}
         finally:
-            for process in daemons.values():
-                await _end(process, signal.SIGTERM)
+            for daemon in daemons.values():
+                await daemon.stop()
