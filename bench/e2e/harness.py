@@ -47,6 +47,7 @@ from rules.config import TableConfig
 from rules.games import GAMES, Game
 
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import AsyncIterator, Iterator, Sequence
 
     from drivers.emulator.core import Dealt
@@ -63,10 +64,30 @@ def machine() -> str:
             if line.startswith("model name"):
                 model = line.split(":", 1)[1].strip()
                 break
+    load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
+    pressure = ""  # the share of time something waited for a CPU (Linux PSI), if known
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        some = Path("/proc/pressure/cpu").read_text().split("\n")[0].split()
+        pressure = f", CPU pressure {some[2].partition('=')[2]} % (60 s)"
     return (
         f"{os.cpu_count()} CPUs ({model}), {platform.python_implementation()} "
-        f"{platform.python_version()}, {time.strftime('%Y-%m-%d')}"
+        f"{platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')}, load average {load}"
+        f"{pressure}"
     )
+
+
+def add_nice_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--nice", type=int, default=0,
+        help="change this process's priority (and its children's) by this much first; on a "
+        "machine shared with other work, a negative value (as root) measures the software "
+        "rather than its neighbours",
+    )  # fmt: skip
+
+
+def apply_nice(change: int) -> None:
+    if change:
+        os.nice(change)
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -146,20 +167,36 @@ def table_mapping(game: Game, table_id: str) -> dict[str, Any]:
 def write_config(
     directory: Path,
     broker: Mosquitto,
-    tables: Sequence[tuple[dict[str, Any], str]],
+    tables: Sequence[tuple[dict[str, Any], str | tuple[str, int]]],
     *,
-    sync: str = "full",
+    sync: str | None = "full",
     automated: bool = True,
 ) -> Path:
     """The daemon's TOML in `directory` (its journal in `state` there, `[journal] sync` as
-    given): one `[[table]]` per (table mapping, serial port). `automated`: the players are
-    programs as fast as the daemon (`AUTOMATED_CONSOLE` request limits); else a real table's
-    defaults."""
+    given, None: the daemon's default): one `[[table]]` per (table mapping, serial port or
+    (host, port) of a serial device server). `automated`: the players are programs as fast as
+    the daemon (`AUTOMATED_CONSOLE` request limits); else a real table's defaults."""
     return write_service_config(
         directory / "shoe2mqtt.toml", broker, node="bench",
         state_directory=directory / "state", tables=tables, baudrate=BAUDRATE, sync=sync,
         requests=AUTOMATED_CONSOLE if automated else None,
     )  # fmt: skip
+
+
+def cpu_seconds(pid: int, thread: int | None = None) -> float:
+    """User and system CPU time the process has used (/proc/<pid>/stat), or one of its
+    threads (/proc/<pid>/task/<thread>/stat; the main thread's id is the process's)."""
+    where = f"/proc/{pid}" if thread is None else f"/proc/{pid}/task/{thread}"
+    fields = Path(f"{where}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+def rss_mib(pid: int) -> float:
+    """The process's resident memory (/proc/<pid>/status)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
 class ReadyDaemon:
@@ -172,7 +209,10 @@ class ReadyDaemon:
 
     async def start(self, within: float = 120.0) -> float:
         """Start it and wait for READY=1; returns the seconds that took."""
-        socket_path = self.directory / f"notify-{time.monotonic_ns()}"
+        # A socket's path has at most 107 bytes: not in the workspace, which may be deep.
+        socket_path = (
+            Path(tempfile.gettempdir()) / f"s2m-notify-{os.getpid()}-{time.monotonic_ns()}"
+        )
         self._listener = NotifyListener(socket_path)
         environment = {**os.environ, "NOTIFY_SOCKET": str(socket_path)}
         environment.pop("WATCHDOG_USEC", None)
@@ -193,21 +233,16 @@ class ReadyDaemon:
             return ready - started
 
     def cpu_seconds(self) -> float:
-        stat = Path(f"/proc/{self.process.pid}/stat").read_text()
-        fields = stat.rsplit(")", 1)[1].split()
-        ticks = os.sysconf("SC_CLK_TCK")
-        return (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+        return cpu_seconds(self.process.pid)
 
     def rss_mib(self) -> float:
-        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        return 0.0
+        return rss_mib(self.process.pid)
 
     async def stop(self) -> None:
         await self.process.stop(grace=60)  # a large journal or many tables take a while
         if self._listener is not None:
             self._listener.close()
+            self._listener.path.unlink(missing_ok=True)
             self._listener = None
 
 

@@ -105,6 +105,12 @@ class Mosquitto:
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
+    @property
+    def pid(self) -> int:
+        """The running broker's process id (a benchmark reads its CPU time from /proc)."""
+        assert self._process is not None, "mosquitto is not running"
+        return self._process.pid
+
     def start(self) -> None:
         """Start it and return once it accepts connections; `BrokerDidNotStart` if it does not."""
         assert not self.running, "mosquitto is already running"
