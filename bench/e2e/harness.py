@@ -361,11 +361,7 @@ class Pit:
 
     async def _listen(self, client: aiomqtt.Client, target: int, done: asyncio.Event) -> None:
         prefix = len(BASE) + 1
-        async for message in client.messages:
-            now = time.monotonic()
-            topic = message.topic.value
-            payload = message.payload
-            assert isinstance(payload, bytes)
+        async for now, topic, payload in receipts(client):
             table_id, _, rest = topic[prefix:].partition("/")
             simulator = self.simulators.get(table_id)
             if simulator is None:
@@ -420,6 +416,15 @@ def py_spy_profile(py_spy: str | None, out: Path, pid: int) -> Iterator[None]:
         with contextlib.suppress(subprocess.TimeoutExpired):
             spy.wait(30)
         print(f"profile: {out}")
+
+
+async def receipts(client: aiomqtt.Client) -> AsyncIterator[tuple[float, str, bytes]]:
+    """Each message the client receives: (CLOCK_MONOTONIC at its receipt, topic, payload)."""
+    async for message in client.messages:
+        now = time.monotonic()
+        payload = message.payload
+        assert isinstance(payload, bytes)
+        yield now, message.topic.value, payload
 
 
 def no_delay(client: aiomqtt.Client) -> None:
