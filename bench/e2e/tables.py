@@ -102,7 +102,7 @@ async def deal_every_second(shoes: DeviceServers, tables: int, seconds: float) -
     return dealt
 
 
-async def main() -> None:  # noqa: PLR0915 - a script: one measurement after another
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tables", type=int, default=256)
     parser.add_argument("--shoes", choices=("tcp", "absent"), default="tcp")
@@ -112,62 +112,84 @@ async def main() -> None:  # noqa: PLR0915 - a script: one measurement after ano
     args = parser.parse_args()
     if args.tables > MAX_TABLES:
         parser.error(f"--tables: one process serves at most {MAX_TABLES} (daemon/config.py)")
+    return args
+
+
+async def main() -> None:
+    args = _arguments()
     print(f"machine: {machine()}")
-    py_spy = args.py_spy if args.profile else None
     stops: dict[str, float] = {}
     with workspace() as directory, bench_broker(directory) as broker:
         async with DeviceServers(args.tables if args.shoes == "tcp" else 0) as shoes:
             ports = shoes.ports if args.shoes == "tcp" else None
             config = write_tables_config(directory, broker, args.tables, ports)
-            daemon = ReadyDaemon(config, directory)
-            began = time.monotonic()
-            ready = await daemon.start(within=300)
-            out = (args.profile or directory) / f"daemon-{args.tables}-{args.shoes}.txt"
-            with py_spy_profile(py_spy, out, daemon.process.pid):
-                try:
-                    if args.shoes == "tcp":
-                        await asyncio.wait_for(shoes.wait_connected(args.tables), 300)
-                        print(
-                            f"{args.tables} tables ({args.shoes}): READY=1 after {ready:.2f} s, "
-                            f"every shoe connected after {time.monotonic() - began:.2f} s"
-                        )
-                    else:
-                        print(f"{args.tables} tables ({args.shoes}): READY=1 after {ready:.2f} s")
-                    cpu = daemon.cpu_seconds()
-                    await asyncio.sleep(args.seconds)
-                    at_rest = (daemon.cpu_seconds() - cpu) / args.seconds
-                    line = f"daemon CPU at rest {at_rest:.2f} of a core"
-                    if args.shoes == "tcp":
-                        cpu = daemon.cpu_seconds()
-                        dealt = await deal_every_second(shoes, args.tables, args.seconds)
-                        dealing = (daemon.cpu_seconds() - cpu) / args.seconds
-                        line += f", dealing {dealing:.2f} ({dealt:,} cards in {args.seconds:.0f} s)"
-                    print(f"{line}; RSS {daemon.rss_mib():.0f} MiB", flush=True)
-                    stops["at rest"] = await stop_time(daemon)
-                finally:
-                    await daemon.stop()
-            stops["replaying the journal"] = await stop_while_replaying(config, directory)
-            async with started(config, directory) as (daemon, _):
-                stops["at READY=1"] = await stop_time(daemon)
-            if args.shoes == "tcp":
-                async with started(config, directory) as (daemon, _):
-                    await asyncio.wait_for(shoes.wait_connected(args.tables), 300)
-                    dealing = asyncio.create_task(deal_every_second(shoes, args.tables, 3600))
-                    await asyncio.sleep(2)
-                    stops["dealing"] = await stop_time(daemon)
-                    dealing.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await dealing
-                async with started(config, directory) as (daemon, _):
-                    await asyncio.wait_for(shoes.wait_connected(args.tables), 300)
-                    shoes.drop_hosts()
-                    await asyncio.sleep(0.05)
-                    stops["every shoe just dropped"] = await stop_time(daemon)
+            stops["at rest"] = await _start_rest_and_deal(args, config, directory, shoes)
+            stops |= await _stop_at_each_moment(args, config, directory, shoes)
     print(
         "SIGTERM to exit: "
         + ", ".join(f"{moment} {seconds:.2f} s" for moment, seconds in stops.items())
         + " (goal 1 s each)"
     )
+
+
+async def _start_rest_and_deal(
+    args: argparse.Namespace, config: Path, directory: Path, shoes: DeviceServers
+) -> float:
+    """Start to READY=1 (and every shoe connected), CPU at rest and dealing, RSS; then the
+    time SIGTERM takes at rest."""
+    daemon = ReadyDaemon(config, directory)
+    began = time.monotonic()
+    ready = await daemon.start(within=300)
+    out = (args.profile or directory) / f"daemon-{args.tables}-{args.shoes}.txt"
+    with py_spy_profile(args.py_spy if args.profile else None, out, daemon.process.pid):
+        try:
+            if args.shoes == "tcp":
+                await asyncio.wait_for(shoes.wait_connected(args.tables), 300)
+                print(
+                    f"{args.tables} tables ({args.shoes}): READY=1 after {ready:.2f} s, "
+                    f"every shoe connected after {time.monotonic() - began:.2f} s"
+                )
+            else:
+                print(f"{args.tables} tables ({args.shoes}): READY=1 after {ready:.2f} s")
+            cpu = daemon.cpu_seconds()
+            await asyncio.sleep(args.seconds)
+            at_rest = (daemon.cpu_seconds() - cpu) / args.seconds
+            line = f"daemon CPU at rest {at_rest:.2f} of a core"
+            if args.shoes == "tcp":
+                cpu = daemon.cpu_seconds()
+                dealt = await deal_every_second(shoes, args.tables, args.seconds)
+                dealing = (daemon.cpu_seconds() - cpu) / args.seconds
+                line += f", dealing {dealing:.2f} ({dealt:,} cards in {args.seconds:.0f} s)"
+            print(f"{line}; RSS {daemon.rss_mib():.0f} MiB", flush=True)
+            return await stop_time(daemon)
+        finally:
+            await daemon.stop()
+
+
+async def _stop_at_each_moment(
+    args: argparse.Namespace, config: Path, directory: Path, shoes: DeviceServers
+) -> dict[str, float]:
+    """SIGTERM to exit as a start replays the journal, at READY=1, and (shoes over TCP)
+    while dealing and as every shoe's link has just dropped."""
+    stops = {"replaying the journal": await stop_while_replaying(config, directory)}
+    async with started(config, directory) as (daemon, _):
+        stops["at READY=1"] = await stop_time(daemon)
+    if args.shoes != "tcp":
+        return stops
+    async with started(config, directory) as (daemon, _):
+        await asyncio.wait_for(shoes.wait_connected(args.tables), 300)
+        dealing = asyncio.create_task(deal_every_second(shoes, args.tables, 3600))
+        await asyncio.sleep(2)
+        stops["dealing"] = await stop_time(daemon)
+        dealing.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await dealing
+    async with started(config, directory) as (daemon, _):
+        await asyncio.wait_for(shoes.wait_connected(args.tables), 300)
+        shoes.drop_hosts()
+        await asyncio.sleep(0.05)
+        stops["every shoe just dropped"] = await stop_time(daemon)
+    return stops
 
 
 if __name__ == "__main__":
