@@ -441,9 +441,8 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
     """The pit with the live view (or settlements as JSON Lines), until Ctrl-C or --rounds."""
-    from rich.console import Console
-
     from daemon import logs
+    from daemon.cli.piped_console import PipedConsole
 
     try:
         address = None if args.broker is None else broker_address(args.broker)
@@ -452,10 +451,13 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
     if args.metrics_port is not None and not 1 <= args.metrics_port <= 65535:
         return usage_error(err, "demo", f"--metrics-port={args.metrics_port}: not a TCP port")
     logs.configure(fmt="console", level="warning")
-    console = Console(file=out)
+    console = PipedConsole(file=out)
+    # With --no-view, standard output is JSON Lines and nothing else (for `jq`): what the
+    # demo says about itself (addresses, the summary) goes to standard error.
+    said = console if args.view else PipedConsole(file=err)
     if args.metrics_port is not None:
         endpoint = f"http://127.0.0.1:{args.metrics_port}/metrics"
-        console.print(f"metrics: {endpoint}", highlight=False, soft_wrap=True)
+        said.print(f"metrics: {endpoint}", highlight=False, soft_wrap=True)
     demo = functools.partial(
         run_demo,
         rounds=args.rounds,
@@ -464,7 +466,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
         pace=args.pace,
         display_port=(args.display_port or free_port()) if args.display else None,
         metrics_port=args.metrics_port,
-        on_display=lambda url: console.print(
+        on_display=lambda url: said.print(
             f"pit display: {url}  (one table: {url}table/<id>)", highlight=False, soft_wrap=True
         ),
     )
@@ -476,7 +478,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
         f"{t}: {counted(result.rounds[t], 'round')}, {counted(result.settlements[t], 'settlement')}"
         for t in result.rounds
     )
-    console.print(f"demo finished: {summary}")
+    said.print(f"demo finished: {summary}", highlight=False, soft_wrap=True)
     return ExitCode.OK
 
 

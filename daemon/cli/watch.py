@@ -80,9 +80,12 @@ def render_table(pit: PitModel, view: TableModel) -> Panel:
             Text(str(item.get("result")), style=style),
             str(item.get("won")),
         )
+    # The round's latest notices, then the table's own (outside a round: a card refused
+    # because no round is open, a reader restarted), so a table that refuses what it is
+    # sent never looks merely idle.
     notices = [
         Text(f"! {n.get('kind')}: {n.get('message')}", style="magenta")
-        for n in list(view.notices)[-3:]
+        for n in [*list(view.notices)[-3:], *list(view.table_notices)[-3:]]
     ]
     # What the pit display makes stand out (a journal that cannot be written, a reader
     # fault, cards held or awaiting entry, a floorperson), in the same words; the title has
@@ -147,12 +150,13 @@ async def run_watch(
     settings: MqttSettings, *, table: str | None, duration: float | None, out: TextIO | None = None
 ) -> None:
     """Draw the live view until Ctrl-C (or for `duration` seconds, then print it once)."""
-    from rich.console import Console
     from rich.live import Live
+
+    from daemon.cli.piped_console import PipedConsole
 
     pit = PitModel(settings.base_topic, table)
     identifier = f"shoe2mqtt-watch-{os.getpid()}"
-    console = Console(file=out)
+    console = PipedConsole(file=out)
     with Live(render(pit), console=console, auto_refresh=False, transient=False) as live:
 
         def redraw() -> None:

@@ -32,13 +32,13 @@ def test_the_demo_command_plays_the_rounds_asked_for_and_says_so() -> None:
     """README: `./scripts/demo --rounds 5`, which runs `shoe2mqtt demo`; here one quick round."""
     result = shoe2mqtt("demo", "--rounds", "1", "--pace", "0", "--seed", "3", "--no-view")
     assert result.returncode == 0, result.stderr
-    # JSON Lines: each settlement whole on its own line, as published (for `jq`).
-    settlements = [json.loads(line) for line in result.stdout.splitlines() if line[:1] == "{"]
+    # JSON Lines and nothing else: each settlement whole on its own line, as published, so
+    # `| jq` reads every line; what the demo says of itself is on standard error.
+    settlements = [json.loads(line) for line in result.stdout.splitlines()]
     assert settlements
     assert {s["type"] for s in settlements} == {"settlement"}
-    assert re.search(r"^pit display: http://127\.0\.0\.1:\d+/ ", result.stdout, re.MULTILINE)
-    # rich wraps the summary at the console's width; the words are what count.
-    summary = " ".join(result.stdout[result.stdout.index("demo finished: ") :].split())
+    assert re.search(r"^pit display: http://127\.0\.0\.1:\d+/ ", result.stderr, re.MULTILINE)
+    summary = result.stderr[result.stderr.index("demo finished: ") :].splitlines()[0]
     assert all(f"{table}: 1 round," in summary for table in ("bj-1", "da-1", "ta-1"))
 
 

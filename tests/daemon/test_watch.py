@@ -110,3 +110,14 @@ def test_a_journal_that_cannot_be_written_stands_out() -> None:
     assert "JOURNAL: the disk is full: the table waits for it" in " ".join(_screen(pit).split())
     pit.apply("casino/bj1/journal", json.dumps({"state": "ok", "node": "pc-a"}).encode())
     assert "JOURNAL" not in _screen(pit)
+
+
+def test_a_notice_outside_any_round_is_shown() -> None:
+    """A card dealt before any wager opened a round is refused with a table notice; the view
+    shows it, rather than a table that looks idle (a new user's run beside watch)."""
+    service = make_service("blackjack", readable_ids=False)
+    pit = PitModel("casino")
+    pit.broker_connected()
+    for message in drawn(service, "KD"):
+        pit.apply(message.topic, message.payload)
+    assert "card_rejected" in _screen(pit)
