@@ -24,7 +24,7 @@ from rich.text import Text
 from daemon.cli.command import Command, broker_address, usage_error, write_config_errors
 from daemon.cli.exit_codes import ExitCode
 from daemon.display.model import PitModel, TableModel
-from daemon.mqtt.client import new_client
+from daemon.mqtt.client import new_client, raise_if_cancelled
 
 if TYPE_CHECKING:
     import argparse
@@ -68,18 +68,7 @@ def render_table(pit: PitModel, view: TableModel) -> Panel:
             for h in seat.get("hands", [])
         )
         seats.add_row(str(seat["seat"]), wagers, hands)
-    settled = Table(box=None, show_header=True, header_style="bold")
-    for column in ("seat", "wager", "outcome", "result", "won"):
-        settled.add_column(column)
-    for item in view.settlements:  # the whole round, in the order the rules settled it
-        style = {"win": "green", "lose": "red", "push": "yellow"}.get(item.get("result", ""), "")
-        settled.add_row(
-            str(item.get("seat")),
-            str(item.get("wager")),
-            str(item.get("outcome")) + (" ★floor" if item.get("floorperson") else ""),
-            Text(str(item.get("result")), style=style),
-            str(item.get("won")),
-        )
+    settled = _settled(view)
     # The round's latest notices, then the table's own (outside a round: a card refused
     # because no round is open, a reader restarted), so a table that refuses what it is
     # sent never looks merely idle.
@@ -113,6 +102,23 @@ _ALERT_STYLES: Final = {"fault": "bold red", "entry": "bold yellow", "review": "
 _IN_THE_TITLE: Final = frozenset({"OFFLINE", "REVIEW"})
 
 
+def _settled(view: TableModel) -> Table:
+    """The whole round's settlements, in the order the rules settled them."""
+    settled = Table(box=None, show_header=True, header_style="bold")
+    for column in ("seat", "wager", "outcome", "result", "won"):
+        settled.add_column(column)
+    for item in view.settlements:
+        style = {"win": "green", "lose": "red", "push": "yellow"}.get(item.get("result", ""), "")
+        settled.add_row(
+            str(item.get("seat")),
+            str(item.get("wager")),
+            str(item.get("outcome")) + (" ★floor" if item.get("floorperson") else ""),
+            Text(str(item.get("result")), style=style),
+            str(item.get("won")),
+        )
+    return settled
+
+
 def _or_dash(value: object) -> str:
     return "—" if value is None else str(value)
 
@@ -130,6 +136,7 @@ async def watch(
         try:
             async with client_factory() as client:
                 await client.subscribe(f"{pit.base}/#", qos=1)
+                raise_if_cancelled()  # a stop aiomqtt's wait_for swallowed with the SUBACK
                 pit.broker_connected()
                 on_change()
                 async for message in client.messages:

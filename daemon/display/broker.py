@@ -59,6 +59,9 @@ async def follow_broker(
         try:
             async with connected(new_client(settings)) as client:
                 await client.subscribe([(topic_filter, 1) for topic_filter in filters])
+                # aiomqtt's wait_for may swallow a stop that came with the SUBACK: the loop
+                # below would then wait on messages for ever (seen: a display closed at once).
+                raise_if_cancelled()
                 model.broker_connected()
                 on_change()
                 backoff.reset()
