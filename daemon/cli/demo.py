@@ -33,7 +33,7 @@ from daemon.cli.output import counted
 from daemon.config import LoggingConfig, MetricsConfig, ServiceConfig, ShoeConfig, TableSetup
 from daemon.console import console_request
 from daemon.display.config import DisplayConfig, DisplaySettings
-from daemon.mqtt.client import new_client
+from daemon.mqtt.client import new_client, subscribe
 from daemon.mqtt.settings import MqttSettings
 from daemon.request_gate import AUTOMATED_CONSOLE
 from daemon.service import Daemon
@@ -355,7 +355,7 @@ async def _play(
         if display is not None:
             following = group.create_task(display.follow(), name="display-broker")
         async with new_client(config.mqtt, identifier="shoe2mqtt-demo-tables") as client:
-            await client.subscribe(f"{config.mqtt.base_topic}/#", qos=1)
+            await subscribe(client, [(f"{config.mqtt.base_topic}/#", 1)])
             listener = group.create_task(_listen(client, simulators, on_view), name="demo-listener")
             for shoe in shoes.values():
                 await asyncio.wait_for(shoe.wait_for_host(), STEP_TIMEOUT)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import TYPE_CHECKING, Final
 
@@ -23,6 +22,7 @@ from daemon.cli import (
     watch,
 )
 from daemon.cli.exit_codes import ExitCode
+from daemon.cli.output import drop_standard_output
 from daemon.version import installed_version
 
 if TYPE_CHECKING:
@@ -70,7 +70,5 @@ def main(argv: list[str] | None = None) -> ExitCode:
     try:
         return run_command(args, sys.stdout, sys.stderr)
     except BrokenPipeError:
-        # Whoever read our output stopped reading (`| head`): what it did not want is no
-        # error. Standard output goes to /dev/null, so the flush at exit cannot fail again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        drop_standard_output()
         return ExitCode.OK

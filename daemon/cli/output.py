@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import sys
 from typing import TYPE_CHECKING
 
 from drivers.events import CardDrawn
@@ -46,3 +48,9 @@ def _json_value(value: object) -> object:
     if isinstance(value, float):
         return round(value, 3)
     return value
+
+
+def drop_standard_output() -> None:
+    """The reader of standard output went away (`| head`): what it did not want is no error.
+    Standard output goes to /dev/null, so the flush at exit cannot fail again."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

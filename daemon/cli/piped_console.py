@@ -3,12 +3,10 @@ rich is not loaded for the commands that never draw."""
 
 from __future__ import annotations
 
-import os
-import sys
-
 from rich.console import Console
 
 from daemon.cli.exit_codes import ExitCode
+from daemon.cli.output import drop_standard_output
 
 
 class PipedConsole(Console):
@@ -17,5 +15,5 @@ class PipedConsole(Console):
 
     def on_broken_pipe(self) -> None:
         self.quiet = True
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        drop_standard_output()
         raise SystemExit(ExitCode.OK)

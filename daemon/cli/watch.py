@@ -24,7 +24,7 @@ from rich.text import Text
 from daemon.cli.command import Command, broker_address, usage_error, write_config_errors
 from daemon.cli.exit_codes import ExitCode
 from daemon.display.model import PitModel, TableModel
-from daemon.mqtt.client import new_client, raise_if_cancelled
+from daemon.mqtt.client import new_client, subscribe
 
 if TYPE_CHECKING:
     import argparse
@@ -81,7 +81,7 @@ def render_table(pit: PitModel, view: TableModel) -> Panel:
     # said OFFLINE and REVIEW already.
     alerts = [
         Text(f"{alert['label']}: {alert['text']}", style=_ALERT_STYLES.get(alert["class"], "bold"))
-        for alert in pit.view(view.table)["alerts"]
+        for alert in pit.alerts(view.table)
         if alert["label"] not in _IN_THE_TITLE
     ]
     return Panel(
@@ -135,8 +135,7 @@ async def watch(
     while True:
         try:
             async with client_factory() as client:
-                await client.subscribe(f"{pit.base}/#", qos=1)
-                raise_if_cancelled()  # a stop aiomqtt's wait_for swallowed with the SUBACK
+                await subscribe(client, [(f"{pit.base}/#", 1)])
                 pit.broker_connected()
                 on_change()
                 async for message in client.messages:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, NoReturn
 import aiomqtt
 import structlog
 
-from daemon.mqtt.client import connected, new_client, raise_if_cancelled
+from daemon.mqtt.client import connected, new_client, raise_if_cancelled, subscribe
 from daemon.topics import Topics
 from drivers.backoff import Backoff
 
@@ -58,10 +58,7 @@ async def follow_broker(
     while True:
         try:
             async with connected(new_client(settings)) as client:
-                await client.subscribe([(topic_filter, 1) for topic_filter in filters])
-                # aiomqtt's wait_for may swallow a stop that came with the SUBACK: the loop
-                # below would then wait on messages for ever (seen: a display closed at once).
-                raise_if_cancelled()
+                await subscribe(client, [(topic_filter, 1) for topic_filter in filters])
                 model.broker_connected()
                 on_change()
                 backoff.reset()

@@ -240,6 +240,13 @@ class PitModel:
     def changed_since(self, version: int) -> list[str]:
         return sorted(t for t, model in self.tables.items() if model.version > version)
 
+    def alerts(self, table_id: str) -> list[dict[str, str]]:
+        """What must stand out for the table, most urgent first (the view's `alerts`)."""
+        return _alerts(
+            self.tables[table_id],
+            None if self.is_live(table_id) else self.availability(table_id),
+        )
+
     def view(self, table_id: str) -> dict[str, Any]:
         table = self.tables[table_id]
         live = self.is_live(table_id)
@@ -267,7 +274,7 @@ class PitModel:
                 ],
             },
             "round": _round_view(round_),
-            "alerts": _alerts(table, None if live else availability),
+            "alerts": self.alerts(table_id),
             "settlements": [_settlement_view(s, split_seats) for s in table.settlements],
             "notices": [_notice_view(n) for n in table.notices],
             "table_notices": [_notice_view(n) for n in reversed(table.table_notices)],

@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING
 import aiomqtt
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Sequence
+
+    from paho.mqtt.reasoncodes import ReasonCode
 
     from daemon.mqtt.settings import MqttSettings, TlsSettings
 
@@ -112,6 +114,16 @@ def close_sockets_left_in(error: BaseException) -> None:
                     value.close()
             frames = frames.tb_next
         pending += [e for e in (current.__cause__, current.__context__) if e is not None]
+
+
+async def subscribe(
+    client: aiomqtt.Client, topic_filters: list[tuple[str, int]]
+) -> Sequence[int | ReasonCode]:
+    """`client.subscribe`, then `raise_if_cancelled`: a stop that came with the SUBACK is
+    swallowed by aiomqtt's wait_for, and a loop over messages after it would wait for ever."""
+    codes = await client.subscribe(topic_filters)
+    raise_if_cancelled()
+    return codes
 
 
 def raise_if_cancelled() -> None:

@@ -43,7 +43,7 @@ import aiomqtt
 import structlog
 from paho.mqtt.reasoncodes import ReasonCode
 
-from daemon.mqtt.client import connected, new_client, raise_if_cancelled
+from daemon.mqtt.client import connected, new_client, raise_if_cancelled, subscribe
 from daemon.mqtt.mutes import Mutes, keep_muted
 from daemon.mqtt.takeover import ClientIdInUse, Connections
 from drivers.backoff import Backoff
@@ -302,15 +302,12 @@ class MqttLink:
         _write_without_waking(client)
         # Subscribe first: once a display sees `online`, requests it sends are heard.
         if self._subscriptions:
-            codes: Sequence[int | ReasonCode] = await client.subscribe(
-                [(f, _REQUEST_QOS) for f in self._subscriptions]
-            )
+            codes = await subscribe(client, [(f, _REQUEST_QOS) for f in self._subscriptions])
             refused = [
                 topic_filter
                 for topic_filter, code in zip(self._subscriptions, codes, strict=True)
                 if _is_failure(code)
             ]
-            raise_if_cancelled()
             if refused:
                 # Reconnecting would not change the broker's ACL; say so loudly and go on.
                 _log.error("mqtt.subscription_refused", topic_filters=refused)
