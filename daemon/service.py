@@ -151,10 +151,19 @@ class ConfigItem:
 
 @dataclass(frozen=True, slots=True)
 class NoticeItem:
-    """The daemon's own word to the pit: journaled, as everything the table publishes."""
+    """The daemon's own word to the pit: journaled, as everything the table publishes.
+
+    `hold`: the table can no longer be sure which cards are its own (another daemon claims
+    it, the broker keeps replacing this daemon's connection): from here it holds every card
+    for the dealer console, as for any doubt (docs/rules.md, decision 13)."""
 
     kind: str
     message: str
+    hold: bool = False
+
+    def record(self) -> dict[str, Any]:
+        """As journaled: `hold` only where it is set, so older journals read the same."""
+        return {"kind": self.kind, "message": self.message, **({"hold": True} if self.hold else {})}
 
 
 TableItem = ShoeItem | LinkItem | RequestItem | RefusedItem | StartItem | ConfigItem | NoticeItem
@@ -469,8 +478,8 @@ class Daemon:
     async def _take(self, table: _Table, item: TableItem) -> None:
         """Journal and apply one item of the table's queue."""
         match item:
-            case NoticeItem(kind=kind, message=message):
-                await self._commit(table, "notice", {"kind": kind, "message": message})
+            case NoticeItem():
+                await self._commit(table, "notice", item.record())
             case RequestItem(command=command, payload=payload):
                 record = request_record(command, payload)
                 if self.outbox.full:  # journaled: a replay must refuse what was refused
@@ -639,7 +648,7 @@ class Daemon:
     def _client_id_in_use(self, report: ClientIdInUse) -> None:
         """The broker keeps replacing our connection: every table's pit hears why."""
         for table in self.tables.values():
-            table.queue.put_nowait(NoticeItem("client_id_in_use", report.message()))
+            table.queue.put_nowait(NoticeItem("client_id_in_use", report.message(), hold=True))
 
     def _on_link_state(self, change: LinkStateChange) -> None:
         self.broker_state = change.state.value

@@ -321,8 +321,14 @@ class TableService:
             self.reconfigure(TableConfig.from_mapping(record["table"]))
             return [self.snapshot()]
         if kind == "notice":
-            return [self.notice(record["kind"], record["message"])]
+            return self._daemon_notice(record)
         return self.on_start(record.get("protocol"))
+
+    def _daemon_notice(self, record: dict[str, Any]) -> list[Outbound]:
+        """The daemon's own word to the pit; with `hold`, a doubt over every card to come."""
+        if record.get("hold"):
+            return self._doubt(record["kind"], record["message"], always=True)
+        return [self.notice(record["kind"], record["message"])]
 
     def internal_error(self) -> list[Outbound]:
         """An event could not be applied (a bug): the pit is told, the round is reviewed."""
@@ -353,10 +359,11 @@ class TableService:
         is due (the engine would take the round's first card for it)."""
         return self.engine.round_open or self.engine.burns_due > 0
 
-    def _doubt(self, reason: str, message: str) -> list[Outbound]:
+    def _doubt(self, reason: str, message: str, *, always: bool = False) -> list[Outbound]:
         """The table cannot be sure it has every card: the round is flagged, the pit told, and
-        where a card could be misplaced, every card from here is held for the dealer."""
-        if self._at_stake():
+        where a card could be misplaced (`always`: whatever the table is doing), every card
+        from here is held for the dealer."""
+        if always or self._at_stake():
             if self.doubt is None:
                 self.doubt, self.doubt_at = reason, len(self.held)
             message += _HOLD_ADVICE
