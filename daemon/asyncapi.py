@@ -12,7 +12,7 @@ from typing import Any, Final
 from daemon.availability import OFFLINE, ONLINE
 from daemon.envelope import SCHEMA_VERSION
 from daemon.topics import COMMANDS
-from rules.games import Action, WagerKind
+from rules.games import Action, Step, WagerKind
 from rules.outputs import NoticeKind, Phase, Result
 
 _STR = {"type": "string"}
@@ -73,6 +73,10 @@ _EVENTS: dict[str, dict[str, Any]] = {
         "round": _INT,
         "seat": _SEAT,
         "wager": {"enum": [k.value for k in WagerKind]},
+    },
+    "betting_closed": {
+        "round": _INT,
+        "step": {"enum": [s.value for s in Step], "description": "where the deal goes on"},
     },
     "shoe_shuffled": {"shoe": _INT},
     "card_burned": {"shoe": _INT},
@@ -136,25 +140,51 @@ _NOTICE_KINDS = [k.value for k in NoticeKind] + [
     "wager_rejected",
     "action_rejected",
     "round_state",
+    # A card's place could not be declared, or a card or frame the table did not expect
+    # (docs/rules.md, decisions 13 and 15).
+    "declaration_missing",
+    "crossed_request",
+    "unheard_round",
+    "retransmitted_card",
+    "card_outside_game",
+    "sequence_conflict",
+    "reader_silent",
     # The daemon's own (daemon.request_gate, daemon.mqtt.takeover).
     "requests_refused",
     "requests_muted",
     "client_id_in_use",
 ]
 
+# Every request may carry these (docs/mqtt.md, "Requests and responses").
+_EVERY_REQUEST: Final = {
+    "transaction": {"type": ["string", "integer"], "description": "repeated in the response"},
+    "seen": {
+        "type": "integer",
+        "minimum": 0,
+        "description": "the highest seq of the table's messages the console had received "
+        "when it sent the request: lets the table recognise a request that crossed a card",
+    },
+}
+
+
+def _request(required: dict[str, Any], optional: dict[str, Any] | None = None) -> dict[str, Any]:
+    return _object(required, {**(optional or {}), **_EVERY_REQUEST})
+
+
 _REQUESTS: dict[str, dict[str, Any]] = {
-    "wager": _object(
+    "wager": _request(
         {"seat": _SEAT, "kind": {"enum": [k.value for k in WagerKind]}, "amount": _AMOUNT}
     ),
-    "withdraw": _object({"seat": _SEAT, "kind": {"enum": [k.value for k in WagerKind]}}),
-    "action": _object(
+    "withdraw": _request({"seat": _SEAT, "kind": {"enum": [k.value for k in WagerKind]}}),
+    "close_betting": _request({}),
+    "action": _request(
         {"seat": _SEAT, "action": {"enum": [a.value for a in Action]}}, {"hand": _INT}
     ),
-    "card": _object({"card": {"type": "string", "description": "e.g. 'QH', '10S' or 'TS'"}}),
-    "void": _object({}, {"reason": _STR}),
-    "shuffle": _object({}),
-    "resume": _object({}),
-    "status": _object({}),
+    "card": _request({"card": {"type": "string", "description": "e.g. 'QH', '10S' or 'TS'"}}),
+    "void": _request({}, {"reason": _STR}),
+    "shuffle": _request({}),
+    "resume": _request({}),
+    "status": _request({}),
 }
 
 
@@ -312,6 +342,11 @@ def _table_channels(api: _Channels, base: str) -> None:
             "resumes or voids (a review reason); null when it is sure of every card",
         },
         "cards_held": {"type": "integer", "minimum": 0},
+        "awaiting": {
+            "type": ["object", "null"],
+            "description": "what the first held card waits for: `declaration` (round, "
+            "close_betting or decision), `seat`, `hand` and `since`; null when none waits",
+        },
         "settlements": {"type": "array"},
         "notices": {"type": "array"},
     }
@@ -384,6 +419,12 @@ _RESPONSE_SEQ: Final = {
 }
 
 
+_NODE_ANSWERED: Final = {
+    "type": ["string", "null"],
+    "description": "the node of the daemon that answered (two daemons on one table: two nodes)",
+}
+
+
 def _response(body: dict[str, Any], optional: dict[str, Any] | None = None) -> dict[str, Any]:
     response = _enveloped("response", body, optional)
     response["properties"]["seq"] = _RESPONSE_SEQ
@@ -407,6 +448,7 @@ def _request_channels(api: _Channels, base: str) -> None:
             {
                 "command": {"const": command},
                 "transaction": transaction,
+                "node": _NODE_ANSWERED,
                 "status": {"enum": ["ok", "error"]},
             },
             {
@@ -425,6 +467,7 @@ def _request_channels(api: _Channels, base: str) -> None:
         {
             "command": _STR,
             "transaction": transaction,
+            "node": _NODE_ANSWERED,
             "status": {"const": "error"},
             "error": _object({"code": {"const": "unknown_command"}, "message": _STR}),
         },

@@ -62,10 +62,16 @@ KEEP_DAYS: Final = range(1, 3651)
 # `[requests] rate`, `burst`, `queue` (daemon.request_gate): at least one, and no more than a
 # table could take in a second.
 REQUEST_LIMITS: Final = range(1, 10_001)
+# `[timing]`: seconds a card waits for the console's declaration before it is a doubt (above a
+# dealer's tap and a broker's round trip, below a supervisor's patience), and seconds a round
+# may wait for a card while the shoe says nothing before the pit hears (far longer than any
+# deal takes, short enough to catch a cable pulled mid-round). docs/configuration.md.
+DECLARATION_WAITS: Final = range(5, 601)
+SHOE_SILENCES: Final = range(10, 3601)
 LOG_FORMATS = ("auto", "json", "console")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
-_TOP_KEYS = ("display", "journal", "logging", "metrics", "mqtt", "requests", "table")
+_TOP_KEYS = ("display", "journal", "logging", "metrics", "mqtt", "requests", "table", "timing")
 _SHOE_KEYS = frozenset({"protocol", "driver", "transport", "idle_timeout"})
 _JOURNAL_KEYS = frozenset(
     {"state_directory", "outbox_limit", "sync", "keep_days", "archive_directory"}
@@ -73,6 +79,7 @@ _JOURNAL_KEYS = frozenset(
 _LOGGING_KEYS = frozenset({"format", "level", "raw_frames"})
 _METRICS_KEYS = frozenset({"enabled", "host", "port"})
 _REQUESTS_KEYS = frozenset({"rate", "burst", "queue"})
+_TIMING_KEYS = frozenset({"declaration_wait", "shoe_silence"})
 _TRANSPORTS: Final[dict[str, tuple[type[TransportSettings], frozenset[str]]]] = {
     "serial": (
         SerialSettings,
@@ -115,6 +122,18 @@ class MetricsConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class TimingConfig:
+    """`[timing]`: how long a table waits before it tells someone (daemon.timers)."""
+
+    declaration_wait: int = 30  # a held card, for the console's declaration: then a doubt
+    shoe_silence: int = 120  # a round, for a card while the shoe is silent: then a notice
+
+    def seconds(self) -> dict[str, float]:
+        """Each table timer's length, by the kind `TableService.timers` names."""
+        return {"declaration": self.declaration_wait, "silence": self.shoe_silence}
+
+
+@dataclass(frozen=True, slots=True)
 class ServiceConfig:
     path: Path
     mqtt: MqttSettings
@@ -130,6 +149,7 @@ class ServiceConfig:
     keep_days: int = DEFAULT_KEEP_DAYS
     archive_directory: Path | None = None  # None: `archive` in the state directory
     requests: RequestLimits = field(default_factory=RequestLimits)  # [requests], per table
+    timing: TimingConfig = field(default_factory=TimingConfig)
 
     @property
     def archive_path(self) -> Path:
@@ -188,6 +208,7 @@ def known_settings() -> list[str]:
             *(f"logging.{key}" for key in _LOGGING_KEYS),
             *(f"metrics.{key}" for key in _METRICS_KEYS),
             *(f"requests.{key}" for key in _REQUESTS_KEYS),
+            *(f"timing.{key}" for key in _TIMING_KEYS),
             *(f"table.{key}" for key in TABLE_KEYS - {"limits", "paytable"}),
             "table.limits.<wager>.min",
             "table.limits.<wager>.max",
@@ -246,6 +267,7 @@ class _Checker:
         self._display(document.get("display"))
         metrics = self._metrics(document.get("metrics"))
         requests = self._requests(document.get("requests"))
+        timing = self._timing(document.get("timing"))
         if self.errors or self.host_problems or mqtt is None:
             raise ConfigErrors(self.errors, self.host_problems)
         return ServiceConfig(
@@ -259,6 +281,7 @@ class _Checker:
             metrics=metrics,
             **keeping,
             requests=requests,
+            timing=timing,
         )
 
     def _mqtt(self, section: object) -> MqttSettings | None:
@@ -500,6 +523,17 @@ class _Checker:
             float(section.whole_number("rate", round(default.rate), REQUEST_LIMITS)),
             section.whole_number("burst", default.burst, REQUEST_LIMITS),
             section.whole_number("queue", default.queue, REQUEST_LIMITS),
+        )
+
+    def _timing(self, value: object) -> TimingConfig:
+        """`[timing]`: seconds a card waits for a declaration, and a round for the shoe."""
+        default = TimingConfig()
+        section = self.section("timing", value, _TIMING_KEYS)
+        if section is None:
+            return default
+        return TimingConfig(
+            section.whole_number("declaration_wait", default.declaration_wait, DECLARATION_WAITS),
+            section.whole_number("shoe_silence", default.shoe_silence, SHOE_SILENCES),
         )
 
     def _display(self, section: object) -> None:

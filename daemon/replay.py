@@ -9,7 +9,9 @@ Format 2 adds what the journal's archive needs (daemon/journal/archive.py): the 
 may carry the table's state where the log begins (`checkpoint`), a later `table` line puts
 new settings in force between rounds, and `journal` and `published` lines (the journaled
 event and the messages it caused) ride between the table events; the replay reads past them.
-Every format 1 log is a format 2 log.
+Format 3 adds the dealer's "No more bets" (`close_betting`), which the daemon now waits for
+before it deals (docs/rules.md, decision 15). Every format 1 log is a format 2 log, and every
+format 2 log a format 3 log: without `close_betting`, the first card of a window closes it.
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ if TYPE_CHECKING:
 
     from rules.events import TableEvent
 
-LOG_FORMAT = 2
-READABLE_FORMATS = (1, 2)
+LOG_FORMAT = 3
+READABLE_FORMATS = (1, 2, 3)
 # Lines the journal's archive adds for auditors; the rules core has nothing to do with them.
 ANNOTATIONS = frozenset({"journal", "published"})
 
@@ -64,9 +66,7 @@ def _table_line(number: int, record: dict[str, Any]) -> tuple[TableConfig, Table
         raise ReplayError(number, "type", "the first line of a round log is the 'table' line")
     version = record.get("format", 1)
     if version not in READABLE_FORMATS:
-        raise ReplayError(
-            number, "format", f"this shoe2mqtt reads formats 1 and 2, not {version!r}"
-        )
+        raise ReplayError(number, "format", f"this shoe2mqtt reads formats 1 to 3, not {version!r}")
     settings = {k: v for k, v in record.items() if k not in ("type", "format", "checkpoint")}
     try:
         config = TableConfig.from_mapping(settings)

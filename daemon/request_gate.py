@@ -41,7 +41,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
-from daemon.table_service import MAX_REQUEST_BYTES, RequestError, parse_request
+from daemon.requests import MAX_REQUEST_BYTES, RequestError, parse_request
 from daemon.topics import COMMANDS
 
 if TYPE_CHECKING:

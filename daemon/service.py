@@ -35,7 +35,7 @@ import json
 import signal
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final, NoReturn, TypeVar
 
 import structlog
 
@@ -65,10 +65,12 @@ from daemon.mqtt.link import InboundMessage, LinkState, LinkStateChange, MqttLin
 from daemon.mqtt.outbox import OutboundMessage
 from daemon.notify import Notifier
 from daemon.request_gate import REPORT_INTERVAL, Refused, RequestGate
+from daemon.requests import request_record
 from daemon.status_line import StatusLine
 from daemon.storage import RETRY_FIRST, RETRY_MAX, StorageWatch
 from daemon.table_inbox import TableInbox
-from daemon.table_service import TableService, request_record
+from daemon.table_service import CONSOLE_CONTRACT, TableService
+from daemon.timers import TableTimers
 from daemon.topics import Topics
 from daemon.version import installed_version
 from drivers.registry import create_driver
@@ -79,6 +81,7 @@ if TYPE_CHECKING:
     from daemon.config import ServiceConfig
     from daemon.journal import EventKind
     from daemon.mqtt.takeover import ClientIdInUse
+    from daemon.table_service import Timer
     from drivers.driver import DriverEvent, Emit, LinkEvent, ShoeDriver
     from drivers.events import Event as ShoeEvent
     from rules.config import TableConfig
@@ -92,6 +95,9 @@ _T = TypeVar("_T")
 CHECKPOINT_BETWEEN_ROUNDS: Final = 500
 CHECKPOINT_ALWAYS: Final = 5000
 ARCHIVE_EVERY: Final = 3600.0  # seconds between looks for days to archive
+# Requests that queued together are journaled in one commit, up to this many: a round's
+# wagers from a chip-recognition layout fit, and a card waits behind one commit, not dozens.
+REQUESTS_PER_COMMIT: Final = 64
 
 
 def default_driver(setup: TableSetup) -> ShoeDriver:
@@ -137,9 +143,26 @@ class RefusedItem:
 
 @dataclass(frozen=True, slots=True)
 class StartItem:
-    """The daemon started, reading the table's shoe with `protocol`."""
+    """The daemon started, reading the table's shoe with `protocol`, as `node`."""
 
     protocol: str
+    node: str
+    kind: ClassVar[EventKind] = "start"
+
+    def record(self) -> dict[str, Any]:
+        return {"protocol": self.protocol, "node": self.node, "contract": CONSOLE_CONTRACT}
+
+
+@dataclass(frozen=True, slots=True)
+class TimerItem:
+    """A deadline the table asked for has passed (daemon.timers)."""
+
+    timer: Timer
+    seconds: float
+    kind: ClassVar[EventKind] = "timer"
+
+    def record(self) -> dict[str, Any]:
+        return {"timer": self.timer.kind, "key": self.timer.key, "seconds": self.seconds}
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +170,10 @@ class ConfigItem:
     """New game settings from a reload, for the end of the round in progress."""
 
     table: TableConfig
+    kind: ClassVar[EventKind] = "config"
+
+    def record(self) -> dict[str, Any]:
+        return {"table": self.table.to_mapping()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +193,16 @@ class NoticeItem:
         return {"kind": self.kind, "message": self.message, **({"hold": True} if self.hold else {})}
 
 
-TableItem = ShoeItem | LinkItem | RequestItem | RefusedItem | StartItem | ConfigItem | NoticeItem
+TableItem = (
+    ShoeItem
+    | LinkItem
+    | RequestItem
+    | RefusedItem
+    | StartItem
+    | ConfigItem
+    | NoticeItem
+    | TimerItem
+)
 
 
 @dataclass(slots=True)
@@ -394,7 +430,7 @@ class Daemon:
         # consumer like any other: on a full disk they wait there, the daemon runs on.
         if new:  # the settings first: a replay from the table's first event starts there
             table.queue.put_nowait(ConfigItem(table.setup.table))
-        table.queue.put_nowait(StartItem(table.setup.shoe.protocol))
+        table.queue.put_nowait(StartItem(table.setup.shoe.protocol, self.config.mqtt.node))
         service = table.service
         if not new and (service.pending_config or service.config).to_mapping() != configured:
             table.queue.put_nowait(ConfigItem(table.setup.table))
@@ -464,33 +500,74 @@ class Daemon:
 
     async def _consume(self, table: _Table) -> None:
         table_id = table.setup.table.table_id
+        loop = asyncio.get_running_loop()
+        timers = TableTimers(self.config.timing.seconds())
+        timers.follow(table.service.timers(), loop.time())
         while True:
-            item = await table.queue.get()
-            while True:  # the item, until the journal has it (daemon/storage.py)
+            item = await self._next_item(table, timers)
+            requests: list[RequestItem] = []
+            if isinstance(item, RequestItem):  # what queued behind it too: one commit
+                queued = table.queue.get_requests_nowait(REQUESTS_PER_COMMIT - 1)
+                requests = [item, *(r for r in queued if isinstance(r, RequestItem))]
+            while True:  # the items, until the journal has them (daemon/storage.py)
                 try:
-                    await self._take(table, item)
+                    if len(requests) > 1:
+                        await self._take_requests(table, requests)
+                    else:
+                        await self._take(table, item)
                 except JournalError as exc:
                     await asyncio.sleep(self.storage.failing(table_id, exc))
                     continue
                 self.storage.resumed(table_id)
                 break
+            timers.follow(table.service.timers(), loop.time())
+
+    async def _next_item(self, table: _Table, timers: TableTimers) -> TableItem:
+        """The table's next item, or a timer of the table's that has passed meanwhile."""
+        loop = asyncio.get_running_loop()
+        while True:
+            due_at = timers.next_due()
+            try:
+                async with asyncio.timeout_at(due_at):
+                    return await table.queue.get()
+            except TimeoutError:
+                for timer in timers.due(loop.time()):
+                    table.queue.put_nowait(TimerItem(timer, timers.seconds(timer)))
+
+    async def _take_requests(self, table: _Table, items: list[RequestItem]) -> None:
+        """Requests that queued together: journaled in one commit, then applied in order. A
+        request costs its table's cards one commit, not one each (a console that sends a
+        round's wagers at once, or a flood's admitted burst)."""
+        at = utc_timestamp(self._clock())
+        table_id = table.setup.table.table_id
+        bodies = [json.loads(body_text(self._request_record(item))) for item in items]
+        with self.metrics.journal_commit():
+            numbers = await self.journal.append_events(
+                table_id, [("request", body, at) for body in bodies]
+            )
+        assert table.replay is not None, "a table is recovered before it takes events"
+        for n, body in zip(numbers, bodies, strict=True):
+            applied = table.replay.apply(JournalEvent(table_id, n, "request", body, at))
+            self.outbox.add(table_id, applied.messages)
+            self._checkpoint(table, applied)
+
+    def _request_record(self, item: RequestItem) -> dict[str, Any]:
+        record = request_record(item.command, item.payload)
+        if self.outbox.full:  # journaled: a replay must refuse what was refused
+            record["outbox_full"] = True
+        return record
 
     async def _take(self, table: _Table, item: TableItem) -> None:
         """Journal and apply one item of the table's queue."""
         match item:
             case NoticeItem():
                 await self._commit(table, "notice", item.record())
-            case RequestItem(command=command, payload=payload):
-                record = request_record(command, payload)
-                if self.outbox.full:  # journaled: a replay must refuse what was refused
-                    record["outbox_full"] = True
-                await self._commit(table, "request", record)
+            case RequestItem():
+                await self._commit(table, "request", self._request_record(item))
             case RefusedItem():
                 self._answer_refusal(table, item)
-            case StartItem(protocol=protocol):
-                await self._commit(table, "start", {"protocol": protocol})
-            case ConfigItem(table=settings):
-                await self._commit(table, "config", {"table": settings.to_mapping()})
+            case StartItem() | TimerItem() | ConfigItem():
+                await self._commit(table, item.kind, item.record())
             case LinkItem(event=event):
                 await self._commit(table, "link", to_record(event))
                 if self._ready_sent:

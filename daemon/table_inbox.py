@@ -1,15 +1,15 @@
-"""A table's inbox: what the table hears first, and the requests it takes only after that.
+"""A table's inbox: everything the table hears, in the order it arrived; requests bounded.
 
-Two lanes, one consumer (the table's task):
-- the **table lane**, for what the shoe, its link and the daemon itself say (cards, link
-  changes, new settings, the daemon's notices): served first, in arrival order, never
-  refused. A card is never queued behind a console's requests (issue 14);
-- the **request lane**, for dealer consoles' requests: bounded, served in arrival order
-  whenever the table lane is empty. `offer` refuses a request at once when the lane is full,
-  so a flood never grows memory and never makes its sender (the MQTT link) wait.
+One consumer (the table's task) takes what the shoe, its link and the daemon itself say
+(cards, link changes, new settings, the daemon's notices and timers) and what dealer
+consoles ask, in arrival order. Nothing is reordered: a request that arrives before a card
+is applied before it. A card's place never depends on that order anyway (a card waits in
+the table's custody until its place is declared: daemon.custody), but a new shoe or a void
+asked for before a card must come before it, as it did at the table.
 
-Serving the table lane first means a request that arrives while a card waits is applied
-after the card, as it would be at the table: the card has left the shoe.
+Requests are bounded: `offer` refuses one at once when `request_capacity` requests wait
+already, so a flood never grows memory and never makes its sender (the MQTT link) wait.
+What the shoe and the daemon say is never refused.
 """
 
 from __future__ import annotations
@@ -22,26 +22,26 @@ _Item = TypeVar("_Item")
 
 
 class TableInbox(Generic[_Item]):
-    """The two lanes of one table; used from the event loop's thread only."""
+    """One table's items in arrival order; used from the event loop's thread only."""
 
     def __init__(self, request_capacity: int) -> None:
         if request_capacity < 1:
             raise ValueError(f"request_capacity: at least 1, not {request_capacity}")
         self.request_capacity = request_capacity
-        self._table: collections.deque[_Item] = collections.deque()
-        self._requests: collections.deque[_Item] = collections.deque()
+        self._items: collections.deque[tuple[bool, _Item]] = collections.deque()
+        self._requests = 0  # how many of the items are requests
         self._waiter: asyncio.Future[None] | None = None
 
     def __len__(self) -> int:
-        return len(self._table) + len(self._requests)
+        return len(self._items)
 
     @property
     def has_request_room(self) -> bool:
-        return len(self._requests) < self.request_capacity
+        return self._requests < self.request_capacity
 
     def put_nowait(self, item: _Item) -> None:
-        """Into the table lane: served before any request."""
-        self._table.append(item)
+        """What the shoe, its link or the daemon says: never refused."""
+        self._items.append((False, item))
         self._wake()
 
     async def put(self, item: _Item) -> None:
@@ -49,16 +49,17 @@ class TableInbox(Generic[_Item]):
         self.put_nowait(item)
 
     def offer(self, request: _Item) -> bool:
-        """Into the request lane if it has room; False (and nothing queued) if it is full."""
-        if len(self._requests) >= self.request_capacity:
+        """A request, if there is room for it; False (and nothing queued) if there is none."""
+        if self._requests >= self.request_capacity:
             return False
-        self._requests.append(request)
+        self._items.append((True, request))
+        self._requests += 1
         self._wake()
         return True
 
     async def get(self) -> _Item:
-        """The next item: the table lane's oldest, else the oldest request; waits for one."""
-        while not self._table and not self._requests:
+        """The oldest item; waits for one."""
+        while not self._items:
             self._waiter = asyncio.get_running_loop().create_future()
             try:
                 await self._waiter
@@ -66,13 +67,23 @@ class TableInbox(Generic[_Item]):
                 self._waiter = None
         return self.get_nowait()
 
+    def get_requests_nowait(self, limit: int) -> list[_Item]:
+        """The requests at the head of the inbox, up to `limit` (none if something else is
+        first): what arrived together, to be journaled together."""
+        taken: list[_Item] = []
+        items = self._items
+        while items and items[0][0] and len(taken) < limit:
+            taken.append(items.popleft()[1])
+            self._requests -= 1
+        return taken
+
     def get_nowait(self) -> _Item:
-        """`get` without waiting: `asyncio.QueueEmpty` when both lanes are empty."""
-        if self._table:
-            return self._table.popleft()
-        if self._requests:
-            return self._requests.popleft()
-        raise asyncio.QueueEmpty
+        """`get` without waiting: `asyncio.QueueEmpty` when nothing waits."""
+        if not self._items:
+            raise asyncio.QueueEmpty
+        is_request, item = self._items.popleft()
+        self._requests -= is_request
+        return item
 
     def _wake(self) -> None:
         if self._waiter is not None and not self._waiter.done():

@@ -4,36 +4,47 @@ Sans-I/O like the rules core it wraps: no sockets, no clock of its own (the enve
 given one), so it is tested by feeding it events. The daemon's tasks move bytes; this
 decides what they mean:
 
-- a card from the shoe becomes a `DealCard` for the engine; an unreadable card holds every
-  later card back until the dealer console enters it (`request/card`), so no card is ever
-  given to the wrong hand;
+- a card's place follows from what the dealer console declared and the order the shoe
+  dealt, never from which of the two streams reached the PC first: a card the round cannot
+  yet place as declared (no round, betting not closed, no decision for the hand in play)
+  is kept, in order, and placed once the declaration comes (daemon.custody, docs/rules.md
+  decision 15); one that waits too long becomes a doubt, never a guessed hit;
+- an unreadable card holds every later card back until the dealer console enters it
+  (`request/card`), so no card is ever given to the wrong hand;
 - when the table cannot be sure it has every card (frames lost; a shoe that keeps nothing
-  while the daemon or the link was away; a reader that restarted), the round is flagged for
-  review and, if a card could go to the wrong place (a round open, a burn due), every card
-  from then on is held, in order, for the dealer console: `request/resume` (no card went by
-  unread, or the missed ones were entered with `request/card`) deals them, `request/void`
-  voids the round (docs/rules.md, decision 13). Flagged settlements still go out exactly as
-  decided, marked `"review": true`, and a notice says why;
+  while the daemon or the link was away; a reader that restarted or reports an error
+  mid-round; a card it did not expect; another daemon on the table), the round is flagged
+  for review and every card from then on is held, in order, for the dealer console:
+  `request/resume` (no card went by unread, or the missed ones were entered with
+  `request/card`) lets them be placed, `request/void` voids the round (decision 13).
+  Flagged settlements still go out exactly as decided, marked `"review": true`, and a
+  notice says why;
+- a request that crossed one of the shoe's cards on its way is tried where it may have been
+  meant (daemon.crossing): a doubt if that would have changed what was published;
 - what the shoe sends is judged before anything is journaled (`judge`, decision D3): a repeat
   of a frame the journal holds is acknowledged again and applied no more, a loss is journaled
   as a `SequenceGap` first; the memory that takes (`receiver`) is rebuilt by the replay;
 - every engine output becomes a message on its topic, and the retained round snapshot is
   refreshed, so a display connecting mid-round sees the table at once;
-- every request gets a response carrying the caller's transaction id, an error code and a
-  message when it is refused; a refused request changes nothing.
+- every request gets a response carrying the caller's transaction id and the node that
+  answered, an error code and a message when it is refused; a refused request changes
+  nothing.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import traceback
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import structlog
 
+from daemon.crossing import RoundHistory
+from daemon.custody import NOTHING_READY, Custody
 from daemon.inbound import from_record, to_record
+from daemon.reader_state import ReaderState
+from daemon.requests import RequestError, no_fields, parse_request, response_body
 from daemon.table_observer import UNOBSERVED
 from daemon.topics import COMMANDS
 from drivers import events as shoe
@@ -43,10 +54,10 @@ from drivers.receiver import FrameReceiver
 from drivers.registry import sequence_policy
 from rules.cards import Card
 from rules.config import TableConfig
-from rules.engine import TableEngine
+from rules.engine import Awaiting, TableEngine
 from rules.engine_state import engine_state, restore_engine
 from rules.errors import CardParseError, EventError, MalformedEvent, RulesError
-from rules.events import DealCard, Shuffle, event_from_mapping
+from rules.events import DealCard, PlaceWager, Shuffle, event_from_mapping
 from rules.outputs import Notice, Settlement
 from rules.table import RoundStage
 
@@ -55,6 +66,7 @@ if TYPE_CHECKING:
 
     from daemon.envelope import Envelopes, Outbound
     from daemon.journal import EventKind
+    from daemon.requests import Request
     from daemon.table_observer import TableObserver
     from daemon.topics import Topics
     from drivers.codecs.sequence import SequencePolicy
@@ -68,67 +80,53 @@ if TYPE_CHECKING:
 log = structlog.get_logger("daemon.table")
 
 _NOT_LIVE = (RoundStage.BETTING, RoundStage.OVER)  # no card of the deal has gone out
+_LIVE = (RoundStage.DEALING, RoundStage.PLAYING, RoundStage.DEALER)
 # Requests that are rules events of the same name; the other commands are answered here.
-_ENGINE_COMMANDS = frozenset({"wager", "withdraw", "action", "void"})
+_ENGINE_COMMANDS = frozenset({"wager", "withdraw", "close_betting", "action", "void"})
 # What the dealer console is asked to do when the table holds cards in doubt.
 _HOLD_ADVICE = (
     "; every card from here is held, not given to any seat: enter any card that went by "
     "unread (request/card), then confirm (request/resume), or void the round (request/void)"
 )
-# A card held back: a card or a new shoe from the shoe, or None for an unreadable card that
-# waits for the dealer console to enter it.
-Held = DealCard | Shuffle | None
+_AWAITED = {
+    "round": "a round: the console's wagers, then no more bets (request/close_betting)",
+    "close_betting": "no more bets (request/close_betting)",
+    "decision": "the decision of seat {seat} hand {hand} (request/action)",
+}
 DEFAULT_PROTOCOL: Final = "reference"
+# The dealer console contract a table follows (docs/mqtt.md): 2 places a card only where the
+# console declared it (no more bets, each hand's decision); 1, before declarations, placed
+# each card as it came. Journaled with every start, so a journal written under 1 replays
+# under 1: every message it made is made again, byte for byte (decision D4).
+CONSOLE_CONTRACT: Final = 2
 # The version of `TableService.checkpoint()`'s data; `restore` reads this one only.
 CHECKPOINT_VERSION: Final = 1
+MAX_ROUND_NOTICES = 50  # the snapshot keeps the latest ones: a retained message must stay small
 
 
 class CheckpointError(Exception):
     """A checkpoint this code cannot restore (another version, or damaged data)."""
 
 
-@dataclass(slots=True)
-class ReaderState:
-    """What the pit needs to know about the shoe reader (retained on `<table>/state`)."""
+class _Crossed(RequestError):
+    """A request refused because in its place it would have changed what was published."""
 
-    link: str = "starting"  # starting, connecting, connected, disconnected, fault
-    endpoint: str | None = None
-    reason: str | None = None
-    faults: dict[str, int] = field(default_factory=dict)  # active device faults by kind
-    last_seen: str | None = None
-    identity: dict[str, str] | None = None
-
-    def to_mapping(self) -> dict[str, Any]:
-        return {
-            "link": self.link,
-            "endpoint": self.endpoint,
-            "reason": self.reason,
-            "faults": [{"kind": k, "code": c} for k, c in sorted(self.faults.items())],
-            "last_seen": self.last_seen,
-            "identity": self.identity,
-        }
-
-    def state(self) -> dict[str, Any]:
-        """Everything, as data (faults keep their order: a checkpoint is exact)."""
-        return {
-            "link": self.link,
-            "endpoint": self.endpoint,
-            "reason": self.reason,
-            "faults": dict(self.faults),
-            "last_seen": self.last_seen,
-            "identity": self.identity,
-        }
-
-    @classmethod
-    def from_state(cls, data: dict[str, Any]) -> ReaderState:
-        return cls(**{**data, "faults": dict(data["faults"])})
+    def __init__(self, message: str, outputs: list[Outbound]) -> None:
+        super().__init__("crossed_card", message)
+        self.outputs = outputs
 
 
-class RequestError(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+@dataclass(frozen=True, slots=True)
+class Timer:
+    """A deadline the table has running: the daemon journals `timer` records for it when it
+    passes (daemon.service), naming `key` so that a late one changes nothing.
+
+    `declaration`: a held card waits for the console (key: the wait's number); `silence`: a
+    round waits for a card and the shoe says nothing (key: the shoe events taken so far).
+    """
+
+    kind: Literal["declaration", "silence"]
+    key: int
 
 
 class TableService:
@@ -150,15 +148,20 @@ class TableService:
         self.envelopes = envelopes
         self.engine = TableEngine(config)
         self.reader = ReaderState()
-        # What the shoe sent that waits, in order: after an unreadable card (None, until the
-        # dealer console enters it), and everything after a doubt, until the dealer resolves.
-        self.held: list[Held] = []
-        self.doubt: str | None = None  # why cards are held for the dealer; None: sure of all
-        self.doubt_at = 0  # where in `held` the doubt began: the unheard cards go there
+        self.custody = Custody()
+        self.history = RoundHistory()
         self.review: list[str] = []  # why the current round needs review; empty when it does not
         self.round_settlements: list[dict[str, Any]] = []
         self.round_notices: list[dict[str, Any]] = []
         self.pending_config: TableConfig | None = None  # new settings waiting for the round's end
+        # The node that serves the table, as journaled with each start: responses name it.
+        self.node: str | None = None
+        self.contract = CONSOLE_CONTRACT
+        self.shoe_events = 0  # shoe events taken: a silence is named by the last one
+        # The reader's link (re)opened and the shoe has said nothing since: a start of
+        # communication now is its greeting to the new host, not a restart.
+        self.link_fresh = False
+        self.silence_noticed: int | None = None  # the silence already told of
         # While the journal is replayed nothing is logged: it all was, the first time.
         self.quiet = False
         # Told of every event the rules accepted, with its round: `shoe2mqtt journal` exports.
@@ -201,12 +204,13 @@ class TableService:
         """The table's whole state as data: what `restore` needs to go on exactly here.
 
         The engine (its shoe, barred seats, round numbering and the current or last round),
-        the settings (and any waiting for the round's end), the reader, the cards held (behind
-        an unreadable one, or for a doubt, and why), the round's review, settlements and
+        the settings (and any waiting for the round's end), the reader, the cards in custody
+        (held behind an unreadable one, for a declaration or for a doubt, and why), the
+        round's history (for a request that crossed a card), its review, settlements and
         notices (the snapshot shows them until the next round opens), what the table holds of
-        the shoe's numbering (decision D3: its last frame and identity) and its protocol, and
-        the next message number. Not the log switch, the recorder or the observer: they are
-        the caller's, not the table's.
+        the shoe's numbering (decision D3: its last frame and identity) and its protocol, the
+        node, the shoe's silence and the next message number. Not the log switch, the
+        recorder or the observer: they are the caller's, not the table's.
         """
         pending = self.pending_config
         device = self.receiver.device
@@ -216,9 +220,8 @@ class TableService:
             "pending_config": None if pending is None else pending.to_mapping(),
             "engine": engine_state(self.engine),
             "reader": self.reader.state(),
-            "held": [_held_state(item) for item in self.held],
-            "doubt": self.doubt,
-            "doubt_at": self.doubt_at,
+            "custody": self.custody.state(),
+            "history": self.history.state(),
             "review": list(self.review),
             "round_settlements": list(self.round_settlements),
             "round_notices": list(self.round_notices),
@@ -227,12 +230,18 @@ class TableService:
                 "device": None if device is None else to_record(device),
             },
             "protocol": self.protocol,
+            "node": self.node,
+            "contract": self.contract,
+            "shoe_events": self.shoe_events,
+            "link_fresh": self.link_fresh,
+            "silence_noticed": self.silence_noticed,
             "next_seq": self.envelopes.next_seq,
         }
 
     def restore(self, state: dict[str, Any]) -> None:
-        """Become the table `state` describes (from `checkpoint`); `CheckpointError` when it
-        cannot be read, leaving this service as it was."""
+        """Become the table `state` describes (from `checkpoint`, or a checkpoint of an
+        earlier version of this code); `CheckpointError` when it cannot be read, leaving
+        this service as it was."""
         if state.get("version") != CHECKPOINT_VERSION:
             raise CheckpointError(
                 f"checkpoint version {state.get('version')!r}; "
@@ -244,35 +253,83 @@ class TableService:
             pending_config = None if pending is None else TableConfig.from_mapping(pending)
             engine = restore_engine(config, state["engine"])
             reader = ReaderState.from_state(state["reader"])
-            held = [_held_from_state(item) for item in state["held"]]
+            # Checkpoints written before declarations keep `held`, `doubt` and `doubt_at` at
+            # the top level.
+            custody = Custody.from_state(state.get("custody", state))
+            history = RoundHistory.from_state(state.get("history"))
             receiver = FrameReceiver(_policy(state["protocol"]))
             receiver.last = state["receiver"]["last"]
             device = state["receiver"]["device"]
             receiver.device = None if device is None else _identity(device)
         except (KeyError, TypeError, ValueError, RulesError) as exc:
             raise CheckpointError(f"checkpoint: {type(exc).__name__}: {exc}") from None
-        self.config, self.engine, self.reader, self.held = config, engine, reader, held
+        self.config, self.engine, self.reader = config, engine, reader
+        self.custody, self.history = custody, history
         self.pending_config = pending_config
-        self.doubt, self.doubt_at = state["doubt"], int(state["doubt_at"])
         self.review = list(state["review"])
         self.round_settlements = list(state["round_settlements"])
         self.round_notices = list(state["round_notices"])
         self.protocol, self.receiver = state["protocol"], receiver
+        self.node = state.get("node")
+        self.contract = int(state.get("contract", 1))  # a checkpoint from before contract 2
+        self.shoe_events = int(state.get("shoe_events", 1))  # unknown before: assume heard
+        self.link_fresh = bool(state.get("link_fresh", False))
+        self.silence_noticed = state.get("silence_noticed")
         self.envelopes.next_seq = int(state["next_seq"])
 
+    # ------------------------------------------------------------------ what it holds
     @property
     def round_id(self) -> int | None:
         return self.engine.round_id
 
     @property
+    def held(self) -> list[DealCard | Shuffle | None]:
+        return self.custody.held
+
+    @property
+    def doubt(self) -> str | None:
+        return self.custody.doubt
+
+    @property
     def awaiting_entry(self) -> int:
         """Unreadable cards the dealer console must enter."""
-        return self.held.count(None)
+        return self.custody.awaiting_entry
 
     @property
     def cards_held(self) -> int:
         """Cards from the shoe that wait, not yet given to any seat."""
-        return sum(1 for item in self.held if isinstance(item, DealCard))
+        return self.custody.cards_held
+
+    def timers(self) -> tuple[Timer, ...]:
+        """The deadlines running now (the daemon keeps the clock: daemon.service)."""
+        running: list[Timer] = []
+        wait = self.custody.wait
+        if wait is not None:
+            running.append(Timer("declaration", wait.number))
+        if self._expects_card() and self.silence_noticed != self.shoe_events:
+            running.append(Timer("silence", self.shoe_events))
+        return tuple(running)
+
+    def _expects_card(self) -> bool:
+        """A round is being dealt, and its next card needs nothing declared: only the shoe
+        is awaited."""
+        round_ = self.engine.round
+        return (
+            round_ is not None
+            and round_.stage in _LIVE
+            and not self.custody.holding
+            and self._awaiting() is None
+        )
+
+    @property
+    def declared(self) -> bool:
+        """Whether a card waits for its place to be declared (console contract 2)."""
+        return self.contract >= CONSOLE_CONTRACT
+
+    def _awaiting(self) -> Awaiting | None:
+        """What the next card waits for; nothing under contract 1, which placed every card
+        as it came."""
+        return self.engine.awaiting() if self.declared else None
 
     def judge(self, event: object) -> Intake:
         """What to do with an event from the shoe, before anything of it is journaled: a
@@ -280,6 +337,7 @@ class TableService:
         is journaled first, as a `SequenceGap` (decision D3)."""
         return self.receiver.judge(event)
 
+    # ------------------------------------------------------------------ journaled events
     def apply_record(self, kind: EventKind, record: dict[str, Any], at: str) -> list[Outbound]:
         """One journaled event, applied: the same method live and in replay.
 
@@ -292,7 +350,7 @@ class TableService:
         """
         self.envelopes.at = at
         try:
-            return self._apply_record(kind, record, at)
+            out = self._apply_record(kind, record, at)
         except Exception as exc:  # noqa: BLE001 - the daemon must never stop; see above
             # The exception's text is not logged: it may quote the event, and the event may be
             # a card not yet revealed. Its type and where it happened are enough to find it.
@@ -304,10 +362,13 @@ class TableService:
                 error=type(exc).__name__,
                 where="".join(traceback.format_tb(exc.__traceback__)[-3:]),
             )
-            return self.internal_error()
+            out = self.internal_error()
+        self.custody.follow_wait(self._awaiting(), at)
+        return out
 
-    def _apply_record(self, kind: EventKind, record: dict[str, Any], at: str) -> list[Outbound]:
+    def _apply_record(self, kind: EventKind, record: dict[str, Any], at: str) -> list[Outbound]:  # noqa: PLR0911 - a dispatch, one return per kind of record
         if kind == "shoe":
+            self.shoe_events += 1
             return self.on_shoe_event(from_record(record), seen_at=at)  # type: ignore[arg-type]
         if kind == "link":
             return self.on_link_event(from_record(record))
@@ -322,7 +383,11 @@ class TableService:
             return [self.snapshot()]
         if kind == "notice":
             return self._daemon_notice(record)
-        return self.on_start(record.get("protocol"))
+        if kind == "timer":
+            return self.on_timer(record)
+        return self.on_start(
+            record.get("protocol"), record.get("node"), int(record.get("contract", 1))
+        )
 
     def _daemon_notice(self, record: dict[str, Any]) -> list[Outbound]:
         """The daemon's own word to the pit; with `hold`, a doubt over every card to come."""
@@ -334,85 +399,123 @@ class TableService:
         """An event could not be applied (a bug): the pit is told, the round is reviewed."""
         return self._flag("internal_error", "an event could not be applied; see the daemon's log")
 
-    def on_start(self, protocol: str | None = None) -> list[Outbound]:
-        """The daemon (re)started, reading the shoe with `protocol` (journaled with the
-        event). A shoe that keeps what it dealt meanwhile (the reference protocol) hands it
-        over when it is next heard from, and its first contact says whether anything is
-        missing (`judge`). One that keeps nothing may have dealt cards no one heard: if that
-        can misplace a card, the table holds for the dealer. Then the table's retained state
-        and snapshot, so a display never shows a table as it was before the restart."""
+    def on_start(
+        self, protocol: str | None = None, node: str | None = None, contract: int = 1
+    ) -> list[Outbound]:
+        """The daemon (re)started, reading the shoe with `protocol`, as `node`, under console
+        `contract` (all journaled with the event; a start journaled before the contract was
+        named is contract 1). A shoe that keeps what it dealt meanwhile (the reference protocol)
+        hands it over when it is next heard from, and its first contact says whether anything
+        is missing (`judge`). One that keeps nothing may have dealt cards no one heard: if
+        that can misplace a card, the table holds for the dealer; between rounds, the next
+        round must be opened by a console that has seen the table since (`_unheard`). Then the
+        table's retained state and snapshot, so a display never shows a table as it was
+        before the restart."""
         if protocol is not None and protocol != self.protocol:
             self.protocol, self.receiver.policy = protocol, _policy(protocol)
-        doubt = (
-            []
-            if self.receiver.reliable or not self._at_stake()
-            else self._doubt(
-                "daemon_restarted",
-                "the daemon restarted, and this shoe keeps nothing: "
-                "a card dealt while it was down is lost",
-            )
-        )
+        if node is not None:
+            self.node = node
+        self.contract = contract
+        why = "the daemon restarted, and this shoe keeps nothing: a card dealt while it was down "
+        if self.receiver.reliable:
+            doubt = []
+        elif self._at_stake():
+            doubt = self._doubt("daemon_restarted", why + "is lost")
+        elif self.declared and self.shoe_events:  # a table that never heard its shoe lost none
+            doubt = self._unheard("daemon_restarted", why + "is lost")
+        else:
+            doubt = []
         return [*doubt, self.state(), self.snapshot()]
 
     def _at_stake(self) -> bool:
-        """Whether a card missed now could go to the wrong place: a round is open, or a burn
-        is due (the engine would take the round's first card for it)."""
-        return self.engine.round_open or self.engine.burns_due > 0
+        """Whether a card missed now could go to the wrong place: a round is open, a burn is
+        due (the engine would take the round's first card for it), or cards wait in custody
+        for the round they will be placed in."""
+        return self.engine.round_open or self.engine.burns_due > 0 or bool(self.custody.held)
 
     def _doubt(self, reason: str, message: str, *, always: bool = False) -> list[Outbound]:
         """The table cannot be sure it has every card: the round is flagged, the pit told, and
         where a card could be misplaced (`always`: whatever the table is doing), every card
         from here is held for the dealer."""
         if always or self._at_stake():
-            if self.doubt is None:
-                self.doubt, self.doubt_at = reason, len(self.held)
+            self.custody.begin_doubt(reason)
             message += _HOLD_ADVICE
         return self._flag(reason, message)
+
+    def _unheard(self, reason: str, message: str) -> list[Outbound]:
+        """A shoe that keeps nothing went unheard between rounds: nothing is lost unless the
+        dealer dealt meanwhile, which only the console can know. The round that opens next
+        goes on if the request that opens it comes from a console that had seen this notice
+        (its `seen`); else it is a doubt (`_opened`)."""
+        self.custody.unheard = self.envelopes.next_seq
+        return [
+            self.notice(
+                reason,
+                message + "; the next round is held for the dealer console unless the console "
+                "that opens it has seen the table since this notice",
+            )
+        ]
+
+    def on_timer(self, record: dict[str, Any]) -> list[Outbound]:
+        """A deadline the daemon kept has passed (journaled, so a replay sees it too); it
+        counts only if what it was set for still stands."""
+        kind, key, seconds = record["timer"], int(record["key"]), float(record["seconds"])
+        wait = self.custody.wait
+        if kind == "declaration" and wait is not None and wait.number == key:
+            awaited = _AWAITED[wait.awaiting.declaration].format(
+                seat=wait.awaiting.seat, hand=wait.awaiting.hand
+            )
+            self.custody.begin_doubt("declaration_missing", all_held=True)
+            message = (
+                f"a card from the shoe has waited {seconds:.0f} s for {awaited}: it is not "
+                "given to any seat by guess" + _HOLD_ADVICE
+            )
+            return self._flag("declaration_missing", message)
+        if kind == "silence" and key == self.shoe_events and self._expects_card():
+            self.silence_noticed = key
+            return [
+                self.notice(
+                    "reader_silent",
+                    f"the round has waited {seconds:.0f} s for a card and the shoe has said "
+                    "nothing: check its cable (one pulled on the shoe's side of a USB adapter "
+                    "or a device server leaves the PC's port open and silent)",
+                )
+            ]
+        return []
 
     # ------------------------------------------------------------------ shoe
     def on_shoe_event(self, event: shoe.Event, *, seen_at: str) -> list[Outbound]:  # noqa: PLR0911 - a dispatch, one return per kind of event
         self.reader.last_seen = seen_at
         restarted = self.receiver.record(event)
+        greeting, self.link_fresh = self.link_fresh, False
         match event:
-            case shoe.CardDrawn(burned=burned, origin=origin) if origin != "retransmission":
-                self._told.card_read(self.table_id, readable=True)
-                return self._from_shoe(DealCard(Card.parse(event.code), burned=burned))
+            case shoe.CardDrawn():
+                return self._card_drawn(event)
             case shoe.CardUnreadable(burned=burned):
                 self._told.card_read(self.table_id, readable=False)
                 return self._unreadable(burned=burned)
             case shoe.NewShoe():
-                return self._from_shoe(Shuffle())
+                return self._new_shoe()
             case shoe.SequenceGap(expected=expected, got=got):
                 return self._doubt(
                     "sequence_gap",
                     f"frames lost between the reader and us (expected {expected}, got {got})",
                 )
-            case shoe.FaultSet(kind=kind, code=code):
-                self.reader.faults[kind] = code
-                return [
-                    self.notice("reader_fault", f"reader fault set: {kind} (code {code})"),
-                    self.state(),
-                ]
+            case shoe.FaultSet():
+                return self._fault(event)
             case shoe.FaultCleared(kind=kind):
                 self.reader.faults.pop(kind, None)
                 return [self.state()]
             case shoe.DeviceIdentity():
-                self.reader.identity = {
-                    "vendor": event.vendor,
-                    "model": event.model,
-                    "serial_number": event.serial_number,
-                    "firmware": event.firmware,
-                }
-                if not restarted:
-                    return [self.state()]
-                return [
-                    self.state(),
-                    *self._doubt(
-                        "reader_restarted",
-                        "the reader restarted (or another one is on the line): "
-                        "what it had not yet handed over is lost",
-                    ),
-                ]
+                return self._identified(event, restarted=restarted)
+            case shoe.CommunicationStarted() if (
+                not greeting and self._at_stake() and not self.receiver.reliable
+            ):
+                return self._doubt(
+                    "reader_restarted",
+                    "the shoe started its communication again (it restarted) while cards "
+                    "were at stake: a card dealt meanwhile is lost",
+                )
             case shoe.CutCardReached():
                 return [
                     self.notice(
@@ -420,7 +523,87 @@ class TableService:
                     )
                 ]
             case _:
-                return []
+                return self._diagnostic(event)
+
+    def _diagnostic(self, event: object) -> list[Outbound]:
+        """What the receiver says of the line itself (a frame number used twice with other
+        contents); nothing for the rest."""
+        seq = getattr(event, "seq", None)
+        if type(event).__name__ == "SequenceConflict":
+            return self._doubt(
+                "sequence_conflict",
+                f"the shoe sent frame {seq} again with other contents: which one was dealt "
+                "cannot be told",
+                always=True,
+            )
+        return []
+
+    def _card_drawn(self, event: shoe.CardDrawn) -> list[Outbound]:
+        """A card the shoe read. One it says it drew outside a game, or sent again without
+        having sent it before, is not placed by guess."""
+        self._told.card_read(self.table_id, readable=True)
+        card = DealCard(Card.parse(event.code), burned=event.burned)
+        if event.origin == "retransmission":
+            if event.code == self.custody.last_card:
+                return []  # the shoe repeated the card it had just sent
+            self.custody.last_card = event.code
+            out = self._doubt(
+                "retransmitted_card",
+                "the shoe sent again a card this table never received: a card went by "
+                "unread before it",
+                always=True,
+            )
+            return [*out, *self._from_shoe(card)]
+        self.custody.last_card = event.code
+        if event.origin == "outside_game":
+            if not self._at_stake():
+                return [
+                    self.notice(
+                        "card_outside_game",
+                        "the shoe read a card outside a game (lock, error or setting "
+                        "mode): it belongs to no round",
+                    )
+                ]
+            out = self._doubt(
+                "card_outside_game",
+                "the shoe read a card outside a game (lock, error or setting mode) while "
+                "cards were at stake",
+            )
+            return [*out, *self._from_shoe(card)]
+        return self._from_shoe(card)
+
+    def _fault(self, event: shoe.FaultSet) -> list[Outbound]:
+        """A fault the reader reports. A shoe that keeps nothing may have lost the card it
+        was reading: while cards are at stake, the table holds them."""
+        self.reader.faults[event.kind] = event.code
+        name = getattr(event, "name", None)
+        what = f"{event.kind} (code {event.code}{'' if name is None else ': ' + name})"
+        if not self.receiver.reliable and self._at_stake():
+            out = self._doubt(
+                "reader_fault",
+                f"reader fault set: {what}; this shoe keeps nothing, so the card it was "
+                "reading may be lost",
+            )
+            return [*out, self.state()]
+        return [self.notice("reader_fault", f"reader fault set: {what}"), self.state()]
+
+    def _identified(self, event: shoe.DeviceIdentity, *, restarted: bool) -> list[Outbound]:
+        self.reader.identity = {
+            "vendor": event.vendor,
+            "model": event.model,
+            "serial_number": event.serial_number,
+            "firmware": event.firmware,
+        }
+        if not restarted:
+            return [self.state()]
+        return [
+            self.state(),
+            *self._doubt(
+                "reader_restarted",
+                "the reader restarted (or another one is on the line): "
+                "what it had not yet handed over is lost",
+            ),
+        ]
 
     def on_link_event(self, event: object) -> list[Outbound]:
         match event:
@@ -436,6 +619,7 @@ class TableService:
                     endpoint,
                     None,
                 )
+                self.link_fresh = True
             case Disconnected(reason=reason):
                 self.reader.link, self.reader.reason = "disconnected", reason
                 return [self.notice("reader_disconnected", reason), self.state()]
@@ -443,25 +627,64 @@ class TableService:
                 self.reader.link, self.reader.reason = "fault", reason
                 return [self.state()]
             case Reconnected(outage=outage):
-                self.reader.link = "connected"
-                out = [self.state()]
-                # A shoe that keeps its frames hands over what it dealt meanwhile; only one
-                # that keeps nothing leaves a doubt.
-                if not self.receiver.reliable and self._at_stake():
-                    out += self._doubt(
-                        "reader_reconnected",
-                        f"the reader was away for {outage:.1f} s, and this shoe keeps nothing: "
-                        "a card dealt meanwhile is lost",
-                    )
-                return out
+                self.reader.link, self.link_fresh = "connected", True
+                return [self.state(), *self._reconnected(outage)]
         return [self.state()]
 
-    def _from_shoe(self, event: DealCard | Shuffle) -> list[Outbound]:
-        """A card (or a new shoe) in the shoe's order: applied, or held behind what waits."""
-        if self.held or self.doubt is not None:
-            self.held.append(event)
-            return [self.snapshot()]  # the pit sees the count of cards held
-        return self._apply(event, source="shoe")
+    def _reconnected(self, outage: float) -> list[Outbound]:
+        """A shoe that keeps its frames hands over what it dealt meanwhile; only one that
+        keeps nothing leaves a doubt (or, between rounds, an unheard table)."""
+        if self.receiver.reliable:
+            return []
+        message = (
+            f"the reader was away for {outage:.1f} s, and this shoe keeps nothing: "
+            "a card dealt meanwhile is lost"
+        )
+        if self._at_stake():
+            return self._doubt("reader_reconnected", message)
+        return self._unheard("reader_reconnected", message) if self.declared else []
+
+    def _from_shoe(self, card: DealCard) -> list[Outbound]:
+        """A card in the shoe's order: placed now, or kept until its place is declared (or
+        its doubt resolved)."""
+        awaiting = self._awaiting()
+        if not self.custody.holding and (awaiting is None or card.burned):
+            return self._apply(card, source="shoe")  # a burn the reader saw goes to the rack
+        out: list[Outbound] = []
+        if self.declared and awaiting == Awaiting("round") and not self.custody.holding:
+            out = self._card_before_round()
+        self.custody.hold(card)
+        return [*out, self.snapshot()]  # the pit sees the count of cards held
+
+    def _card_before_round(self) -> list[Outbound]:
+        """A card came while no round was open. It is the next round's first card, come before
+        the console's wagers, or one the dealer drew that no round needed (decision 7): only
+        the dealer can say, so it is held with the round it would join."""
+        if self.custody.unheard is not None:
+            # After the table went unheard: the dealer is dealing a round it did not hear begin.
+            self.custody.unheard = None
+            return self._doubt(
+                "unheard_round",
+                "a card came before any wager after the table went unheard: the round may be "
+                "missing its first cards",
+                always=True,
+            )
+        return self._doubt(
+            "card_before_round",
+            "a card came while no round was open: it is the next round's first card, come "
+            "before the console's wagers, or a card no round needed; resume deals it as the "
+            'round\'s first card, resume with {"discard": 1} sets it aside',
+            always=True,
+        )
+
+    def _new_shoe(self) -> list[Outbound]:
+        """A new shoe: what waited for a round belongs to none; in a round, it waits its turn
+        (the engine refuses a shuffle in the middle of one)."""
+        round_ = self.engine.round
+        if round_ is not None and round_.stage in _LIVE:
+            self.custody.hold(Shuffle())
+            return [self.snapshot()]
+        return [*self._drop_held("a new shoe"), *self._apply(Shuffle(), source="shoe")]
 
     def _unreadable(self, *, burned: bool) -> list[Outbound]:
         if burned:
@@ -474,7 +697,7 @@ class TableService:
             return [
                 self.notice("card_unreadable", "a burned card was unreadable; nothing to enter")
             ]
-        self.held.append(None)
+        self.custody.hold(None)
         return [
             self.notice(
                 "card_unreadable",
@@ -485,22 +708,24 @@ class TableService:
         ]
 
     def _release(self) -> list[Outbound]:
-        """Apply what waits, in order, up to the next unreadable card or the doubt."""
+        """Place what waits, in order, while its place is declared: up to the next
+        unreadable card, the doubt, or a card whose declaration has not come."""
         out: list[Outbound] = []
-        while self.held and self.held[0] is not None and (self.doubt is None or self.doubt_at):
-            item = self.held.pop(0)
-            self.doubt_at = max(0, self.doubt_at - 1)
-            assert item is not None
+        custody = self.custody
+        while True:
+            round_ = self.engine.round
+            live = round_ is not None and round_.stage in _LIVE
+            item = custody.next_ready(self._awaiting(), live=live)
+            if item is NOTHING_READY:
+                return out
+            assert isinstance(item, DealCard | Shuffle)
             out += self._apply(item, source="shoe")
-        return out
 
     def _drop_held(self, why: str) -> list[Outbound]:
         """The round (or shoe) the held cards belonged to is over: they go nowhere."""
-        if not self.held and self.doubt is None:
+        if not self.custody.holding:
             return []
-        dropped = self.cards_held
-        self.held.clear()
-        self.doubt, self.doubt_at = None, 0
+        dropped = self.custody.drop()
         notice = self.notice("held_cards_dropped", f"{dropped} held cards dropped: {why}")
         return [*([notice] if dropped else []), self.snapshot()]
 
@@ -513,7 +738,7 @@ class TableService:
         transaction: object = None
         try:
             request = parse_request(payload)
-            transaction = request.pop("transaction", None)
+            transaction = request.transaction
             data, out = self._request(command, request, outbox_full=outbox_full)
         except RequestError as exc:
             self._told.rejected(self.table_id, "request", exc.code)
@@ -527,7 +752,8 @@ class TableService:
             )
             # The pit sees refused wagers too, not only the console that placed them.
             notice = [self.notice(exc.code, exc.message)] if exc.code == "wager_rejected" else []
-            return [*notice, self._response(command, transaction, error=exc)]
+            crossed = exc.outputs if isinstance(exc, _Crossed) else []
+            return [*crossed, *notice, self._response(command, transaction, error=exc)]
         return [*out, self._response(command, transaction, data=data)]
 
     def refuse(self, command: str, transaction: object, code: str, message: str) -> list[Outbound]:
@@ -537,24 +763,26 @@ class TableService:
             "table.request_refused", table=self.table_id, round=self.round_id,
             command=command, code=code, reason=message,
         )  # fmt: skip
-        body = _response_body(command, transaction, error=RequestError(code, message))
+        body = response_body(command, transaction, self.node, error=RequestError(code, message))
         return [self.envelopes.seal_unsequenced(self.topics.response(self.table_id, command), body)]
 
-    def _request(
-        self, command: str, request: dict[str, Any], *, outbox_full: bool
+    def _request(  # noqa: PLR0911 - a dispatch, one return per command
+        self, command: str, request: Request, *, outbox_full: bool
     ) -> tuple[dict[str, Any], list[Outbound]]:
         if command == "status":
-            _no_fields(request)
+            no_fields(request)
             return {"reader": self.reader.to_mapping(), "round": self._snapshot_body()}, []
         if command == "shuffle":
-            _no_fields(request)
+            no_fields(request)
             out = self._apply_or_refuse(Shuffle())
             return {}, [*out, *self._drop_held("a new shoe")]
         if command == "card":
             return {}, self._manual_card(request)
         if command == "resume":
-            _no_fields(request)
-            return self._resume()
+            return self._resume(request)
+        if command == "void" and not self.engine.round_open and self.custody.holding:
+            dropped = self.custody.cards_held
+            return {"dropped": dropped}, self._drop_held("voided before any round was open")
         if command == "wager" and not self.engine.round_open and outbox_full:
             raise RequestError(
                 "outbox_full",
@@ -563,61 +791,106 @@ class TableService:
             )
         if command in _ENGINE_COMMANDS:
             try:
-                event = event_from_mapping({"type": command, **request})
+                event = event_from_mapping({"type": command, **request.fields})
             except MalformedEvent as exc:
                 raise RequestError("malformed_request", exc.message) from None
-            out = self._apply_or_refuse(event)
+            out = self._engine_request(event, request.seen)
             if command == "void":  # the held cards belonged to the round just voided
-                out += self._drop_held("their round was voided")
-            return {}, out
+                return {}, [*out, *self._drop_held("their round was voided")]
+            return {}, [*out, *self._release()]
         raise RequestError(
             "unknown_command",
             f"unknown command {command!r}; commands: {', '.join(COMMANDS)}",
         )
 
-    def _resume(self) -> tuple[dict[str, Any], list[Outbound]]:
-        """The dealer confirms that no card went by unread (any that did were entered): the
-        held cards are dealt, in order, and the round goes on, still flagged for review."""
-        if self.doubt is None:
-            raise RequestError("nothing_held", "no cards are held for a doubt: nothing to resume")
-        self.doubt, self.doubt_at = None, 0
-        held = self.cards_held
-        out = self._release()
-        return {"released": held - self.cards_held}, [*out, self.snapshot()]
+    def _engine_request(self, event: TableEvent, seen: int | None) -> list[Outbound]:
+        """A rules event the console asked for; one that may have crossed a card on its way
+        is tried where it may have been meant first (daemon.crossing)."""
+        at = self.history.crossed(seen)
+        if at < len(self.history.steps):
+            placement = self.history.place(self.config, event, at)
+            if placement.conflict:
+                message = (
+                    f"this request was sent before the console saw {placement.crossed} "
+                    "card(s) the table had placed, and before them it would have changed "
+                    "them"
+                )
+                doubt = self._doubt("crossed_request", message, always=True)
+                raise _Crossed(message + ": it is not applied", doubt)
+        return self._apply_or_refuse(event, seen)
 
-    def _manual_card(self, request: dict[str, Any]) -> list[Outbound]:
-        if set(request) != {"card"} or not isinstance(request["card"], str):
+    def _resume(self, request: Request) -> tuple[dict[str, Any], list[Outbound]]:
+        """The dealer confirms that no card went by unread (any that did were entered), and
+        sets aside the first `discard` held cards if they belong to no round: the held cards
+        are placed, in order, each where its declaration puts it; the round goes on, still
+        flagged for review."""
+        discard = request.fields.pop("discard", 0)
+        no_fields(request)
+        if self.custody.doubt is None:
+            raise RequestError("nothing_held", "no cards are held for a doubt: nothing to resume")
+        if not self.custody.discard(discard):
+            raise RequestError(
+                "malformed_request",
+                f"discard: how many of the first held cards belong to no round, from 0 to "
+                f"the cards held before any other held item ({self.custody.leading_cards})",
+            )
+        self.custody.resolve()
+        held = self.custody.cards_held
+        out = self._release()
+        return {"released": held - self.custody.cards_held}, [*out, self.snapshot()]
+
+    def _manual_card(self, request: Request) -> list[Outbound]:
+        fields = request.fields
+        if set(fields) != {"card"} or not isinstance(fields["card"], str):
             raise RequestError("malformed_request", 'card: give exactly {"card": "QH"}')
-        # The dealer enters cards in the order they left the shoe: the unreadable ones held
-        # before the doubt, then those that went by unheard, then (once resumed) the
-        # unreadable ones after it. Whichever it is, nothing waits before it: release stops
-        # at the first unreadable card and at the doubt, so that is where the held list starts.
-        awaited = bool(self.held) and self.held[0] is None
-        if self.doubt is not None:
-            awaited = awaited and self.doubt_at > 0
-        elif not awaited:
-            raise RequestError("no_unreadable_card", "no unreadable card is waiting to be entered")
         try:
-            card = Card.parse(request["card"])
+            card = Card.parse(fields["card"])
         except CardParseError:
             # Not the parser's message: it quotes the text, and a mistyped hole card must not
             # reach the response topic, which displays read, nor the log.
             raise RequestError(
                 "malformed_request", "card: not a card; give rank then suit, e.g. QH, 10S or TS"
             ) from None
-        out = self._apply_or_refuse(DealCard(card))
-        if awaited:
-            self.held.pop(0)
-            self.doubt_at = max(0, self.doubt_at - 1)
-        return [*out, *self._release()]
-
-    def _apply_or_refuse(self, event: TableEvent) -> list[Outbound]:
         try:
-            outputs = self.engine.apply(event)
+            self.engine.check_card(card)
         except EventError as exc:
             raise RequestError(exc.code, exc.message) from None
+        # The dealer enters cards in the order they left the shoe: the unreadable ones held
+        # before the doubt, then those that went by unheard, then (once resumed) the
+        # unreadable ones after it. Each takes its place in custody and is placed from there.
+        if not self.custody.enter(DealCard(card)):
+            raise RequestError("no_unreadable_card", "no unreadable card is waiting to be entered")
+        return [*self._release(), self.snapshot()]
+
+    def _apply_or_refuse(self, event: TableEvent, seen: int | None = None) -> list[Outbound]:
+        engine = self.engine
+        before = self.history.opening(engine) if isinstance(event, PlaceWager) else None
+        first_seq = self.envelopes.next_seq
+        try:
+            outputs = engine.apply(event)
+        except EventError as exc:
+            raise RequestError(exc.code, exc.message) from None
+        self.history.record(engine, before, event, outputs, from_shoe=False, first_seq=first_seq)
         self._record(event)
-        return self._publish(outputs)
+        out = self._publish(outputs)
+        if before is not None and engine.round_open:
+            out += self._opened(seen)
+        return out
+
+    def _opened(self, seen: int | None) -> list[Outbound]:
+        """A request opened a round. If the table went unheard since the last one (a shoe
+        that keeps nothing), the dealer may have dealt meanwhile: only a console that had
+        seen the table back (`seen`) before opening the round shows it did not."""
+        unheard, self.custody.unheard = self.custody.unheard, None
+        if unheard is None or (seen is not None and seen >= unheard):
+            return []
+        return self._doubt(
+            "unheard_round",
+            "this round was opened by a console that had not seen the table since it went "
+            "unheard (its request was sent before, or says nothing of what it had seen): "
+            "the dealer may have dealt cards no one heard",
+            always=True,
+        )
 
     def _record(self, event: Recorded) -> None:
         if self.recorder is not None:
@@ -626,8 +899,10 @@ class TableService:
     # ------------------------------------------------------------------ engine
     def _apply(self, event: TableEvent, *, source: str) -> list[Outbound]:
         """Apply an event the table produced (not a request): a refusal is a notice."""
+        engine = self.engine
+        first_seq = self.envelopes.next_seq
         try:
-            outputs = self.engine.apply(event)
+            outputs = engine.apply(event)
         except EventError as exc:
             self._told.rejected(self.table_id, source, exc.code)
             self._log_warning(
@@ -639,6 +914,7 @@ class TableService:
                 reason=exc.message,
             )
             return [self.notice(exc.code, exc.message)]
+        self.history.record(engine, None, event, outputs, from_shoe=True, first_seq=first_seq)
         self._record(event)
         return self._publish(outputs)
 
@@ -684,7 +960,7 @@ class TableService:
         if self.engine.round_open:
             self.review.append(reason)
         out = [self.notice(reason, message)]
-        return [*out, self.snapshot()] if self.engine.round_open else out
+        return [*out, self.snapshot()] if self.engine.round_open or self.custody.holding else out
 
     def notice(self, kind: str, message: str) -> Outbound:
         """A notice of the daemon's own to the pit: the reader, the link, the outbox."""
@@ -719,10 +995,15 @@ class TableService:
     # ------------------------------------------------------------------ retained state
     def _snapshot_body(self) -> dict[str, Any]:
         view = self.engine.public_view()
+        custody = self.custody
         view["review"] = list(self.review)
-        view["awaiting_card_entry"] = self.awaiting_entry
-        view["doubt"] = self.doubt
-        view["cards_held"] = self.cards_held
+        view["awaiting_card_entry"] = custody.awaiting_entry
+        view["doubt"] = custody.doubt
+        view["cards_held"] = custody.cards_held
+        wait = custody.wait
+        view["awaiting"] = (
+            None if wait is None else {**wait.awaiting.to_mapping(), "since": wait.since}
+        )
         view["settlements"] = list(self.round_settlements)
         view["notices"] = self.round_notices[-MAX_ROUND_NOTICES:]
         return view
@@ -748,46 +1029,8 @@ class TableService:
         data: dict[str, Any] | None = None,
         error: RequestError | None = None,
     ) -> Outbound:
-        body = _response_body(command, transaction, data=data, error=error)
+        body = response_body(command, transaction, self.node, data=data, error=error)
         return self.envelopes.seal(self.topics.response(self.table_id, command), body)
-
-
-def _response_body(
-    command: str,
-    transaction: object,
-    *,
-    data: dict[str, Any] | None = None,
-    error: RequestError | None = None,
-) -> dict[str, Any]:
-    body: dict[str, Any] = {"type": "response", "command": command, "transaction": transaction}
-    if error is None:
-        return body | {"status": "ok", "data": data or {}}
-    return body | {"status": "error", "error": {"code": error.code, "message": error.message}}
-
-
-MAX_REQUEST_BYTES = 4096  # a request is a few fields; more is a mistake or an attack
-MAX_ROUND_NOTICES = 50  # the snapshot keeps the latest ones: a retained message must stay small
-
-
-def parse_request(payload: bytes) -> dict[str, Any]:
-    """The request's JSON object, its shape checked (`daemon.request_gate` uses it too)."""
-    if not payload.strip():
-        return {}
-    if len(payload) > MAX_REQUEST_BYTES:
-        raise RequestError("malformed_request", f"a request is at most {MAX_REQUEST_BYTES} bytes")
-    try:
-        request = json.loads(payload)
-    except (ValueError, RecursionError):
-        # ValueError covers bad JSON, bad UTF-8 and integers past Python's digit limit;
-        # RecursionError, nesting deep enough to exhaust the parser: a console's bytes must
-        # never reach further than this answer.
-        raise RequestError("malformed_request", "the payload is not a JSON request") from None
-    if not isinstance(request, dict):
-        raise RequestError("malformed_request", "the payload is a JSON object")
-    transaction = request.get("transaction")
-    if transaction is not None and not isinstance(transaction, str | int):
-        raise RequestError("malformed_request", "transaction: a string or an integer")
-    return request
 
 
 def _policy(protocol: str) -> SequencePolicy | None:
@@ -803,30 +1046,3 @@ def _identity(record: dict[str, Any]) -> shoe.DeviceIdentity:
     if not isinstance(identity, shoe.DeviceIdentity):
         raise TypeError(f"not a device identity: {record.get('event')!r}")
     return identity
-
-
-def _held_state(item: Held) -> dict[str, Any] | None:
-    if item is None:
-        return None
-    if isinstance(item, Shuffle):
-        return {"shuffle": True}
-    return {"card": str(item.card), "burned": item.burned}
-
-
-def _held_from_state(data: dict[str, Any] | None) -> Held:
-    if data is None:
-        return None
-    if data.get("shuffle"):
-        return Shuffle()
-    return DealCard(Card.parse(data["card"]), burned=bool(data["burned"]))
-
-
-def request_record(command: str, payload: bytes) -> dict[str, Any]:
-    """A request as the journal keeps it: latin-1 maps every byte to one character, so the
-    payload comes back byte for byte."""
-    return {"command": command, "payload": payload.decode("latin-1")}
-
-
-def _no_fields(request: dict[str, Any]) -> None:
-    if request:
-        raise RequestError("malformed_request", f"{min(request)}: this command takes no fields")

@@ -10,7 +10,17 @@ MAX_SEGMENT = 128  # characters: a host name (64) and a systemd instance name fi
 # a malformed packet to the broker, which drops the connection.
 _SEGMENT = re.compile(rf"[a-z0-9][a-z0-9_-]{{0,{MAX_SEGMENT - 1}}}")
 
-COMMANDS = ("wager", "withdraw", "action", "card", "void", "shuffle", "resume", "status")
+COMMANDS = (
+    "wager",
+    "withdraw",
+    "close_betting",
+    "action",
+    "card",
+    "void",
+    "shuffle",
+    "resume",
+    "status",
+)
 # A table's topics that carry a state without the envelope (no id, no seq: docs/mqtt.md).
 STATE_TOPICS = ("availability", "journal")
 

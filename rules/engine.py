@@ -8,16 +8,26 @@ the same events always gives the same outputs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, assert_never
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, assert_never
 
 from rules import double_attack, triple_attack, twenty_point
 from rules.cards import shoe_composition
 from rules.errors import ActionRejected, CardRejected, RoundStateError, WagerRejected
-from rules.events import DealCard, PlaceWager, PlayerAction, Shuffle, VoidRound, WithdrawWager
+from rules.events import (
+    CloseBetting,
+    DealCard,
+    PlaceWager,
+    PlayerAction,
+    Shuffle,
+    VoidRound,
+    WithdrawWager,
+)
 from rules.games import ATTACK_WAGERS, Action, Game, Step, WagerKind, WagerRule
 from rules.hands import hand_value, is_blackjack
 from rules.money import format_amount
 from rules.outputs import (
+    BettingClosed,
     CardBurned,
     CardDealt,
     HandCompleted,
@@ -43,6 +53,29 @@ if TYPE_CHECKING:
     from rules.outputs import Output
 
 _LIVE_STAGES = (RoundStage.DEALING, RoundStage.PLAYING, RoundStage.DEALER)
+
+
+@dataclass(frozen=True, slots=True)
+class Awaiting:
+    """What the table must be told before its next card can be placed (`TableEngine.awaiting`).
+
+    `round`: no round is open (wagers open one, then "No more bets"); `close_betting`: a
+    wager window is open; `decision`: the hand in play (`seat`, `hand`) has no decision
+    declared that takes a card. A card the engine is given meanwhile is still placed as the
+    deal has always placed it (a round log needs no declaration); a table that reads its
+    cards from a shoe keeps them until what is awaited is declared (docs/rules.md).
+    """
+
+    declaration: Literal["round", "close_betting", "decision"]
+    seat: int | None = None
+    hand: int | None = None
+
+    def to_mapping(self) -> dict[str, Any]:
+        return {"declaration": self.declaration, "seat": self.seat, "hand": self.hand}
+
+
+_AWAITING_ROUND = Awaiting("round")
+_AWAITING_CLOSE = Awaiting("close_betting")
 
 
 class TableEngine:
@@ -76,6 +109,10 @@ class TableEngine:
             kind: tuple(rule for rule in self.rules.wagers if rule.requires is kind)
             for kind in WagerKind
         }
+        # Deal steps after which a wager window opens (Double and Triple Attack).
+        self._reopens_after = frozenset(
+            rule.opens_after for rule in self.rules.wagers if rule.opens_after is not None
+        )
         self._hand_wagers = frozenset(
             ATTACK_WAGERS if config.game is Game.TRIPLE_ATTACK else (self.rules.main_wager,)
         )
@@ -84,7 +121,7 @@ class TableEngine:
         self.barred_seats: set[int] = set()
 
     # ------------------------------------------------------------------ entry point
-    def apply(self, event: TableEvent) -> list[Output]:
+    def apply(self, event: TableEvent) -> list[Output]:  # noqa: PLR0911 - a dispatch, one return per kind of event
         # isinstance in order of frequency: a round is mostly cards and wagers, and this runs
         # for every event (a match statement's class patterns cost a fifth of a wager).
         if isinstance(event, DealCard):
@@ -95,6 +132,8 @@ class TableEngine:
             return self._action(event.action, event.seat, event.hand)
         if isinstance(event, WithdrawWager):
             return self._withdraw(event.seat, event.kind)
+        if isinstance(event, CloseBetting):
+            return self._close_betting()
         if isinstance(event, Shuffle):
             return self._shuffle()
         if isinstance(event, VoidRound):
@@ -127,6 +166,28 @@ class TableEngine:
     def round_open(self) -> bool:
         return self.round is not None and self.round.stage is not RoundStage.OVER
 
+    def awaiting(self) -> Awaiting | None:
+        """What must be declared before the next card is placed; None when it can be now.
+
+        A burn due between rounds takes the next card as it comes; otherwise the deal waits
+        for a round, for "No more bets" on the window open (13:69F-2.24(d)), and, in play,
+        for the decision of the hand in play that takes a card (a hit or a double). A split
+        hand's second card and the dealer's cards need no decision.
+        """
+        round_ = self.round
+        stage = None if round_ is None else round_.stage
+        if self.burns_due > 0 and stage not in _LIVE_STAGES:
+            return None
+        if round_ is None or stage is RoundStage.OVER:
+            return _AWAITING_ROUND
+        if round_.betting_open:
+            return _AWAITING_CLOSE
+        if stage is RoundStage.PLAYING and round_.turn is not None:
+            seat, hand = self._in_play(round_)
+            if len(hand.cards) >= 2 and not (hand.doubled or hand.drawing):
+                return Awaiting("decision", seat.number, hand.number)
+        return None
+
     # ------------------------------------------------------------------ shoe
     def _shuffle(self) -> list[Output]:
         if self.round is not None and self.round.stage in _LIVE_STAGES:
@@ -137,8 +198,9 @@ class TableEngine:
         self.barred_seats.clear()
         return [ShoeShuffled(self.shoe)]
 
-    def _check_card_exists(self, card: Card) -> None:
-        # Messages never name the card: a rejected card may be the hole card.
+    def check_card(self, card: Card) -> None:
+        """`CardRejected` unless this table's shoe can hold `card` now (its deck kind, and
+        what is left since the shuffle); never names the card: it may be the hole card."""
         if card.rank not in self._ranks:
             raise CardRejected(
                 "not_in_deck_kind", f"a {self.config.deck_kind.value} deck has no card of that rank"
@@ -271,7 +333,18 @@ class TableEngine:
             completed, between_steps = round_.step, round_.step_cursor == 0
         else:
             completed, between_steps = len(self.rules.deal_order), True
-        if not (between_steps and opens <= completed <= closes):
+        within = between_steps and opens <= completed <= closes
+        if within and round_ is not None and not round_.betting_open:
+            # 13:69F-2.24(d): once the dealer has called "No more bets" the window is shut,
+            # even before its first card has come.
+            raise WagerRejected(
+                seat,
+                rule.kind.value,
+                "betting_closed",
+                f'betting is closed: the dealer has called "No more bets" '
+                f"(13:69F-2.24(d); {rule.citation})",
+            )
+        if not within:
             when = (
                 "before the first card of the round"
                 if rule.opens_after is None
@@ -307,6 +380,25 @@ class TableEngine:
                     "change or withdraw that first",
                 )
 
+    def _close_betting(self) -> list[Output]:
+        """13:69F-2.24(d): "No more bets", then the deal (or its next step) goes on."""
+        round_ = self.round if self.round_open else None
+        if round_ is None:
+            raise RoundStateError("no_round", "no round is open: a round opens with a wager")
+        if not round_.betting_open:
+            raise RoundStateError(
+                "betting_not_open", "no wager window is open: betting was closed already"
+            )
+        main = self.rules.main_wager
+        if round_.stage is RoundStage.BETTING and not any(
+            main in seat.wagers for seat in round_.seats.values()
+        ):
+            raise RoundStateError(
+                "no_wager", f"no seat holds a {main.value} wager: there is no one to deal to"
+            )
+        round_.betting_open = False
+        return [BettingClosed(round_.round_id, self.rules.deal_order[round_.step].value)]
+
     def _open_round(self) -> Round:
         self.round = Round(self.next_round_id)
         self.next_round_id += 1
@@ -314,7 +406,7 @@ class TableEngine:
 
     # ------------------------------------------------------------------ cards
     def _card(self, card: Card, *, burned: bool) -> list[Output]:
-        self._check_card_exists(card)
+        self.check_card(card)
         round_ = self.round
         if round_ is not None and round_.stage is RoundStage.OVER:
             round_ = None
@@ -341,6 +433,7 @@ class TableEngine:
             self._start_deal(round_, dealt_in)
         else:
             self._consume(card)
+        round_.betting_open = False  # a round log without "No more bets": the card says it
         if round_.stage is RoundStage.DEALING:
             return self._deal_initial(round_, card)
         if round_.stage is RoundStage.PLAYING:
@@ -378,6 +471,8 @@ class TableEngine:
             round_.step += 1
         if round_.step == len(order):
             out.extend(self._after_initial_deal(round_))
+        elif round_.step_cursor == 0 and step in self._reopens_after:
+            round_.betting_open = True  # the next window (36.5(f); the double attack wager)
         return out
 
     def _after_initial_deal(self, round_: Round) -> list[Output]:
@@ -435,6 +530,7 @@ class TableEngine:
         assert round_.turn is not None
         seat, hand = self._in_play(round_)
         hand.add(card)
+        hand.drawing = False
         out: list[Output] = [CardDealt(round_.round_id, seat.number, hand.number, card)]
         value = hand.value
         end: HandEnd | None = None
@@ -497,6 +593,8 @@ class TableEngine:
         self._check_action(action, seat, hand)
         out: list[Output] = [PlayerActed(round_.round_id, seat.number, hand.number, name)]
         hand.acted = True
+        # A hit declared takes the next card; any other decision replaces a hit not yet dealt.
+        hand.drawing = action is Action.HIT
         if action is Action.STAND:
             out.append(self._end_hand(round_, seat, hand, HandEnd.STAND))
             out.extend(self._next_turn(round_))
@@ -514,6 +612,8 @@ class TableEngine:
     def _check_action(self, action: Action, seat: Seat, hand: Hand) -> None:
         name = action.value
         two_cards = len(hand.cards) == 2
+        if action is Action.HIT and hand.drawing:
+            raise ActionRejected(name, "already_drawing", "a hit is declared: its card is awaited")
         if hand.doubled:
             # A doubled hand receives exactly one more card and no further decision
             # (36.5: doubling matches every attack wager once; a second double would not).
@@ -716,6 +816,7 @@ class TableEngine:
         view["round"] = {
             "id": round_.round_id,
             "stage": round_.stage.value,
+            "betting_open": round_.betting_open and round_.stage is not RoundStage.OVER,
             "turn": None
             if round_.turn is None
             else {"seat": round_.turn[0], "hand": round_.turn[1] + 1},
@@ -735,6 +836,7 @@ class TableEngine:
                             "total": hand.value.total,
                             "soft": hand.value.soft,
                             "doubled": hand.doubled,
+                            "drawing": hand.drawing,
                             "ended": None if hand.ended is None else hand.ended.value,
                         }
                         for hand in seat.hands

@@ -56,18 +56,27 @@ class PlayerAction:
 
 
 @dataclass(frozen=True, slots=True)
+class CloseBetting:
+    """The dealer calls "No more bets" (13:69F-2.24(d)): the wager window open now closes
+    and the deal may go on. A round log without it (format 2 and older) closes each window
+    at its first card, as the deal always did."""
+
+
+@dataclass(frozen=True, slots=True)
 class VoidRound:
     """The round is void (a misdeal): unsettled wagers are returned."""
 
     reason: str = ""
 
 
-TableEvent = Shuffle | PlaceWager | WithdrawWager | DealCard | PlayerAction | VoidRound
+TableEvent = (
+    Shuffle | PlaceWager | WithdrawWager | CloseBetting | DealCard | PlayerAction | VoidRound
+)
 
-EVENT_TYPES = ("shuffle", "wager", "withdraw", "card", "action", "void")
+EVENT_TYPES = ("shuffle", "wager", "withdraw", "close_betting", "card", "action", "void")
 
 
-def event_to_mapping(event: TableEvent) -> dict[str, Any]:
+def event_to_mapping(event: TableEvent) -> dict[str, Any]:  # noqa: PLR0911 - one return per kind of event
     match event:
         case Shuffle():
             return {"type": "shuffle"}
@@ -80,6 +89,8 @@ def event_to_mapping(event: TableEvent) -> dict[str, Any]:
             }
         case WithdrawWager(seat=seat, kind=kind):
             return {"type": "withdraw", "seat": seat, "kind": kind.value}
+        case CloseBetting():
+            return {"type": "close_betting"}
         case DealCard(card=card, burned=burned):
             out: dict[str, Any] = {"type": "card", "card": str(card)}
             if burned:
@@ -94,7 +105,7 @@ def event_to_mapping(event: TableEvent) -> dict[str, Any]:
             return {"type": "void", "reason": reason}
 
 
-def event_from_mapping(data: Mapping[str, Any]) -> TableEvent:
+def event_from_mapping(data: Mapping[str, Any]) -> TableEvent:  # noqa: PLR0911 - one return per kind of event
     """Parse one event record; `MalformedEvent` names the field that is wrong."""
     reader = _Fields(data)
     kind = reader.choice("type", EVENT_TYPES)
@@ -108,6 +119,9 @@ def event_from_mapping(data: Mapping[str, Any]) -> TableEvent:
         case "withdraw":
             reader.only("type", "seat", "kind")
             return WithdrawWager(reader.seat(), reader.wager_kind())
+        case "close_betting":
+            reader.only("type")
+            return CloseBetting()
         case "card":
             reader.only("type", "card", "burned")
             return DealCard(reader.card(), burned=reader.flag("burned"))

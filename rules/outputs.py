@@ -170,6 +170,17 @@ class WagerWithdrawn:
 
 
 @dataclass(slots=True)
+class BettingClosed:
+    """ "No more bets": the wager window closed, and the deal goes on with `step`."""
+
+    round_id: int
+    step: str  # the deal step the next card belongs to (rules.games.Step)
+
+    def to_mapping(self) -> dict[str, Any]:
+        return {"type": "betting_closed", "round": self.round_id, "step": self.step}
+
+
+@dataclass(slots=True)
 class ShoeShuffled:
     shoe: int
 
@@ -279,6 +290,7 @@ Output = (
     | RoundOpened
     | WagerAccepted
     | WagerWithdrawn
+    | BettingClosed
     | ShoeShuffled
     | CardBurned
     | CardDealt

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from rules.cards import Card, DeckKind, deck
-from rules.events import DealCard, PlaceWager, PlayerAction, Shuffle, VoidRound
+from rules.events import CloseBetting, DealCard, PlaceWager, PlayerAction, Shuffle, VoidRound
 from rules.games import Action, Step, WagerKind
 from rules.hands import hand_value
 from rules.money import Cents
@@ -266,7 +266,8 @@ class SimulatedRound:
     Call `next_event(engine.public_view())`, apply what it returns, repeat until it returns
     None. Other events may be applied in between (rejected ones change nothing; a VoidRound
     ends the round). Each wager in the plan is placed as soon as its window opens (the
-    game's data), seat 1 up; a hit or double is followed by its card.
+    game's data), seat 1 up, and the dealer then calls "No more bets" (`CloseBetting`)
+    before the deal goes on; a hit or double is followed by its card.
     """
 
     def __init__(
@@ -303,6 +304,16 @@ class SimulatedRound:
         return self._initial_card(round_view) if stage in ("betting", "dealing") else self._deal()
 
     def _initial_card(self, round_view: Mapping[str, Any]) -> TableEvent:
+        event = self._window_wager(round_view)
+        if event is not None:
+            return event
+        if round_view.get("betting_open"):
+            return CloseBetting()  # 13:69F-2.24(d): "No more bets", then the cards
+        self._initial_cards += 1
+        return self._deal()
+
+    def _window_wager(self, round_view: Mapping[str, Any]) -> TableEvent | None:
+        """The first of the wagers whose window opens where the deal now stands, if any."""
         if self._initial_cards == 0:
             main = self.config.rules.main_wager.value
             dealt_in = sum(1 for seat in round_view["seats"] if main in seat["wagers"])
@@ -314,8 +325,7 @@ class SimulatedRound:
         if completed is not None and completed in self._by_step:
             self._pending = list(reversed(self._by_step.pop(completed)))
             return self._pending.pop()
-        self._initial_cards += 1
-        return self._deal()
+        return None
 
     def _play(self, round_view: Mapping[str, Any]) -> TableEvent:
         if self._owe_card:

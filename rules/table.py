@@ -36,6 +36,7 @@ class Hand:
     from_split: bool = False
     split_aces: bool = False
     doubled: bool = False
+    drawing: bool = False  # a hit was declared and its card has not come yet
     acted: bool = False  # any decision taken (surrender is a first decision only)
     ended: HandEnd | None = None
     settled: bool = False
@@ -88,6 +89,9 @@ class Round:
     dealer: list[Card] = field(default_factory=list)
     hole_revealed: bool = False
     stage: RoundStage = RoundStage.BETTING
+    # A wager window is open and the dealer has not yet called "No more bets" on it: the
+    # round opens with one, and Double and Triple Attack open more between deal steps.
+    betting_open: bool = True
     step: int = 0  # index into the game's deal order
     step_cursor: int = 0  # cards dealt so far within that step
     dealt_in: tuple[int, ...] = ()  # seats receiving cards, ascending (seat 1 first)

@@ -40,8 +40,8 @@ from daemon.config import load_config
 from daemon.console import console_request
 from daemon.inbound import to_record
 from daemon.journal import prepare_state_directory
+from daemon.requests import request_record
 from daemon.service import Daemon
-from daemon.table_service import request_record
 from drivers.events import CardDrawn, NewShoe
 from rules.engine import TableEngine
 from rules.events import DealCard, Shuffle

@@ -135,6 +135,7 @@ class TableSimulator:
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
     _responses: dict[str, dict[str, Any]] = field(default_factory=dict)
     _cut_card_out: bool = False
+    _seen: int = 0  # the highest seq of the table's messages: each request says it (mqtt.md)
     _transactions: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
     @property
@@ -152,6 +153,9 @@ class TableSimulator:
                 await self._step(client, self._deal)
 
     def on_message(self, topic: str, body: dict[str, Any]) -> None:
+        seq = body.get("seq")
+        if isinstance(seq, int):
+            self._seen = max(self._seen, seq)
         if topic == self.topics.round_snapshot(self.table):
             self._snapshot = body
         elif topic.startswith(f"{self.topics.base}/{self.table}/response/"):
@@ -202,7 +206,7 @@ class TableSimulator:
         transaction = f"{self.table}-{next(self._transactions)}"
         await client.publish(
             self.topics.request(self.table, command),
-            json.dumps({"transaction": transaction, **body}),
+            json.dumps({"transaction": transaction, "seen": self._seen, **body}),
             qos=1,
         )
         async with asyncio.timeout(STEP_TIMEOUT):

@@ -109,8 +109,12 @@ class TableReplay:
         replay = cls(service, table)
         if checkpoint is not None:
             replay.restore(checkpoint)
-        elif table.legacy_n == 0:
-            service.resume_numbering(table.legacy_next_seq)
+        else:
+            # From the table's first event: its starts say which console contract each part
+            # of the journal was written under; one that says none was written under 1.
+            service.contract = 1
+            if table.legacy_n == 0:
+                service.resume_numbering(table.legacy_next_seq)
         if record_rules:
             service.recorder = replay.record
         return replay

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 JOURNAL_FILE: Final = "journal.sqlite3"
 SCHEMA_VERSION: Final = 2
-EventKind = Literal["config", "start", "shoe", "link", "request", "notice"]
+EventKind = Literal["config", "start", "shoe", "link", "request", "notice", "timer"]
 SyncMode = Literal["full", "normal"]
 SYNC_MODES: Final[tuple[SyncMode, ...]] = ("full", "normal")
 

@@ -285,6 +285,18 @@ class Journal:
         text = body_text(body)
         return await self._run(lambda db: database.append_event(db, table_id, kind, text, at))
 
+    async def append_events(
+        self, table_id: str, events: list[tuple[EventKind, dict[str, Any], str]]
+    ) -> list[int]:
+        """Commit several inbound events of one table together (kind, body, time each), in
+        order, in one transaction; returns their numbers. Only then may they be applied."""
+        texts = [(kind, body_text(body), at) for kind, body, at in events]
+
+        def append(db: sqlite3.Connection) -> list[int]:
+            return [database.append_event(db, table_id, kind, text, at) for kind, text, at in texts]
+
+        return await self._run(append)
+
     def note_delivered(self, table_id: str, seq: int) -> None:
         """The broker has every message of the table up to `seq` (rides the next commit)."""
         with self._lock:

@@ -173,7 +173,9 @@ class Dealer:
     async def _request(self, command: str, body: dict[str, Any]) -> str:
         transaction = f"d-{next(self._transactions)}"
         topic = self.collector.topics.request(self.table, command)
-        await self.collector.publish(topic, json.dumps({"transaction": transaction, **body}))
+        seen = self.collector.seen(self.table)  # what the console had seen (docs/mqtt.md)
+        request = {"transaction": transaction, "seen": seen, **body}
+        await self.collector.publish(topic, json.dumps(request))
         return transaction
 
     def _snapshot_or_refusal(self, message: Received) -> bool:

@@ -58,6 +58,9 @@ class MessageLog:
     messages: list[Received] = field(default_factory=list, kw_only=True)
     topics: Topics = field(default_factory=Topics, kw_only=True)
     _arrived: asyncio.Event = field(default_factory=asyncio.Event, kw_only=True, repr=False)
+    # The highest `seq` received per table, as far as `seen` has read.
+    _seen: dict[str, int] = field(default_factory=dict, kw_only=True, repr=False)
+    _seen_read: int = field(default=0, kw_only=True, repr=False)
 
     def mark(self) -> int:
         """Where the messages to come will start: pass it as a wait's `after`."""
@@ -106,6 +109,20 @@ class MessageLog:
             )
 
         return await self.wait(online, after=after)
+
+    def seen(self, table: str) -> int:
+        """The highest `seq` of `table`'s messages received so far: what a dealer console
+        says it had seen with each request (docs/mqtt.md)."""
+        prefix = f"{self.topics.base}/"
+        for message in self.messages[self._seen_read :]:
+            if not (message.topic.startswith(prefix) and message.is_json):
+                continue
+            body = message.body
+            owner, seq = body.get("table"), body.get("seq")
+            if isinstance(owner, str) and isinstance(seq, int):
+                self._seen[owner] = max(seq, self._seen.get(owner, 0))
+        self._seen_read = len(self.messages)
+        return self._seen.get(table, 0)
 
     def on(self, table: str, suffix: str) -> list[Received]:
         """The messages on `<base>/<table>/<suffix>`, in arrival order."""

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from rules.analysis.dealer_totals import final_total_name
 from rules.config import TableConfig
 from rules.engine import TableEngine
-from rules.events import DealCard, PlayerAction, VoidRound
+from rules.events import CloseBetting, DealCard, PlayerAction, VoidRound
 from rules.games import Action, Game, Step, WagerKind
 from rules.outputs import HandCompleted, Result, RoundEnded, Settlement
 from rules.player import (
@@ -55,6 +55,7 @@ BONUS_STAKE: Cents = 1_000
 # the final total is unknown, so such rounds are left out of the dealer comparison.
 DEALER_STOPPED_SHORT = "dealer_stopped_short"
 _PLAYER_STEPS = (Step.PLAYERS_FIRST_CARD, Step.PLAYERS_SECOND_CARD)
+_CLOSE_BETTING = CloseBetting()
 
 
 # ---------------------------------------------------------------------------- the tally
@@ -233,7 +234,11 @@ class FastRoundPlayer:
         return played
 
     def _initial_deal(self, played: PlayedRound) -> bool:
+        round_ = self.engine.round
+        assert round_ is not None
         for step in self.config.rules.deal_order:
+            if round_.betting_open:  # as SimulatedRound: "No more bets" before the cards
+                played.apply(self.engine, _CLOSE_BETTING)
             cards = self._dealt_in if step in _PLAYER_STEPS else 1
             for _ in range(cards):
                 if not self._deal(played):

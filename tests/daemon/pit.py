@@ -57,9 +57,10 @@ class Pit(MessageLog):
     async def request(self, command: str, **body: Any) -> dict[str, Any]:
         transaction = f"t{next(self._transactions)}"
         topic = f"{BASE}/{self.table}/request/{command}"
-        seen = self.mark()
-        await self.client.publish(topic, json.dumps({"transaction": transaction, **body}), qos=1)
-        response = await self.wait(response_to(transaction, command), after=seen)
+        mark = self.mark()
+        request = {"transaction": transaction, "seen": self.seen(self.table), **body}
+        await self.client.publish(topic, json.dumps(request), qos=1)
+        response = await self.wait(response_to(transaction, command), after=mark)
         return response.body
 
     async def deal(self) -> dict[str, Any]:

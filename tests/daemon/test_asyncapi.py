@@ -74,6 +74,9 @@ def test_every_message_of_a_round_matches_its_channel_schema(game: str) -> None:
         if bonus:
             out += request(service, "wager", seat=seat, kind=bonus, amount="5.00")
     out += drawn(service, "QH 9S 6D QH 8C 9H" if game != "double_attack" else "6D QH 9S QH 8C 9H")
+    windows = {"blackjack": 1, "double_attack": 2, "triple_attack": 3}[game]
+    for _ in range(windows):  # each window's "No more bets" lets the held cards be dealt
+        out += request(service, "close_betting")
     out += service.on_shoe_event(shoe.SequenceGap(expected=9, got=11), seen_at=SEEN)
     out += request(service, "resume", transaction="r")  # the dealer: no card went by unread
     out += request(service, "action", seat=1, action="stand")

@@ -93,7 +93,7 @@ async def test_a_display_connecting_mid_round_gets_the_picture_at_once(
 ) -> None:
     table, events, _ = read_example("blackjack-queen-of-hearts.jsonl")
     async with running_pit(table, shoe_script(events), mosquitto) as pit:
-        await play(pit, events[:16])  # the deal is done, seat 1's pair is paid; play goes on
+        await play(pit, events[:17])  # the deal is done, seat 1's pair is paid; play goes on
         async with subscribe(f"{BASE}/{table['id']}/round", f"{BASE}/bridge/+/state") as display:
             first = await display.next_on(f"{BASE}/{table['id']}/round")
             assert first.retain is True

@@ -54,7 +54,8 @@ async def test_a_round_shown_is_exactly_what_the_pit_received(
     assert [body for topic, body in published if topic.endswith("/settlement")] == settlements
     assert len(settlements) == 4
     requests = [line for line in shown if line["type"] == "journal" and line["kind"] == "request"]
-    assert len(requests) == sum(1 for e in events if e["type"] in ("wager", "action"))
+    commands = ("wager", "close_betting", "action")
+    assert len(requests) == sum(1 for e in events if e["type"] in commands)
 
     exported = journal(state, "export", "1", "--table", "ta-1")
     assert exported.returncode == 0, exported.stderr

@@ -152,6 +152,7 @@ def test_a_table_tells_its_cards_settlements_notices_and_refusals_and_a_replay_t
     request(service, "wager", seat=1, kind="twenty_point_bonus", amount="10")
     request(service, "wager", seat=2, kind="blackjack", amount="0.01")  # below the minimum
     request(service, "teleport")
+    request(service, "close_betting")
     drawn(service, "KD 7S KH QH")  # seat 1: any 20, its bonus settled at once
     scrape = _scrape(metrics)
     assert total(scrape, "shoe2mqtt_cards_read_total", readable="true") == 4
@@ -175,6 +176,7 @@ def test_a_table_tells_its_cards_settlements_notices_and_refusals_and_a_replay_t
     with replayed.replaying():
         request(replayed, "wager", seat=1, kind="blackjack", amount="25")
         request(replayed, "teleport")
+        request(replayed, "close_betting")
         drawn(replayed, "KD 7S KH QH")
     again = _scrape(metrics)
     assert {

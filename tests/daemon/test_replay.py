@@ -94,7 +94,7 @@ def test_a_rejected_event_is_reported_and_the_replay_goes_on() -> None:
         ([], 1, "type"),
         ([{"type": "card", "card": "QH"}], 1, "type"),
         ([{**TABLE, "decks": 1}], 1, "decks"),
-        ([{**TABLE, "format": 3}], 1, "format"),
+        ([{**TABLE, "format": 4}], 1, "format"),
         ([TABLE, {"type": "wager", "seat": 1, "kind": "blackjack", "amount": 25.0}], 2, "amount"),
         ([TABLE, {"type": "card", "card": "1X"}], 2, "card"),
         ([TABLE, {"type": "teleport"}], 2, "type"),

@@ -23,8 +23,8 @@ from daemon.request_gate import (
     RequestGate,
     RequestLimits,
 )
+from daemon.requests import MAX_REQUEST_BYTES
 from daemon.table_inbox import TableInbox
-from daemon.table_service import MAX_REQUEST_BYTES
 
 STATUS = b'{"transaction": "t-1"}'
 
@@ -129,7 +129,9 @@ def test_a_flood_is_answered_a_few_times_then_reported_once_per_interval() -> No
 
 
 # ---------------------------------------------------------------- the inbox
-async def test_the_table_lane_is_served_before_every_waiting_request() -> None:
+async def test_everything_is_served_in_arrival_order_and_only_requests_are_bounded() -> None:
+    """A request that arrived before a card is applied before it: a new shoe or a void asked
+    for before a card must come first, as at the table (daemon.table_inbox)."""
     inbox: TableInbox[str] = TableInbox(request_capacity=3)
     assert inbox.offer("r1")
     assert inbox.offer("r2")
@@ -137,8 +139,12 @@ async def test_the_table_lane_is_served_before_every_waiting_request() -> None:
     inbox.put_nowait("card-2")
     assert inbox.offer("r3")
     assert not inbox.offer("r4")  # full: refused, not queued
+    for card in range(10):
+        inbox.put_nowait(f"late-{card}")  # what the shoe says is never refused
     room = [inbox.has_request_room]
-    assert [await inbox.get() for _ in range(5)] == ["card-1", "card-2", "r1", "r2", "r3"]
+    taken = [await inbox.get() for _ in range(5)]
+    assert taken == ["r1", "r2", "card-1", "card-2", "r3"]
+    assert [inbox.get_nowait() for _ in range(10)] == [f"late-{card}" for card in range(10)]
     room.append(inbox.has_request_room)
     assert room == [False, True]
     with pytest.raises(asyncio.QueueEmpty):
@@ -158,24 +164,22 @@ async def test_a_waiting_consumer_wakes_for_either_lane() -> None:
 
 
 @given(st.lists(st.sampled_from(["card", "request", "get"]), max_size=60))
-def test_any_mix_keeps_both_lanes_in_order_and_cards_first(steps: list[str]) -> None:
+def test_any_mix_is_served_in_arrival_order_with_requests_bounded(steps: list[str]) -> None:
     capacity = 4
     inbox: TableInbox[tuple[str, int]] = TableInbox(request_capacity=capacity)
-    cards: list[tuple[str, int]] = []  # the oracle: two plain lists
-    requests: list[tuple[str, int]] = []
+    waiting: list[tuple[str, int]] = []  # the oracle: one plain list
     for number, step in enumerate(steps):
         if step == "card":
             inbox.put_nowait(("card", number))
-            cards.append(("card", number))
+            waiting.append(("card", number))
         elif step == "request":
             accepted = inbox.offer(("request", number))
-            assert accepted == (len(requests) < capacity)
+            assert accepted == (sum(kind == "request" for kind, _ in waiting) < capacity)
             if accepted:
-                requests.append(("request", number))
-        elif cards or requests:
-            expected = cards.pop(0) if cards else requests.pop(0)
-            assert inbox.get_nowait() == expected
-    assert len(inbox) == len(cards) + len(requests)
+                waiting.append(("request", number))
+        elif waiting:
+            assert inbox.get_nowait() == waiting.pop(0)
+    assert len(inbox) == len(waiting)
 
 
 def test_a_flood_mutes_its_table_longer_each_time_it_comes_straight_back() -> None:

@@ -7,7 +7,8 @@ import json
 
 from daemon.envelope import Envelopes
 from daemon.inbound import to_record
-from daemon.table_service import TableService, request_record
+from daemon.requests import request_record
+from daemon.table_service import TableService
 from daemon.topics import Topics
 from drivers.events import CardDrawn, SequenceGap
 from tests.rules.tables import make_config

@@ -26,10 +26,11 @@ if TYPE_CHECKING:
 
 
 def _restart_between_two_cards(protocol: str, before: int, after: int) -> TableService:
-    """A burn card, a wager, a restart, the first card dealt after it."""
+    """A burn card, a wager and "No more bets", a restart, the first card dealt after it."""
     service = make_service()  # the protocol comes with the start event, as journaled (D4)
     take(service, CardDrawn("9", "C", seq=before, burned=True))
     request(service, "wager", seat=1, kind="blackjack", amount="25.00")
+    request(service, "close_betting")
     service.apply_record("start", {"protocol": protocol}, SEEN)
     take(service, CardDrawn("10", "H", seq=after))
     return service

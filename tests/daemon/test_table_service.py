@@ -38,6 +38,7 @@ def test_a_good_request_gets_an_ok_response_with_its_transaction() -> None:
         "type": "response",
         "command": "wager",
         "transaction": "abc",
+        "node": None,
         "status": "ok",
         "data": {},
     }
@@ -78,6 +79,7 @@ def test_cards_from_the_shoe_settle_the_round_and_refresh_the_snapshot() -> None
     service = make_service()
     request(service, "wager", seat=1, kind="blackjack", amount="25")
     request(service, "wager", seat=1, kind="twenty_point_bonus", amount="10")
+    request(service, "close_betting")
     out = drawn(service, "KD 7S KH QH")  # seat 1: KD KH (any 20); dealer 7 up, QH down
     [settled] = bodies(out, "/settlement")
     assert (settled["outcome"], settled["won"], settled["review"]) == ("any_20", "40.00", False)
@@ -92,6 +94,7 @@ def test_cards_from_the_shoe_settle_the_round_and_refresh_the_snapshot() -> None
 def test_the_hole_card_is_in_no_message_before_its_reveal() -> None:
     service = make_service()
     request(service, "wager", seat=1, kind="blackjack", amount="25")
+    request(service, "close_betting")
     out = drawn(service, "9D 7S 8C QH")
     assert all(b"QH" not in m.payload for m in out)
     out = request(service, "action", seat=1, action="stand")
@@ -103,6 +106,7 @@ def test_an_unreadable_card_holds_the_later_cards_until_it_is_entered() -> None:
     service = make_service()
     request(service, "wager", seat=1, kind="blackjack", amount="25")
     request(service, "wager", seat=2, kind="blackjack", amount="25")
+    request(service, "close_betting")
     drawn(service, "9D")
     out = service.on_shoe_event(shoe.CardUnreadable(seq=2), seen_at=SEEN)
     assert [b["kind"] for b in bodies(out, "/notice/card_unreadable")] == ["card_unreadable"]
@@ -119,6 +123,7 @@ def test_two_unreadable_cards_are_entered_each_in_its_own_place() -> None:
     service = make_service()
     for seat in (1, 2, 3):
         request(service, "wager", seat=seat, kind="blackjack", amount="25")
+    request(service, "close_betting")
     service.on_shoe_event(shoe.CardUnreadable(seq=1), seen_at=SEEN)  # seat 1
     drawn(service, "9D")  # seat 2
     service.on_shoe_event(shoe.CardUnreadable(seq=3), seen_at=SEEN)  # seat 3
@@ -140,6 +145,7 @@ def test_a_gap_in_the_round_holds_its_cards_until_the_dealer_resumes() -> None:
     service = make_service()
     request(service, "wager", seat=1, kind="blackjack", amount="25")
     request(service, "wager", seat=1, kind="twenty_point_bonus", amount="10")
+    request(service, "close_betting")
     drawn(service, "KD 7S")
     out = service.on_shoe_event(shoe.SequenceGap(expected=3, got=5), seen_at=SEEN)
     [notice] = bodies(out, "/notice/sequence_gap")
@@ -166,8 +172,13 @@ def test_a_reconnect_mid_round_doubts_only_a_shoe_that_keeps_nothing(
     service = make_service(protocol=protocol)
     service.on_link_event(Connected("/dev/pts/9"))
     out = service.on_link_event(Reconnected("/dev/pts/9", outage=2.0, attempts=3))
-    assert bodies(out, "/notice/reader_reconnected") == []  # between rounds: nothing at stake
-    request(service, "wager", seat=1, kind="blackjack", amount="25")
+    # Between rounds nothing is at stake: a shoe that keeps nothing only asks that the next
+    # round be opened by a console that has seen the table since.
+    told = bodies(out, "/notice/reader_reconnected")
+    assert [b["kind"] for b in told] == (["reader_reconnected"] if flagged else [])
+    seen = max(b["seq"] for b in bodies(out))
+    request(service, "wager", seat=1, kind="blackjack", amount="25", seen=seen)
+    request(service, "close_betting", seen=seen)
     drawn(service, "KD")
     service.on_link_event(Disconnected("/dev/pts/9", "EIO", 5, 0.1))
     out = service.on_link_event(Reconnected("/dev/pts/9", outage=2.0, attempts=3))
@@ -213,5 +224,6 @@ def test_an_unreadable_burn_card_is_still_a_burn_and_moves_no_later_card() -> No
     service.on_shoe_event(shoe.NewShoe(seq=0), seen_at=SEEN)
     service.on_shoe_event(shoe.CardUnreadable(seq=1, burned=True), seen_at=SEEN)
     request(service, "wager", seat=1, kind="blackjack", amount="25")
+    request(service, "close_betting")
     out = drawn(service, "KD")
     assert [(b["seat"], b["card"]) for b in bodies(out, "/event/card_dealt")] == [(1, "KD")]

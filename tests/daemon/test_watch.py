@@ -26,6 +26,7 @@ def _round() -> PitModel:
     service = make_service("blackjack", readable_ids=False)
     messages = request(service, "wager", seat=3, kind="blackjack", amount="25")
     messages += request(service, "wager", seat=3, kind="twenty_point_bonus", amount="10")
+    messages += request(service, "close_betting")
     messages += drawn(service, "KD 7S KH QC")
     pit = PitModel("casino")
     pit.broker_connected()
@@ -51,6 +52,7 @@ def test_a_resent_message_is_counted_once() -> None:
     service = make_service("blackjack", readable_ids=False)
     request(service, "wager", seat=1, kind="blackjack", amount="25")
     request(service, "wager", seat=1, kind="twenty_point_bonus", amount="10")
+    request(service, "close_betting")
     settled = [m for m in drawn(service, "KD 7S KH QC") if m.topic.endswith("/settlement")]
     pit = PitModel("casino")
     assert pit.apply(settled[0].topic, settled[0].payload) is True
@@ -113,11 +115,11 @@ def test_a_journal_that_cannot_be_written_stands_out() -> None:
 
 
 def test_a_notice_outside_any_round_is_shown() -> None:
-    """A card dealt before any wager opened a round is refused with a table notice; the view
+    """A card dealt before any wager opened a round is held with a table notice; the view
     shows it, rather than a table that looks idle (a new user's run beside watch)."""
     service = make_service("blackjack", readable_ids=False)
     pit = PitModel("casino")
     pit.broker_connected()
     for message in drawn(service, "KD"):
         pit.apply(message.topic, message.payload)
-    assert "card_rejected" in _screen(pit)
+    assert "card_before_round" in _screen(pit)

@@ -31,7 +31,7 @@ from daemon.testing import TABLE_ID, content, recovery_run, table_config, verify
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 from rules.cards import Card
 from rules.engine import TableEngine
-from rules.events import DealCard, PlaceWager, PlayerAction, Shuffle
+from rules.events import CloseBetting, DealCard, PlaceWager, PlayerAction, Shuffle
 from rules.games import Action, WagerKind
 from rules.outputs import Settlement
 
@@ -58,6 +58,7 @@ INTENDED: Final[list[TableEvent]] = [
     Shuffle(),
     DealCard(Card.parse(BURN), burned=True),
     *WAGERS,
+    CloseBetting(),
     *(DealCard(Card.parse(code)) for code in DEAL),
     PlayerAction(Action.STAND, 1, 1),
     PlayerAction(Action.STAND, 2, 1),
@@ -122,6 +123,7 @@ class Table:
         await run.dealer.step(DealCard(Card.parse(BURN), burned=True))  # the shoe's own cards
         for wager in WAGERS:
             await run.dealer.step(wager)
+        await run.dealer.step(CloseBetting())  # "No more bets": then the dealer deals
 
     async def deal(self, count: int) -> None:
         """`count` cards from the shoe, each answered by the daemon."""

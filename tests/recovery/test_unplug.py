@@ -25,7 +25,7 @@ import pytest
 from daemon.testing import TABLE_ID, SocatPair, recovery_run, verify
 from drivers.codecs.reference import encode_device_frame
 from drivers.events import CardDrawn, DeviceIdentity, NewShoe, Rank, Suit
-from rules.events import PlaceWager, PlayerAction
+from rules.events import CloseBetting, PlaceWager, PlayerAction
 from rules.games import Action, WagerKind
 
 if TYPE_CHECKING:
@@ -99,6 +99,7 @@ async def test_a_frame_lost_while_unplugged_holds_the_round_for_the_dealer(
         await deal(NewShoe(), card("4C", burned=True))
         await dealer.step(PlaceWager(1, WagerKind.BLACKJACK, 2500))
         await dealer.step(PlaceWager(1, WagerKind.TWENTY_POINT_BONUS, 500))
+        await dealer.step(CloseBetting())
         await deal(card("10H"))  # seat 1
         await deal(card("9S"))  # the dealer's upcard
         mark = collector.mark()

@@ -380,9 +380,9 @@ class Run:
             self.inject_illegal()
 
     def change_bonus_wager(self, log: RoundLog) -> None:
-        """A legal change of mind before the first card: a bonus wager raised, cut or taken back."""
+        """A legal change of mind before "No more bets": a bonus wager raised, cut or taken back."""
         round_view = self.engine.public_view()["round"]
-        if round_view is None or round_view["stage"] != "betting":
+        if round_view is None or round_view["stage"] != "betting" or not round_view["betting_open"]:
             return
         bonus = (WagerKind.TWENTY_POINT_BONUS, WagerKind.OPTIONAL_BONUS)
         held = [

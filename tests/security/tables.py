@@ -58,6 +58,7 @@ def table_mid_round(*, hole_unreadable: bool) -> TableService:
         for kind, amount in (("blackjack", "25.00"), ("twenty_point_bonus", "5.00")):
             body = {"seat": seat, "kind": kind, "amount": amount}
             service.on_request("wager", json.dumps(body).encode())
+    service.on_request("close_betting", b"{}")
     for seq, code in enumerate(DEAL[:-1], start=1):
         _drawn(service, code, seq)
     if hole_unreadable:

@@ -61,6 +61,8 @@ async def _wager(pit: SecurePit, table: str) -> None:
     for wager in WAGERS:
         response = await pit.request(table, "wager", **wager)
         assert response["status"] == "ok", response
+    response = await pit.request(table, "close_betting")
+    assert response["status"] == "ok", response
 
 
 async def _until_denied(broker: SecureBroker, client_prefix: str, topic: str) -> str:
