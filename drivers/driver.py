@@ -150,7 +150,8 @@ class ShoeDriver:
 
     @property
     def counters(self) -> DecoderCounters:
-        """The codec's running totals: frames, bad checksums, duplicates, gaps."""
+        """The codec's running totals: frames handed up, bad checksums, malformed and unknown
+        frames, garbage; repeats and conflicts are the receiver's (`FrameReceiver.counters`)."""
         return self._decoder.counters
 
     @property
