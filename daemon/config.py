@@ -412,8 +412,8 @@ class _Checker:
             if recorded != protocol:
                 self.host_problem(
                     (*where, "path"),
-                    f"{capture.path!r} is a capture of a {recorded!r} shoe, "
-                    f"not of this table's {protocol!r} shoe",
+                    f"{capture.path!r} was recorded from a shoe of protocol {recorded!r}, "
+                    f"not this table's {protocol!r}",
                 )
 
     def _protocol(self, where: FieldPath, shoe: dict[str, Any]) -> str | None:

@@ -97,22 +97,26 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
     )
     cmd.add_argument("--link", type=Path, help="keep a symlink here to the port, e.g. /tmp/shoe0")
     cmd.add_argument(
-        "--playback",
-        type=Path,
-        metavar="FILE",
-        help="play a capture (listen --record) instead of dealing: the recorded shoe's bytes",
+        "--verbose", "-v", action="store_true", help="print every card dealt as a JSON line"
     )
-    cmd.add_argument(
+    _add_fault_arguments(cmd)
+    _add_playback_arguments(cmd)
+
+
+def _add_playback_arguments(cmd: argparse.ArgumentParser) -> None:
+    playback = cmd.add_argument_group(
+        "playback", "a capture (listen --record) played as the shoe it recorded, instead of dealing"
+    )
+    playback.add_argument(
+        "--playback", type=Path, metavar="FILE", help="the capture to play (docs/captures.md)"
+    )
+    playback.add_argument(
         "--speed",
         type=float,
         default=1.0,
         metavar="FACTOR",
-        help="with --playback: 1 as recorded (default), 2 twice as fast, 0 as fast as read",
+        help="1 as recorded (default), 2 twice as fast, 0 each chunk once the last is read",
     )
-    cmd.add_argument(
-        "--verbose", "-v", action="store_true", help="print every card dealt as a JSON line"
-    )
-    _add_fault_arguments(cmd)
 
 
 def _add_fault_arguments(cmd: argparse.ArgumentParser) -> None:
