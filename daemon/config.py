@@ -20,9 +20,11 @@ from daemon.config_file import ConfigFileError, FieldLines, FieldPath, format_fi
 from daemon.mqtt.errors import MqttSettingsError
 from daemon.mqtt.settings import MqttSettings
 from daemon.request_gate import RequestLimits
+from drivers.captures import CaptureError, read_capture
 from drivers.errors import DriverError
 from drivers.registry import available_drivers, load_decoder_class
 from drivers.transports import (
+    CaptureSettings,
     SerialSettings,
     SettingsError,
     TcpSettings,
@@ -87,6 +89,7 @@ _TRANSPORTS: Final[dict[str, tuple[type[TransportSettings], frozenset[str]]]] = 
     ),
     "tcp": (TcpSettings, frozenset({"host", "port"})),
     "usb": (UsbSettings, frozenset({"vendor_id", "product_id", "serial_number"})),
+    "capture": (CaptureSettings, frozenset({"path", "speed"})),
 }
 
 
@@ -350,6 +353,8 @@ class _Checker:
         where: FieldPath = ("table", index, "shoe")
         checked: list[tuple[object, ...]]
         match transport:
+            case CaptureSettings():
+                return False  # a file read, no device: any number of tables may play it
             case SerialSettings(port=port):
                 checked, field_name = [("serial", port)], "port"
             case TcpSettings(host=host, port=port):
@@ -412,7 +417,27 @@ class _Checker:
             return None
         if protocol is None or transport is None:
             return None
+        if isinstance(transport, CaptureSettings) and self.read_host_files:
+            self._capture_file(where, transport, protocol)
         return ShoeConfig(protocol, transport, idle)
+
+    def _capture_file(self, where: FieldPath, capture: CaptureSettings, protocol: str) -> None:
+        """A capture to play must be on this host, read as one, and be of the table's shoe
+        protocol: otherwise every one of its frames would be dropped as noise."""
+        try:
+            recorded = read_capture(Path(capture.path)).header.protocol
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            self.host_problem((*where, "path"), f"cannot read {capture.path!r}: {reason}")
+        except CaptureError as exc:
+            self.host_problem((*where, "path"), str(exc))
+        else:
+            if recorded != protocol:
+                self.host_problem(
+                    (*where, "path"),
+                    f"{capture.path!r} was recorded from a shoe of protocol {recorded!r}, "
+                    f"not this table's {protocol!r}",
+                )
 
     def _protocol(self, where: FieldPath, shoe: dict[str, Any]) -> str | None:
         """The shoe's protocol; `driver` is its old name, still read, with a deprecation."""

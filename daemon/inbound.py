@@ -29,6 +29,7 @@ _CLASSES: dict[str, type[Any]] = {
         shoe.CommandAccepted,
         shoe.CommandRejected,
         shoe.SequenceGap,
+        shoe.SequenceConflict,
         link.Connecting,
         link.Connected,
         link.Disconnected,

@@ -18,7 +18,7 @@ from the line until the device answers it (DEVICE_IDENTITY), repeating the greet
 second meanwhile; so the first thing a receiver hears after every (re)open is who the device
 is and where its numbering stands. It never acknowledges a frame on its own: the receiver
 calls `acknowledge(seq)` once the frame is durable (decision D3), and judges repeats and
-gaps itself (`SequencePolicy.judge`), against what it has made durable.
+gaps itself (`drivers.receiver`), against what it has made durable.
 """
 
 from __future__ import annotations
@@ -150,7 +150,8 @@ class ShoeDriver:
 
     @property
     def counters(self) -> DecoderCounters:
-        """The codec's running totals: frames, bad checksums, duplicates, gaps."""
+        """The codec's running totals: frames handed up, bad checksums, malformed and unknown
+        frames, garbage; repeats and conflicts are the receiver's (`FrameReceiver.counters`)."""
         return self._decoder.counters
 
     @property

@@ -92,6 +92,9 @@ class FaultSet:
     kind: FaultKind
     code: int = 0  # the device's own detail code; 0 when it gives none
     seq: int | None = None
+    #: What the code means, where the codec's table names it ("can not read"); None where
+    #: no one has said. Journals written before it existed hold no name: they read as None.
+    name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,21 +102,28 @@ class FaultCleared:
     kind: FaultKind
     code: int = 0
     seq: int | None = None
+    name: str | None = None  # as in `FaultSet`
 
 
 @dataclass(frozen=True, slots=True)
 class CommunicationStarted:
-    """The device (re)started talking: an ENQ-family shoe says so with an `S` frame."""
+    """The device (re)started talking: an ENQ-family shoe says so with an `S` frame, and its
+    count starts over there (`drivers.receiver`)."""
+
+    seq: int | None = None  # the frame's number, where the protocol gives one
 
 
 @dataclass(frozen=True, slots=True)
 class Standby:
     """The device went to standby (ENQ family `P`)."""
 
+    seq: int | None = None
+
 
 @dataclass(frozen=True, slots=True)
 class LockChanged:
     locked: bool
+    seq: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +135,7 @@ class VendorMessage:
 
     code: str
     data: bytes
+    seq: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +148,7 @@ class CommandRejected:
     """The device refused the host's last command, with its own error code."""
 
     code: int
+    name: str | None = None  # what the code means, where the codec's table names it
 
 
 # ---------------------------------------------------------------- link diagnostics
@@ -148,6 +160,15 @@ class SequenceGap:
 
     expected: int
     got: int
+
+
+@dataclass(frozen=True, slots=True)
+class SequenceConflict:
+    """A frame came with the number of the frame before it but other content: not a repeat
+    (that would be the same frame again), so the shoe's numbering cannot be trusted here and
+    the table must doubt what it holds (`drivers.receiver`)."""
+
+    seq: int
 
 
 # ---------------------------------------------------------------- host → shoe
@@ -188,12 +209,23 @@ ShoeEvent: TypeAlias = (
     | CommandRejected
 )
 HostCommand: TypeAlias = Acknowledge | StatusRequest | VendorCommand
-Event: TypeAlias = ShoeEvent | HostCommand | SequenceGap
+Event: TypeAlias = ShoeEvent | HostCommand | SequenceGap | SequenceConflict
 
-#: Events whose frame the device numbers and keeps until the host acknowledges it, where the
-#: protocol acknowledges (docs/protocol.md §1.4): whatever changes the table.
+#: Events that come in a numbered frame of their own, judged by their number and content
+#: (`drivers.receiver`). Where the protocol acknowledges (docs/protocol.md §1.4), the device
+#: keeps these frames until the host acknowledges them: whatever changes the table. The ENQ
+#: family numbers every event frame, its start, standby, lock and vendor frames too.
 NumberedEvent: TypeAlias = (
-    CardDrawn | CardUnreadable | NewShoe | CutCardReached | FaultSet | FaultCleared
+    CardDrawn
+    | CardUnreadable
+    | NewShoe
+    | CutCardReached
+    | FaultSet
+    | FaultCleared
+    | CommunicationStarted
+    | Standby
+    | LockChanged
+    | VendorMessage
 )
 NUMBERED_EVENTS: Final = (
     CardDrawn,
@@ -202,6 +234,10 @@ NUMBERED_EVENTS: Final = (
     CutCardReached,
     FaultSet,
     FaultCleared,
+    CommunicationStarted,
+    Standby,
+    LockChanged,
+    VendorMessage,
 )
 #: Events that say where the device's numbering stands (`next_seq`) without a number of
 #: their own: never kept, never acknowledged.

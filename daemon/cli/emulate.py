@@ -5,7 +5,11 @@ for fault tests), then deals at `--pace` (0: as fast as the host takes the cards
 of a `--cards` script it waits until the host has taken every frame (reference protocol:
 acknowledged it; ENQ: read it), then stays plugged in until Ctrl-C, as a shoe stays on the
 table, or exits with `--exit-at-end`. The first lines printed say which port (and link) a
-host should open."""
+host should open.
+
+`--playback FILE` plays a capture (`listen --record`, docs/captures.md) instead: the bytes
+the recorded shoe sent, with their timing (`--speed`), once a host has the port open; then
+it waits until the host has read them, and stays plugged in likewise."""
 
 from __future__ import annotations
 
@@ -26,7 +30,7 @@ if TYPE_CHECKING:
     import argparse
     from typing import TextIO
 
-    from drivers.emulator import Dealt, EmulatedShoe, EmulatorSettings
+    from drivers.emulator import CapturePlayback, Dealt, EmulatedShoe, EmulatorSettings
 
 _LINE_FAULTS: Final = (
     ("noise", "junk bytes before a frame"),
@@ -96,6 +100,23 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
         "--verbose", "-v", action="store_true", help="print every card dealt as a JSON line"
     )
     _add_fault_arguments(cmd)
+    _add_playback_arguments(cmd)
+
+
+def _add_playback_arguments(cmd: argparse.ArgumentParser) -> None:
+    playback = cmd.add_argument_group(
+        "playback", "a capture (listen --record) played as the shoe it recorded, instead of dealing"
+    )
+    playback.add_argument(
+        "--playback", type=Path, metavar="FILE", help="the capture to play (docs/captures.md)"
+    )
+    playback.add_argument(
+        "--speed",
+        type=float,
+        default=1.0,
+        metavar="FACTOR",
+        help="1 as recorded (default), 2 twice as fast, 0 each chunk once the last is read",
+    )
 
 
 def _add_fault_arguments(cmd: argparse.ArgumentParser) -> None:
@@ -134,15 +155,17 @@ def emulator_settings(args: argparse.Namespace) -> EmulatorSettings:
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
     logging.basicConfig(level=logging.INFO, stream=err, format="%(message)s")
-    try:
-        settings = emulator_settings(args)
-    except DriverError as exc:
-        return usage_error(err, "emulate", exc)
     dealing = Dealing(
         wait_for_host=not args.deal_without_host,
         exit_at_end=args.exit_at_end,
         verbose=args.verbose,
     )
+    if args.playback is not None:
+        return asyncio.run(until_signalled(play_capture(args, out, err, dealing)))
+    try:
+        settings = emulator_settings(args)
+    except DriverError as exc:
+        return usage_error(err, "emulate", exc)
     return asyncio.run(until_signalled(emulate(settings, out, err, dealing)))
 
 
@@ -202,6 +225,51 @@ async def _deal_until_done(
     await asyncio.Event().wait()  # like a shoe left on the table: until Ctrl-C or SIGTERM
 
 
+async def play_capture(
+    args: argparse.Namespace, out: TextIO, err: TextIO, dealing: Dealing
+) -> ExitCode:
+    """Play the capture `--playback` names onto a virtual serial port, as its shoe."""
+    from drivers.captures import read_capture
+    from drivers.emulator import CapturePlayback, EmulatorError
+
+    try:
+        capture = read_capture(args.playback)
+        shoe = CapturePlayback(capture, link=args.link, speed=args.speed)
+        async with shoe:  # a link that cannot be made fails here
+            print_line(out, f"port: {shoe.port_path}")
+            if shoe.link is not None:
+                print_line(out, f"link: {shoe.link}")
+            print_line(out, f"capture: {args.playback}")
+            await _play_until_done(shoe, dealing, logging.getLogger("drivers.emulator"))
+    except OSError as exc:
+        return usage_error(err, "emulate", f"--playback {args.playback}: {exc.strerror or exc}")
+    except (DriverError, EmulatorError) as exc:  # a capture that does not read, a bad speed
+        return usage_error(err, "emulate", exc)
+    return ExitCode.OK
+
+
+async def _play_until_done(shoe: CapturePlayback, dealing: Dealing, log: logging.Logger) -> None:
+    capture = shoe.capture
+    log.info(
+        "playing a capture (%s protocol, %d chunks, %.1f s recorded); open %s; Ctrl-C to stop",
+        capture.header.protocol,
+        len(capture.received),
+        capture.duration,
+        shoe.path,
+    )
+    if dealing.wait_for_host:
+        log.info("waiting for a host to open %s before playing", shoe.path)
+        await shoe.wait_for_host()
+    count = await shoe.play()
+    log.info("the capture's %d chunks are played; waiting for the host to read them", count)
+    await shoe.wait_read()
+    if dealing.exit_at_end:
+        log.info("the host has read every byte; exiting")
+        return
+    log.info("the host has read every byte; still plugged in: Ctrl-C to stop")
+    await asyncio.Event().wait()  # like a shoe left on the table: until Ctrl-C or SIGTERM
+
+
 def _dealt_record(dealt: Dealt) -> dict[str, object]:
     record = event_record(dealt.event)
     record["fate"] = dealt.fate  # null: it waits behind an unacknowledged frame
@@ -217,7 +285,8 @@ COMMAND: Final = Command(
     description="Open a pseudo-terminal that behaves like a shoe's serial port and, once a "
     "host has it open, deal cards into it until Ctrl-C or SIGTERM. After a --cards script "
     "it waits until the host has taken every card, then stays plugged in (--exit-at-end: "
-    "exits). The first lines printed say which port (and link) a host should open.",
+    "exits). The first lines printed say which port (and link) a host should open. "
+    "--playback FILE plays a capture (listen --record) instead, as the shoe it recorded.",
     add_arguments=_add_arguments,
     run=_run,
 )

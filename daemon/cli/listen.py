@@ -1,26 +1,36 @@
 """`shoe2mqtt listen`: open a shoe with a driver and print what it says as JSON Lines, the
 way `candump` prints a CAN bus: every decoded event and every change of the link; with
---raw, the bytes received too.
+--raw, the bytes received too, and a line for each frame judged a repeat.
 
 It is a host like the daemon, with the terminal for a journal: a frame is acknowledged
 (reference protocol) only once its line is printed, a repeat of a frame already printed is
-acknowledged again and not printed twice, and a loss is printed as a `SequenceGap` line
-(decision D3). `--count N` stops after N cards, once the last is printed and acknowledged."""
+acknowledged again and not printed twice, a loss is printed as a `SequenceGap` line and a
+frame with the number of the one before it but other content after a `SequenceConflict`
+line (decision D3, drivers/receiver.py). `--count N` stops after N cards, once the last is
+printed and acknowledged.
+
+`--record FILE` keeps what the shoe said, byte for byte and when, as a capture
+(docs/captures.md); `--capture FILE` reads one instead of a shoe, as the shoe it recorded."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import logging
+import os
 import time
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from daemon.cli.command import Command, until_signalled, usage_error
 from daemon.cli.exit_codes import ExitCode
 from daemon.cli.output import event_record, json_line, print_line
+from daemon.envelope import utc_timestamp
+from daemon.version import installed_version
+from drivers.captures import CaptureHeader, CaptureWriter
 from drivers.errors import DriverError
-from drivers.events import CardDrawn, CardUnreadable
+from drivers.events import CardDrawn, CardUnreadable, frame_number
 from drivers.receiver import FrameReceiver
 from drivers.transports.base import Transport
 
@@ -28,6 +38,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
     from typing import TextIO
 
+    from drivers.codecs.base import Decoder
     from drivers.driver import DriverEvent
     from drivers.transports import TransportSettings
 
@@ -41,11 +52,31 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
         "port", nargs="?", help="serial port, e.g. /dev/serial/by-id/... or /tmp/shoe0"
     )
     cmd.add_argument("--tcp", metavar="HOST:PORT", help="a serial device server instead of a port")
+    cmd.add_argument(
+        "--capture",
+        metavar="FILE",
+        help="play a capture (listen --record) instead of a port, as the shoe it recorded",
+    )
+    cmd.add_argument(
+        "--speed",
+        type=float,
+        metavar="FACTOR",
+        help="with --capture: 1 as recorded (default), 2 twice as fast, 0 as fast as read",
+    )
     cmd.add_argument("--baud", type=int, default=9600, help="bit rate (default 9600; ENQ: 4800)")
     cmd.add_argument("--parity", default="N", help="N, E, O, M or S (default N)")
     cmd.add_argument("--bytesize", type=int, default=8, help="data bits (default 8)")
     cmd.add_argument("--stopbits", type=float, default=1, help="stop bits (default 1)")
-    cmd.add_argument("--raw", action="store_true", help="also print the bytes received, in hex")
+    cmd.add_argument(
+        "--raw",
+        action="store_true",
+        help="also print the bytes received, in hex, and a line for each repeat",
+    )
+    cmd.add_argument(
+        "--record",
+        metavar="FILE",
+        help="write what the shoe sends (and the host writes), timed, to a new capture FILE",
+    )
     cmd.add_argument("--count", type=int, metavar="N", help="exit after N cards")
     cmd.add_argument(
         "--retry", action="store_true", help="keep trying when the first connection fails"
@@ -55,14 +86,19 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
 
 def listen_transport(args: argparse.Namespace) -> TransportSettings:
     """The transport `listen` opens; raises `DriverError` saying which option is wrong."""
-    from drivers.transports import SerialSettings, SettingsError, TcpSettings
+    from drivers.transports import CaptureSettings, SerialSettings, SettingsError, TcpSettings
 
-    if (args.port is None) == (args.tcp is None):
+    if [args.port, args.tcp, args.capture].count(None) != 2:
         raise SettingsError(
-            "give either a serial port or --tcp HOST:PORT (see `shoe2mqtt ports`)",
+            "give one of a serial port, --tcp HOST:PORT or --capture FILE (see `shoe2mqtt ports`)",
             field="port",
             value=args.port,
         )
+    if args.speed is not None and args.capture is None:
+        raise SettingsError("only with --capture FILE", field="speed", value=args.speed)
+    if args.capture is not None:
+        speed = 1.0 if args.speed is None else args.speed
+        return CaptureSettings(path=os.path.abspath(args.capture), speed=speed)  # noqa: PTH100 - keeps a symlink's name
     if args.tcp is not None:
         host, _, port = str(args.tcp).rpartition(":")
         if not host or not port.isdigit():
@@ -86,7 +122,11 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
     # only repeat them on stderr.
     logging.basicConfig(level=logging.ERROR, stream=err, format="%(name)s: %(message)s")
     options = ListenOptions(
-        raw=args.raw, count=args.count, retry=args.retry, timestamps=args.timestamps
+        raw=args.raw,
+        count=args.count,
+        retry=args.retry,
+        timestamps=args.timestamps,
+        record=args.record,
     )
     return asyncio.run(until_signalled(listen(args, out, err, options)))
 
@@ -103,15 +143,14 @@ class ListenOptions:
     count: int | None = None  # stop after this many cards (readable or not, burned or not)
     retry: bool = False  # keep retrying when the first connection fails, instead of exiting
     timestamps: bool = False  # "t": seconds since start, on every line
+    record: str | None = None  # a new capture file to write what the shoe says to
 
 
 async def listen(
     args: argparse.Namespace, out: TextIO, err: TextIO, options: ListenOptions | None = None
 ) -> ExitCode:
     """Print what the shoe says until `count` events, a failed first connection, or cancel."""
-    from drivers.driver import ShoeDriver
     from drivers.registry import load_decoder_class
-    from drivers.transports import transport_factory
 
     if args.old_protocol is not None:
         err.write("shoe2mqtt listen: --driver is now called --protocol; the old name still works\n")
@@ -122,18 +161,80 @@ async def listen(
     except DriverError as exc:
         return usage_error(err, "listen", exc)
     options = options or ListenOptions()
+    try:
+        record = _new_capture_file(options.record)
+    except FileExistsError:
+        return usage_error(
+            err, "listen", f"--record {options.record}: exists; a capture is never overwritten"
+        )
+    except OSError as exc:
+        return usage_error(err, "listen", f"--record {options.record}: {exc.strerror or exc}")
+    with record or contextlib.nullcontext():
+        recorder = None if record is None else _recorder(record, args.protocol, settings)
+        return await _listen(args.protocol, decoder, settings, out, err, options, recorder)
+
+
+async def _listen(
+    protocol: str,
+    decoder: Decoder,
+    settings: TransportSettings,
+    out: TextIO,
+    err: TextIO,
+    options: ListenOptions,
+    recorder: CaptureWriter | None,
+) -> ExitCode:
+    from drivers.driver import ShoeDriver
+    from drivers.transports import transport_factory
+
     make_transport = transport_factory(settings)
 
     def tapped() -> Transport:  # called at each connection, once `printer` exists
-        return _TappedTransport(make_transport(), printer.print_bytes)
+        return _TappedTransport(make_transport(), printer.print_bytes, recorder)
 
-    driver = ShoeDriver(args.protocol, decoder, tapped if options.raw else make_transport)
+    tap = options.raw or recorder is not None
+    driver = ShoeDriver(protocol, decoder, tapped if tap else make_transport)
     receiver = FrameReceiver(decoder.sequence)
-    printer = _EventPrinter(out, err, options, receiver, driver.acknowledge)
+    printer = _EventPrinter(out, err, options, receiver, driver.acknowledge, recorder)
     try:
         await driver.run(printer.emit)
     except _StopListening as stop:
         return stop.exit_code
+
+
+def _new_capture_file(path: str | None) -> TextIO | None:
+    """The file `--record` names, created: a capture is never written over another."""
+    if path is None:
+        return None
+    # A small local file opened once, written a line per read like the terminal: not worth
+    # a thread.
+    return open(path, "x", encoding="utf-8")  # noqa: PTH123 - closed by `listen`
+
+
+def _recorder(file: TextIO, protocol: str, settings: TransportSettings) -> CaptureWriter:
+    """A capture of what `listen` reads through `settings`, written to `file` as it goes."""
+    from drivers.transports import transport_factory
+
+    header = CaptureHeader(
+        protocol=protocol,
+        transport=_transport_record(settings),
+        endpoint=transport_factory(settings)().endpoint,  # made, never opened
+        started=utc_timestamp(),
+        recorder=f"shoe2mqtt {installed_version()} listen",
+    )
+    return CaptureWriter(file, header)
+
+
+def _transport_record(settings: TransportSettings) -> dict[str, Any]:
+    """The transport's kind and settings as a capture's header holds them."""
+    from drivers.transports import CaptureSettings, SerialSettings, TcpSettings, UsbSettings
+
+    kinds = {
+        SerialSettings: "serial",
+        TcpSettings: "tcp",
+        UsbSettings: "usb",
+        CaptureSettings: "capture",
+    }
+    return {"kind": kinds[type(settings)], **dataclasses.asdict(settings)}
 
 
 class _EventPrinter:
@@ -146,9 +247,11 @@ class _EventPrinter:
         options: ListenOptions,
         receiver: FrameReceiver,
         acknowledge: Callable[[int], Awaitable[None]],
+        recorder: CaptureWriter | None = None,
     ) -> None:
         self.options = options
         self.acknowledge = acknowledge
+        self._recorder = recorder
         self._out = out
         self._err = err
         self._receiver = receiver
@@ -157,7 +260,8 @@ class _EventPrinter:
         self._ever_connected = False
 
     async def print_bytes(self, data: bytes) -> None:
-        self._print({"type": "raw", "hex": data.hex(" ")})
+        if self.options.raw:
+            self._print({"type": "raw", "hex": data.hex(" ")})
 
     async def emit(self, event: DriverEvent) -> None:
         from drivers.driver import Connected, LinkFault
@@ -169,19 +273,34 @@ class _EventPrinter:
             raise _StopListening(ExitCode.FAILURE)
         if isinstance(event, Connected):
             self._ever_connected = True
+        self._note_link(event)
         intake = self._receiver.judge(event)
-        if intake.gap is not None:
-            self._print(event_record(intake.gap))
-            self._receiver.record(intake.gap)
+        for diagnostic in (intake.gap, intake.conflict):
+            if diagnostic is not None:
+                self._print(event_record(diagnostic))
+                self._receiver.record(diagnostic)
         if intake.take:
             self._print(event_record(event))  # the terminal is this host's journal
             self._receiver.record(event)
+        elif self.options.raw:  # the bytes above held it: say what became of it
+            self._print({"type": "repeat", "seq": frame_number(event), "of": type(event).__name__})
         if intake.acknowledge is not None:
             await self.acknowledge(intake.acknowledge)
         if intake.take and isinstance(event, CardDrawn | CardUnreadable):
             self._cards_seen += 1
             if self.options.count is not None and self._cards_seen >= self.options.count:
                 raise _StopListening(ExitCode.OK)
+
+    def _note_link(self, event: DriverEvent) -> None:
+        """A capture being recorded notes where the link opened and was lost."""
+        from drivers.driver import Connected, Disconnected, Reconnected
+
+        if self._recorder is None:
+            return
+        if isinstance(event, Connected | Reconnected):
+            self._recorder.link("opened")
+        elif isinstance(event, Disconnected):
+            self._recorder.link("lost", event.reason)
 
     def _print(self, record: dict[str, object]) -> None:
         if self.options.timestamps:
@@ -190,11 +309,18 @@ class _EventPrinter:
 
 
 class _TappedTransport(Transport):
-    """A transport that shows every chunk it reads before the codec sees it."""
+    """A transport that shows every chunk it reads before the codec sees it, and records
+    what it reads and writes in a capture."""
 
-    def __init__(self, inner: Transport, on_read: Callable[[bytes], Awaitable[None]]) -> None:
+    def __init__(
+        self,
+        inner: Transport,
+        on_read: Callable[[bytes], Awaitable[None]],
+        recorder: CaptureWriter | None = None,
+    ) -> None:
         self._inner = inner
         self._on_read = on_read
+        self._recorder = recorder
         self.endpoint = inner.endpoint
 
     async def open(self) -> None:
@@ -202,11 +328,15 @@ class _TappedTransport(Transport):
 
     async def read(self) -> bytes:
         data = await self._inner.read()
+        if self._recorder is not None:
+            self._recorder.received(data)
         await self._on_read(data)
         return data
 
     async def write(self, data: bytes) -> None:
         await self._inner.write(data)
+        if self._recorder is not None:
+            self._recorder.sent(data)
 
     async def close(self) -> None:
         await self._inner.close()
@@ -218,7 +348,9 @@ COMMAND: Final = Command(
     description="Open a shoe with a driver and print every decoded event and every change "
     "of the link as one JSON object per line; --raw also prints the bytes received. A "
     "frame is acknowledged (reference protocol) once its line is printed; a repeat is not "
-    "printed again, a loss is printed as a SequenceGap line.",
+    "printed again, a loss is printed as a SequenceGap line, a frame with the number of the "
+    "one before it but other content after a SequenceConflict line. --record FILE writes "
+    "what the shoe says to a capture; --capture FILE plays one as the shoe.",
     add_arguments=_add_arguments,
     run=_run,
 )

@@ -13,10 +13,10 @@ own accord: its greeting when it opens the line, its acknowledgements. Inside a 
 check that fails raises `Rejected`; the decoder's feed loop catches it, counts it and
 resynchronises.
 
-A decoder hands up every intact frame, numbered as the frame says; whether a number means a
-repeat or a loss is for the receiver to judge (`SequencePolicy.judge`), which alone knows
-what it has made durable. Only a protocol that acknowledges nothing (the ENQ family) lets
-its decoder drop a frame repeating the one before: there, a repeat is the line's business.
+A decoder hands up every intact frame, numbered as the frame says, a repeat too, whatever
+the protocol: whether a frame repeats one before it, conflicts with it or follows a loss is
+for the receiver to judge (`drivers.receiver`), by the frame's number and content, since it
+alone knows what it has made durable.
 """
 
 from __future__ import annotations
@@ -39,12 +39,11 @@ if TYPE_CHECKING:
 class DecoderCounters:
     """Running totals since the decoder was created; `Decoder.counters` hands out copies."""
 
-    frames_ok: int = 0  # frames accepted, duplicates excluded
+    frames_ok: int = 0  # intact frames handed up, repeats included (the receiver judges them)
     bad_checksum: int = 0  # complete frames whose CRC or BCC did not match
     malformed: int = 0  # frames with a good check value but an impossible layout, or no end
     unknown_message: int = 0  # well-formed frames of a version, direction or type not known
     garbage_bytes: int = 0  # bytes skipped outside any frame while hunting for a start
-    duplicates: int = 0  # frames repeating the previous one's number, dropped (ENQ only)
 
 
 class Drop(enum.Enum):
@@ -148,8 +147,3 @@ class Decoder(ABC):
         self._counters.garbage_bytes += len(garbage)
         if self._stdlib_log.isEnabledFor(logging.DEBUG):
             self._log.debug("codec.garbage_skipped", count=len(garbage), garbage=WireBytes(garbage))
-
-    def _duplicate(self, frame: bytes, seq: int) -> None:
-        self._counters.duplicates += 1
-        if self._stdlib_log.isEnabledFor(logging.DEBUG):
-            self._log.debug("codec.duplicate_dropped", seq=seq, frame=WireBytes(frame))

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, ClassVar, Final, TypeAlias, assert_never
 from drivers.codecs.base import Decoder, Drop, Rejected, malformed
 from drivers.codecs.base import HostLink as ListeningHost
 from drivers.codecs.card_byte import card_byte, card_of
-from drivers.codecs.sequence import SequencePolicy, SequenceTracker, SequenceVerdict, frame_seq
+from drivers.codecs.sequence import SequencePolicy, frame_seq
 from drivers.errors import EncodeError
 from drivers.events import (
     CardDrawn,
@@ -59,11 +59,17 @@ NAK: Final = 0x15
 # A host hunts for any of these; a shoe (reading host commands) only for STX.
 SHOE_START_BYTES: Final = frozenset({STX, ENQ, ACK, NAK})
 HOST_START_BYTES: Final = frozenset({STX})
+# The byte after NAK is its code, whatever it is, except these: a NAK before one of them is a
+# stray NAK byte, and the start byte begins the next frame. STX is not among them, since 02
+# is a public NAK code (BCC error): `15 02` is that NAK, and an echoed host command right
+# after a bare NAK, dropped either way, only has its bytes counted as garbage.
+NAK_NEVER_CODES: Final = frozenset({ENQ, ACK, NAK})
 
 BUFFER_CAP: Final = 128  # bytes after a start byte with no ETX: it was not a frame
 BCC_DIGITS: Final = b"0123456789ABCDEF"  # uppercase only, as described
-# One byte. Repeating the previous SEQ marks a duplicate; that the shoe counts up by one is
-# not known, so a jump is never taken for a loss (no SequenceGap from this family).
+# One byte, on every event frame. That the shoe counts up by one is not known, so a jump is
+# never taken for a loss (no SequenceGap from this family); the receiver judges a repeated
+# number by the frame's content (`drivers.receiver`).
 SEQUENCE: Final = SequencePolicy(modulus=256, reports_gaps=False)
 
 
@@ -120,8 +126,35 @@ UNREADABLE_CARD_BYTE: Final = 0x00
 # Error byte of E / e: bit 6 set while in error mode, bits 5-0 the error code.
 ERROR_MODE_BIT: Final = 0x40
 ERROR_CODE_MASK: Final = 0x3F
-# Which error codes mean which fault; none is publicly known, so every code is "other".
+# What the error codes mean, as one client's source names them (its table of system error
+# descriptions); described in public, not confirmed by a vendor. The name rides on the
+# fault (`FaultSet.name`); a code not here has none.
+ERROR_NAMES: Final[dict[int, str]] = {
+    1: "can not read",
+    2: "overdraw",
+    3: "mishandling of button",
+    4: "reverse run at exit",
+    5: "reverse run midway",
+    6: "card code error",
+    7: "time-out of drawing",
+}
+# Which error codes mean which of our fault kinds. None of the names above is a jam, an open
+# cover or a sensor fault as a table needs to tell them apart, so every code is "other".
 FAULT_KINDS_BY_ERROR_CODE: Final[dict[int, FaultKind]] = {}
+# What a NAK's code means, from the same client's table of NAK descriptions (likewise not
+# vendor-confirmed); the name rides on the rejection (`CommandRejected.name`).
+NAK_NAMES: Final[dict[int, str]] = {
+    0x01: "overrun, framing or parity error",
+    0x02: "BCC error",
+    0x03: "no ETX",
+    0x11: "format or length error",
+    0x12: "address error",
+    0x13: "command error",
+    0x14: "type error",
+    0x21: "busy",
+    0x22: "writing",
+    0xFF: "other error",
+}
 
 LOCK_BIT: Final = 0x01  # of the L data byte
 
@@ -225,12 +258,21 @@ def _reply_frame(message: CommandAccepted | CommandRejected) -> bytes:
     if isinstance(message, CommandAccepted):
         return bytes([ACK])
     code = message.code
-    # A code equal to a start byte would read as a bare NAK followed by a new frame.
-    if not 0 <= code <= 0xFF or code in SHOE_START_BYTES:
+    # A code equal to one of these would read as a bare NAK followed by a new frame.
+    if not 0 <= code <= 0xFF or code in NAK_NEVER_CODES:
         raise EncodeError(
-            "NAK code must be a byte other than a start byte", field="code", value=code
+            "NAK code must be a byte other than ENQ, ACK or NAK", field="code", value=code
         )
+    _check_name(message.name, NAK_NAMES.get(code))
     return bytes([NAK, code])
+
+
+def _check_name(given: str | None, table: str | None) -> None:
+    """A message's `name` is the table's for its code, never sent: it must be that or none."""
+    if given is not None and given != table:
+        raise EncodeError(
+            f"the name of this code is {table!r}: give that or none", field="name", value=given
+        )
 
 
 def _command_bcc(frame_through_etx: bytes) -> int:
@@ -278,6 +320,7 @@ def _target_byte(*, burned: bool) -> int:
 
 def _error_data(message: FaultSet | FaultCleared) -> tuple[int, bytes]:
     error = _error_code(message.kind, message.code)
+    _check_name(message.name, ERROR_NAMES.get(error))
     if isinstance(message, FaultSet):
         return EventCode.ERROR_SET, bytes([ERROR_MODE_BIT | error])
     return EventCode.ERROR_CLEARED, bytes([error])
@@ -367,10 +410,6 @@ class DeviceFrameDecoder(_EnqDecoder):
     host_link: ClassVar[type[ListeningHost]] = HostLink
     _start: ClassVar[re.Pattern[bytes]] = _SHOE_START
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._sequence = SequenceTracker(SEQUENCE)
-
     def _frame_end(self, buffer: bytearray, pos: int) -> int | None:
         start = buffer[pos]
         if start == ENQ:
@@ -393,12 +432,13 @@ class DeviceFrameDecoder(_EnqDecoder):
             return
         if start == ACK:
             events.append(CommandAccepted())
-        elif frame[1] in SHOE_START_BYTES:
+        elif frame[1] in NAK_NEVER_CODES:
             # More likely a stray NAK byte before a real frame than a code that would make
             # the NAK unreadable; never let it swallow the frame's start byte.
             raise malformed("bare NAK")
         else:
-            events.append(CommandRejected(code=frame[1]))
+            code = frame[1]
+            events.append(CommandRejected(code=code, name=NAK_NAMES.get(code)))
         self._counters.frames_ok += 1
 
     def _on_event_frame(self, frame: bytes, events: list[Event]) -> None:
@@ -414,12 +454,10 @@ class DeviceFrameDecoder(_EnqDecoder):
             # Its length was a guess (the first ETX), so this may be noise that happened to
             # check out, lying over a real frame: back off rather than skip it whole.
             raise Rejected(Drop.UNKNOWN_MESSAGE, f"event code 0x{code:02X}")
-        seq = frame[1]
-        if self._sequence.observe(seq) is SequenceVerdict.DUPLICATE:
-            self._duplicate(frame, seq)
-        else:
-            events.append(_device_message(code, seq, frame[3:-3]))
-            self._counters.frames_ok += 1
+        # Every intact frame goes up, a repeat too: the receiver judges it (by its number and
+        # its content), since only the receiver knows what it holds.
+        events.append(_device_message(code, frame[1], frame[3:-3]))
+        self._counters.frames_ok += 1
 
 
 class HostFrameDecoder(_EnqDecoder):
@@ -497,14 +535,14 @@ def _device_message(code: int, seq: int, data: bytes) -> Event:  # noqa: PLR0911
             error = data[0] & ERROR_CODE_MASK
             kind = FAULT_KINDS_BY_ERROR_CODE.get(error, "other")
             fault = FaultSet if code == EventCode.ERROR_SET else FaultCleared
-            return fault(kind=kind, code=error, seq=seq)
+            return fault(kind=kind, code=error, seq=seq, name=ERROR_NAMES.get(error))
         case EventCode.LOCK:
-            return LockChanged(locked=bool(data[0] & LOCK_BIT))
+            return LockChanged(locked=bool(data[0] & LOCK_BIT), seq=seq)
         case EventCode.START:
-            return CommunicationStarted()
+            return CommunicationStarted(seq=seq)
         case EventCode.STANDBY:
-            return Standby()
+            return Standby(seq=seq)
         case EventCode.CUT_CARD:
             return CutCardReached(seq=seq)
         case _:  # GAME_RESULT, PRESET_CHANGED: the only codes left in EVENT_DATA_LENGTHS
-            return VendorMessage(code=chr(code), data=data)
+            return VendorMessage(code=chr(code), data=data, seq=seq)

@@ -9,7 +9,7 @@ Every number that defines the protocol is in the table below and nowhere else.
 Version 2 makes the link reliable: the device keeps every frame that changes the table until
 the host acknowledges it, and sends it again until it is (docs/protocol.md §1.4). The
 decoders judge no sequence number: a repeat must reach the receiver, which acknowledges it
-again if it already has the frame, and only the receiver knows that (`SequencePolicy.judge`).
+again if it already has the frame, and only the receiver knows that (`drivers.receiver`).
 """
 
 from __future__ import annotations

@@ -23,7 +23,8 @@ class SequencePolicy:
     modulus: int  # numbers run 0 .. modulus - 1, then wrap to 0
     #: The sender gives every new frame the previous number plus one, so any other jump
     #: means frames were lost. False where that is not known (the ENQ family): then only a
-    #: repeated number means something (a duplicate), and a jump is never a gap.
+    #: repeated number means something (a repeat, or a conflict when the content differs:
+    #: `drivers.receiver`), and a jump is never a gap.
     reports_gaps: bool
     #: The device keeps every numbered frame until the host acknowledges it and sends it
     #: again to a host that (re)appears, so an absent host loses nothing (the reference
@@ -83,33 +84,5 @@ def frame_seq(message: object, seq: int | None, policy: SequencePolicy) -> int:
 class SequenceVerdict(enum.Enum):
     FIRST = "first"  # nothing to compare with yet
     NEXT = "next"
-    DUPLICATE = "duplicate"
+    DUPLICATE = "duplicate"  # the number of the frame before: a repeat if the content is too
     GAP = "gap"
-
-
-class SequenceTracker:
-    """Follows one sender's wrapping sequence number.
-
-    A frame that repeats the previous number is a retransmission of it (the device did not
-    see our acknowledgement, or simply sends everything more than once). Any other jump,
-    forwards or backwards, is a gap if the policy says numbers count up by one: frames were
-    lost, or the device restarted its count.
-    """
-
-    def __init__(self, policy: SequencePolicy) -> None:
-        self._policy = policy
-        self._last: int | None = None
-
-    @property
-    def last(self) -> int | None:
-        """The most recent sequence number seen, duplicates included."""
-        return self._last
-
-    @property
-    def expected(self) -> int | None:
-        return None if self._last is None else self._policy.successor(self._last)
-
-    def observe(self, seq: int) -> SequenceVerdict:
-        """Classify `seq` and remember it as the latest."""
-        last, self._last = self._last, seq
-        return self._policy.judge(last, seq)

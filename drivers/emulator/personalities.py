@@ -139,8 +139,9 @@ class ReferencePersonality(Personality):
         return Answer()  # the core handles Acknowledge: it releases kept frames
 
 
-# Not described in public: what our emulated ENQ shoe answers to a command it does not know.
-ENQ_NAK_UNKNOWN_COMMAND: Final = 0x31
+# What our emulated ENQ shoe answers to a command it does not know: NAK "command error", as
+# one client names the code (docs/protocol.md §2.2).
+ENQ_NAK_UNKNOWN_COMMAND: Final = 0x13
 
 
 class EnqPersonality(Personality):
@@ -189,7 +190,8 @@ class EnqPersonality(Personality):
             case enq.CONFIRM_GAME_PROCESS, _:
                 return Answer(raw=ack)
             case _:
-                rejected = CommandRejected(code=ENQ_NAK_UNKNOWN_COMMAND)
+                code = ENQ_NAK_UNKNOWN_COMMAND
+                rejected = CommandRejected(code=code, name=enq.NAK_NAMES[code])
                 return Answer(raw=enq.encode_device_frame(rejected))
 
     def check_fault(self, fault: FaultSet | FaultCleared) -> None:

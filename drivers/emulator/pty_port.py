@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 READ_SIZE: Final = 4096
+DRAIN_POLL: Final = 0.01  # seconds between looks at what the host has not read yet
+DRAIN_SETTLE: Final = 0.05  # seconds after a write before the kernel's count of unread bytes holds
 _PACKET_DATA: Final = 0  # TIOCPKT_DATA: the first byte of a packet that carries data
 _ENABLE: Final = struct.pack("i", 1)
 
@@ -62,6 +64,7 @@ class VirtualSerialPort:
         self._slave = -1
         self._path = ""
         self._generation = 0  # counts plug-ins: a descriptor number alone may be reused
+        self._last_write = 0.0  # the loop's time when bytes last went to the host
         self._plugged = asyncio.Event()
         self._waiters: set[asyncio.Future[None]] = set()
 
@@ -141,6 +144,16 @@ class VirtualSerialPort:
     def close(self) -> None:
         self.unplug()
 
+    async def wait_read_by_host(self) -> None:
+        """Until the host has read every byte written: wrap it in a timeout, as a host that
+        never opens the port never reads."""
+        # The kernel offers no wake-up for "the other end has read": look every few ms. It
+        # also hands what we wrote to the host's side a moment later, and the count reads 0
+        # until then: only a count of 0 a while after the last write means it was read.
+        loop = asyncio.get_running_loop()
+        while loop.time() - self._last_write < DRAIN_SETTLE or self.unread_by_host() > 0:  # noqa: ASYNC110 - nothing to wait on but a poll
+            await asyncio.sleep(DRAIN_POLL)
+
     def unread_by_host(self) -> int:
         """Bytes written to the host that it has not read yet."""
         if not self.plugged:
@@ -160,6 +173,7 @@ class VirtualSerialPort:
                 await self._wait(master, for_write=True)
             else:
                 view = view[written:]
+                self._last_write = asyncio.get_running_loop().time()
 
     async def read(self) -> HostPacket:
         """The next packet from the host side; raises `PortUnplugged` if the cable is out."""

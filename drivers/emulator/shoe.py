@@ -33,8 +33,6 @@ if TYPE_CHECKING:
     from drivers.events import Event, FaultKind
 
 _log = get_logger("drivers.emulator")
-DRAIN_POLL = 0.01  # seconds between looks at what the host has not read yet
-DRAIN_SETTLE = 0.05  # seconds after a write before the kernel's count of unread bytes holds
 
 
 class EmulatedShoe:
@@ -125,12 +123,7 @@ class EmulatedShoe:
     async def wait_drained(self) -> None:
         """Until the host has read every byte written: wrap it in a timeout, as a host that
         never opens the port never reads."""
-        # The kernel offers no wake-up for "the other end has read": look every few ms. It
-        # also hands what we wrote to the host's side a moment later, and the count reads 0
-        # until then: only a count of 0 a while after the last write means it was read.
-        loop = asyncio.get_running_loop()
-        while loop.time() - self._last_write < DRAIN_SETTLE or self._port.unread_by_host() > 0:  # noqa: ASYNC110 - nothing to wait on but a poll
-            await asyncio.sleep(DRAIN_POLL)
+        await self._port.wait_read_by_host()
 
     async def wait_taken(self) -> None:
         """Until the host has taken everything dealt: acknowledged every kept frame (reference

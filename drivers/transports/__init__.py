@@ -1,4 +1,5 @@
-"""Byte streams to a shoe: a serial port, a TCP device server, or a native USB device.
+"""Byte streams to a shoe: a serial port, a TCP device server, a native USB device, or a
+capture of what a shoe once sent, played back.
 
 Each transport is built from a frozen settings dataclass that checks itself when built, so a
 wrong setting is reported at start-up with what to change, not at the first connection.
@@ -9,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypeAlias, assert_never
 
 from drivers.transports.base import Transport
+from drivers.transports.capture import CaptureSettings, CaptureTransport
 from drivers.transports.errors import (
     LinkLost,
     NotConnected,
@@ -24,7 +26,7 @@ from drivers.transports.usb_transport import UsbTransport
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-TransportSettings: TypeAlias = SerialSettings | TcpSettings | UsbSettings
+TransportSettings: TypeAlias = SerialSettings | TcpSettings | UsbSettings | CaptureSettings
 TransportFactory: TypeAlias = "Callable[[], Transport]"
 
 
@@ -37,11 +39,15 @@ def transport_factory(settings: TransportSettings) -> Callable[[], Transport]:
             return lambda: TcpTransport(settings)
         case UsbSettings():
             return lambda: UsbTransport(settings)
+        case CaptureSettings():
+            return lambda: CaptureTransport(settings)
         case _:
             assert_never(settings)
 
 
 __all__ = [
+    "CaptureSettings",
+    "CaptureTransport",
     "LinkLost",
     "NotConnected",
     "OpenFailed",

@@ -1,6 +1,7 @@
 """Every example configuration passes `shoe2mqtt check-config`, run as a person runs it on a
 table PC that holds the files the example names. Together the examples show each shoe
-protocol, each transport, each game, and a PC serving several tables."""
+protocol, each transport (a capture played as a shoe among them), each game, and a PC
+serving several tables."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ def test_every_example_configuration_checks(tmp_path: Path, certificates: Certif
     shutil.copy(certificates.ca, etc / "ca.crt")
     (etc / "mqtt-password").write_text("s3cret\n", encoding="utf-8")
     (etc / "display-password").write_text("display-s3cret\n", encoding="utf-8")
+    (etc / "captures").mkdir()
+    shutil.copy(REPO / "examples/captures/enq/two-cards-one-seq.jsonl", etc / "captures")
     copies = []
     for example in EXAMPLES:
         copy = tmp_path / example.name
@@ -56,6 +59,7 @@ def test_every_example_configuration_checks(tmp_path: Path, certificates: Certif
         "SerialSettings",
         "TcpSettings",
         "UsbSettings",
+        "CaptureSettings",
     }
     assert {game for _, game in shoes} == {"blackjack", "double_attack", "triple_attack"}
     assert max(len(config.tables) for config in configs) >= 4  # a PC serving several tables

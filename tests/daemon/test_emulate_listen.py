@@ -24,6 +24,9 @@ from typing import TYPE_CHECKING, Final
 
 import pytest
 
+from drivers.captures import read_capture
+from tests.drivers.capture_cases import CAPTURES, EXPECTED, cards_in, record_token
+
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
@@ -166,3 +169,135 @@ async def test_a_faulty_line_still_gives_every_card_once_in_order_and_exits_at_t
     assert emulator.process.returncode == 0, said
     assert TAKEN in said
     assert not link_path.exists()
+
+
+# ================================================================ captures (docs/captures.md)
+
+
+def tokens(records: list[dict[str, object]]) -> list[str]:
+    return [t for t in map(record_token, records) if t is not None]
+
+
+@pytest.mark.parametrize("case", sorted(EXPECTED))
+@pytest.mark.timeout(40)
+async def test_each_example_capture_through_listen_as_fast_as_it_reads(
+    case: str, emulator_processes: list[asyncio.subprocess.Process]
+) -> None:
+    """`listen --capture` takes the ENQ examples as the shoe: every card once, a conflict as
+    such, errors by name, the count starting over after an `S`."""
+    capture = str(CAPTURES / f"{case}.jsonl")
+    async with asyncio.timeout(TIMEOUT):
+        code, records, err = await listen(
+            emulator_processes,
+            *("--protocol", "enq", "--capture", capture, "--speed", "0"),
+            *("--count", str(cards_in(case))),
+        )
+    assert code == 0, err
+    assert tokens(records) == EXPECTED[case]
+    assert records[1] == {"type": "Connected", "endpoint": f"capture:{capture}"}
+
+
+@pytest.mark.parametrize("case", sorted(EXPECTED))
+@pytest.mark.timeout(40)
+async def test_each_example_capture_over_a_pty_at_its_recorded_speed(
+    tmp_path: Path, case: str, emulator_processes: list[asyncio.subprocess.Process]
+) -> None:
+    """`emulate --playback` puts the capture on a virtual serial port at speed 1; `listen`
+    reads it through the tty as it reads a shoe, and takes the very same events."""
+    link = str(tmp_path / "shoe0")
+    capture = str(CAPTURES / f"{case}.jsonl")
+    async with asyncio.timeout(TIMEOUT):
+        emulator, head = await emulate(
+            emulator_processes, "--playback", capture, "--link", link, "--speed", "1"
+        )
+        assert head[1:] == [f"link: {link}\n", f"capture: {capture}\n"]
+        await lines_until(emulator.stderr, "before playing")
+        code, records, err = await listen(
+            emulator_processes,
+            *("--protocol", "enq", link, "--baud", "4800", "--count", str(cards_in(case))),
+        )
+        assert code == 0, err
+        assert tokens(records) == EXPECTED[case]
+        # Every chunk went out (the last card's copies may stay unread: listen had its count).
+        await lines_until(emulator.stderr, "chunks are played")
+        code, rest = await emulator.interrupt()
+    assert code == 0, rest
+
+
+@pytest.mark.timeout(40)
+async def test_raw_shows_each_repeat_the_receiver_judged(
+    emulator_processes: list[asyncio.subprocess.Process],
+) -> None:
+    capture = str(CAPTURES / "exact-repeats.jsonl")
+    async with asyncio.timeout(TIMEOUT):
+        code, records, err = await listen(
+            emulator_processes,
+            *("--protocol", "enq", "--capture", capture, "--speed", "0", "--raw"),
+            *("--count", str(cards_in("exact-repeats"))),
+        )
+    assert code == 0, err
+    repeats = [r for r in records if r["type"] == "repeat"]
+    # Two copies of every frame before the last card, whose copies come after listen stops.
+    assert len(repeats) == 2 * (len(EXPECTED["exact-repeats"]) - 1)
+    assert repeats[0] == {"type": "repeat", "seq": 0x30, "of": "CommunicationStarted"}
+    assert tokens(records) == EXPECTED["exact-repeats"]
+
+
+@pytest.mark.timeout(60)
+async def test_a_recorded_capture_plays_back_as_the_same_events(
+    tmp_path: Path, emulator_processes: list[asyncio.subprocess.Process]
+) -> None:
+    """What `listen --record` kept of an emulated ENQ shoe (every frame sent three times,
+    line noise between) is taken again, card for card, from the capture alone."""
+    link, recorded = str(tmp_path / "shoe0"), tmp_path / "shoe.jsonl"
+    script = "9H 10C KH KS 6S"
+    async with asyncio.timeout(TIMEOUT):
+        await emulate(
+            emulator_processes,
+            *("--protocol", "enq", "--link", link, "--cards", script, "--pace", "0"),
+            *("--copies", "3", "--noise", "0.3", "--seed", "5"),
+        )
+        code, live, err = await listen(
+            emulator_processes,
+            *("--protocol", "enq", link, "--baud", "4800", "--count", "5"),
+            *("--record", str(recorded)),
+        )
+        assert code == 0, err
+        code, again, err = await listen(
+            emulator_processes,
+            *("--protocol", "enq", "--capture", str(recorded), "--speed", "0", "--count", "5"),
+        )
+    assert code == 0, err
+    assert cards(again) == cards(live) == script.split()
+    assert tokens(again) == tokens(live)
+    capture = read_capture(recorded)
+    assert capture.header.protocol == "enq"
+    assert capture.header.endpoint == link
+    assert capture.header.transport["baudrate"] == 4800
+    assert capture.notes[0].link == "opened"
+
+
+@pytest.mark.timeout(40)
+async def test_a_capture_being_recorded_survives_sigterm_and_is_never_overwritten(
+    tmp_path: Path, emulator_processes: list[asyncio.subprocess.Process]
+) -> None:
+    link, recorded = str(tmp_path / "shoe0"), tmp_path / "shoe.jsonl"
+    async with asyncio.timeout(TIMEOUT):
+        await emulate(
+            emulator_processes, "--protocol", "enq", "--link", link, "--pace", "20", "--seed", "2"
+        )
+        process = await start("listen", "--protocol", "enq", link, "--record", str(recorded))
+        emulator_processes.append(process)
+        assert process.stdout is not None
+        await lines_until(process.stdout, '"CardDrawn"')
+        process.send_signal(signal.SIGTERM)
+        _, err = await process.communicate()
+        assert process.returncode == 0, err.decode()
+        capture = read_capture(recorded)  # whole lines only, up to the end
+        assert capture.received
+        code, _, err_text = await listen(
+            emulator_processes, "--protocol", "enq", link, "--record", str(recorded)
+        )
+    assert code == 2
+    assert "exists" in err_text
+    assert read_capture(recorded) == capture

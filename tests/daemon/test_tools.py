@@ -75,7 +75,7 @@ async def test_listen_says_what_to_fix_for_a_wrong_driver_or_port(tmp_path: Path
     assert f"no such serial port {missing}: check `shoe2mqtt ports`" in err
     code, _, err = await listen(["--protocol", "enq"], ListenOptions())
     assert code == 2
-    assert "either a serial port or --tcp" in err
+    assert "one of a serial port, --tcp HOST:PORT or --capture FILE" in err
     code, _, err = await listen(["--protocol", "enq", "--tcp", "nohost"], ListenOptions())
     assert code == 2
     assert "HOST:PORT" in err
@@ -95,6 +95,7 @@ def test_event_records_write_cards_as_the_rules_core_does() -> None:
         "type": "VendorMessage",
         "code": "M",
         "data": "01 02",
+        "seq": None,
     }
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+from drivers.codecs import enq
 from drivers.events import (
     CARD_ORIGINS,
     FAULT_KINDS,
@@ -35,7 +36,7 @@ from drivers.receiver import FrameReceiver
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
-    from drivers.codecs import enq, reference
+    from drivers.codecs import reference
     from drivers.codecs.base import Decoder
     from drivers.codecs.sequence import SequencePolicy
 
@@ -70,7 +71,8 @@ class Receipts:
 
     def __init__(self, policy: SequencePolicy | None) -> None:
         self.receiver = FrameReceiver(policy)
-        self.events: list[Event] = []  # taken, a loss as a SequenceGap before the frame
+        # Taken: a loss as a SequenceGap, a conflict as a SequenceConflict, before the frame.
+        self.events: list[Event] = []
         self.repeats = 0  # frames judged repeats: taken once, acknowledged again
 
     def take(self, event: Event) -> int | None:
@@ -78,6 +80,9 @@ class Receipts:
         if intake.gap is not None:
             self.events.append(intake.gap)
             self.receiver.record(intake.gap)
+        if intake.conflict is not None:
+            self.events.append(intake.conflict)
+            self.receiver.record(intake.conflict)
         if intake.take:
             self.events.append(event)
             self.receiver.record(event)
@@ -164,8 +169,9 @@ enq_device_messages: st.SearchStrategy[enq.DeviceMessage] = st.one_of(
     st.just(CommunicationStarted()),
     st.just(Standby()),
     st.just(CutCardReached()),
-    st.builds(FaultSet, kind=st.just("other"), code=st.integers(0, 63)),
-    st.builds(FaultCleared, kind=st.just("other"), code=st.integers(0, 63)),
+    # As the codec decodes them: named where its table names the code.
+    st.integers(0, 63).map(lambda c: FaultSet("other", c, name=enq.ERROR_NAMES.get(c))),
+    st.integers(0, 63).map(lambda c: FaultCleared("other", c, name=enq.ERROR_NAMES.get(c))),
     st.builds(LockChanged, locked=st.booleans()),
     st.builds(VendorMessage, code=st.just("G"), data=st.binary(min_size=1, max_size=1)),
     st.builds(VendorMessage, code=st.just("M"), data=st.binary(min_size=6, max_size=6)),

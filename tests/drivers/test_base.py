@@ -1,11 +1,21 @@
-"""The pieces every codec shares: sequence tracking, counters, the event vocabulary."""
+"""The pieces every codec shares: sequence verdicts, counters, the event vocabulary."""
 
 from __future__ import annotations
 
 import pytest
 
-from drivers.codecs.sequence import SequencePolicy, SequenceTracker, SequenceVerdict
+from drivers.codecs.sequence import SequencePolicy, SequenceVerdict
 from drivers.events import RANKS, SUITS, CardDrawn
+
+
+def _verdicts(policy: SequencePolicy, seqs: list[int]) -> list[str]:
+    """Each number judged against the one before it, as a receiver that took every frame."""
+    last: int | None = None
+    verdicts = []
+    for seq in seqs:
+        verdicts.append(policy.judge(last, seq).value)
+        last = seq
+    return verdicts
 
 
 @pytest.mark.parametrize(
@@ -17,17 +27,14 @@ from drivers.events import RANKS, SUITS, CardDrawn
         (256, [7, 9, 8, 8], ["first", "gap", "gap", "duplicate"]),
     ],
 )
-def test_sequence_tracker_verdicts(modulus: int, seqs: list[int], verdicts: list[str]) -> None:
-    tracker = SequenceTracker(SequencePolicy(modulus, reports_gaps=True))
-    assert [tracker.observe(s).value for s in seqs] == verdicts
-    assert tracker.last == seqs[-1]
-    assert tracker.expected == (seqs[-1] + 1) % modulus
+def test_sequence_verdicts(modulus: int, seqs: list[int], verdicts: list[str]) -> None:
+    policy = SequencePolicy(modulus, reports_gaps=True)
+    assert _verdicts(policy, seqs) == verdicts
+    assert policy.successor(seqs[-1]) == (seqs[-1] + 1) % modulus
 
 
-def test_a_new_tracker_expects_nothing() -> None:
-    tracker = SequenceTracker(SequencePolicy(256, reports_gaps=True))
-    assert (tracker.last, tracker.expected) == (None, None)
-    assert tracker.observe(200) is SequenceVerdict.FIRST
+def test_a_receiver_holding_nothing_judges_any_number_first() -> None:
+    assert SequencePolicy(256, reports_gaps=True).judge(None, 200) is SequenceVerdict.FIRST
 
 
 def test_card_codes_are_the_rules_core_text_codes() -> None:
@@ -39,8 +46,7 @@ def test_card_codes_are_the_rules_core_text_codes() -> None:
 
 def test_a_numbering_not_known_to_count_by_one_sees_duplicates_but_no_gaps() -> None:
     policy = SequencePolicy(256, reports_gaps=False)
-    tracker = SequenceTracker(policy)
-    assert [tracker.observe(s).value for s in [7, 9, 9, 3]] == [
+    assert _verdicts(policy, [7, 9, 9, 3]) == [
         "first",
         "next",
         "duplicate",

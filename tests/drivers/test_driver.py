@@ -202,7 +202,7 @@ async def test_enq_frames_over_a_pty() -> None:
             await shoe.next(Connected)
             pty.write(enq.encode_device_frame(CommunicationStarted(), seq=0))  # no greeting
             pty.write(enq.encode_device_frame(card("QC", 1)))
-            assert await shoe.next(CommunicationStarted) == CommunicationStarted()
+            assert await shoe.next(CommunicationStarted) == CommunicationStarted(seq=0)
             assert (await shoe.next(CardDrawn)).code == "QC"
             await driver.acknowledge(1)  # the family acknowledges nothing: nothing is sent
             with pytest.raises(TimeoutError):

@@ -256,17 +256,18 @@ def test_a_repeated_frame_is_taken_once(protocol: ProtocolName) -> None:
     line.emulator.force("repeat")
     line.deal(2)
     assert len(cards_of(line.events)) == 2
-    # The ENQ decoder drops the repeat itself; a reference host judges it (and acknowledges it
-    # again, which releases nothing more).
-    repeats = line.repeats if protocol == "reference" else line.decoder.counters.duplicates
-    assert repeats == 1
+    # Every protocol's receiver judges it, by number and content (a reference host also
+    # acknowledges it again, which releases nothing more).
+    assert line.repeats == 1
+    assert line.receipts.receiver.counters.conflicts == 0
 
 
-def test_enq_copies_are_all_duplicates_but_one() -> None:
+def test_enq_copies_are_all_repeats_but_one() -> None:
     line = Line("enq", script="2C 3C 4C", copies=3)
     line.deal(3)
     assert len(cards_of(line.events)) == 3
-    assert line.decoder.counters.duplicates == 2 * 4  # the S frame and three cards
+    assert line.repeats == 2 * 4  # the S frame and three cards
+    assert line.decoder.counters.frames_ok == 3 * 4  # the decoder hands every copy up
 
 
 @pytest.mark.parametrize("protocol", PROTOCOL_NAMES)
@@ -325,8 +326,7 @@ def test_every_fault_at_once_loses_exactly_the_cards_the_emulator_says(
     assert_bad_checksums_counted(
         protocol, counters.bad_checksum, stats.bad_checksums, stats.dropped
     )
-    repeats = line.repeats if protocol == "reference" else counters.duplicates
-    assert repeats == stats.repeats > 0
+    assert line.repeats == stats.repeats > 0
     assert stats.dropped > 0
     assert stats.splits > 0
     assert len([c for c in delivered if isinstance(c, CardUnreadable)]) > 0
@@ -515,7 +515,7 @@ async def test_split_and_faulty_frames_over_the_pty(protocol: ProtocolName) -> N
             assert len(delivered) == 40
             assert stats.resends >= stats.dropped + stats.bad_checksums > 0
         else:
-            assert counters.duplicates == stats.repeats
+            assert host.receipts.repeats == stats.repeats
 
 
 @pytest.mark.parametrize("protocol", PROTOCOL_NAMES)
@@ -584,7 +584,9 @@ async def test_the_enq_shoe_locks_on_command_and_then_deals_outside_the_game() -
         async with Host(shoe.path, "enq").reading() as host:
             await asyncio.wait_for(shoe.wait_for_host(), 5)
             await host.port.write(enq.encode_host_frame(VendorCommand(enq.LOCK, enq.LOCK_ON)))
-            await host.until(lambda events: LockChanged(locked=True) in events)
+            await host.until(
+                lambda events: any(isinstance(e, LockChanged) and e.locked for e in events)
+            )
             await shoe.next_card()
             (card,) = await host.cards(1)
         assert CommandAccepted() in host.events

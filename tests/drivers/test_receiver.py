@@ -3,6 +3,9 @@ what the receiver holds; the same for the daemon's journal and for `listen`'s te
 
 from __future__ import annotations
 
+import json
+from typing import TYPE_CHECKING, Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -10,16 +13,21 @@ from hypothesis import strategies as st
 from drivers.codecs import enq, reference
 from drivers.events import (
     CardDrawn,
+    CommunicationStarted,
     CutCardReached,
     DeviceIdentity,
     FaultSet,
     Heartbeat,
     LockChanged,
     NewShoe,
+    SequenceConflict,
     SequenceGap,
 )
-from drivers.receiver import FrameReceiver, Intake
-from tests.drivers.helpers import PROPERTY_SETTINGS
+from drivers.receiver import FrameReceiver, Intake, ReceiverCounters, ReceiverStateError
+from tests.drivers.helpers import PROPERTY_SETTINGS, Receipts, enq_device_messages, with_seq
+
+if TYPE_CHECKING:
+    from drivers.events import Event
 
 SHOE = DeviceIdentity("Acme", "Shoe-1", "SN0001", "1.2.3", power_up=7)
 
@@ -57,9 +65,13 @@ def test_a_numbered_frame_is_judged_against_the_last_one_held(
 
 
 def test_every_numbered_message_is_judged_not_only_cards() -> None:
-    receiver = holding(4)
-    for repeat in (NewShoe(seq=4), CutCardReached(seq=4), FaultSet("jam", seq=4)):
-        assert receiver.judge(repeat) == Intake(take=False, acknowledge=4)
+    for message in (NewShoe(seq=4), CutCardReached(seq=4), FaultSet("jam", seq=4)):
+        receiver = holding(3)
+        receiver.record(message)
+        assert receiver.judge(message) == Intake(take=False, acknowledge=4)
+        assert receiver.judge(card(4)) == Intake(
+            take=True, conflict=SequenceConflict(4), acknowledge=4
+        )
 
 
 def test_judging_changes_nothing_recording_does() -> None:
@@ -159,3 +171,206 @@ def test_a_stream_of_resends_is_taken_exactly_once_in_order(
                 receiver.record(card(seq))
                 taken.append(seq)
     assert taken == [(start + i) % 65536 for i in range(len(deliveries))]
+
+
+# ================================================================ by number and content
+
+
+def enq_taken(frames: list[bytes]) -> tuple[list[Event], FrameReceiver]:
+    """What a host takes of these ENQ frames: decoded, then judged, as `listen` and the
+    daemon do (a conflict before the frame it is about)."""
+    receipts = Receipts(enq.SEQUENCE)
+    for event in enq.DeviceFrameDecoder().feed(b"".join(frames)):
+        receipts.take(event)
+    return receipts.events, receipts.receiver
+
+
+def enq_card(seq: int, code: str, *, burned: bool = False) -> CardDrawn:
+    rank, suit = code[:-1], code[-1]
+    return CardDrawn(rank, suit, seq=seq, burned=burned)  # type: ignore[arg-type]
+
+
+def frames_of(*messages: enq.DeviceMessage) -> list[bytes]:
+    return [enq.encode_device_frame(m) for m in messages]
+
+
+def test_a_card_after_a_lock_frame_with_the_number_before_it_is_taken() -> None:
+    """Measured: `D 5C` seq 31, `L` seq 32, `D KH` seq 31: KH was dropped as a repeat."""
+    sent: list[enq.DeviceMessage] = [
+        enq_card(0x31, "5C"),
+        LockChanged(locked=True, seq=0x32),
+        enq_card(0x31, "KH"),
+    ]
+    events, receiver = enq_taken(frames_of(*sent))
+    assert events == sent
+    assert receiver.counters == ReceiverCounters(repeats=0, conflicts=0)
+
+
+def test_two_cards_with_one_number_are_both_taken_the_second_after_a_conflict() -> None:
+    """Measured: `5C` and `KH` both with seq 31: KH was dropped as a repeat."""
+    events, receiver = enq_taken(frames_of(enq_card(0x31, "5C"), enq_card(0x31, "KH")))
+    assert events == [enq_card(0x31, "5C"), SequenceConflict(0x31), enq_card(0x31, "KH")]
+    assert receiver.counters == ReceiverCounters(repeats=0, conflicts=1)
+
+
+def test_after_a_restart_of_the_count_the_first_card_is_taken() -> None:
+    """Measured: a burn at seq 31, an `S` (the shoe restarted its count, seq 30), the first
+    card at seq 31: the card was dropped as a repeat of the burn."""
+    sent: list[enq.DeviceMessage] = [
+        CommunicationStarted(seq=0x30),
+        enq_card(0x31, "9H", burned=True),
+        CommunicationStarted(seq=0x30),
+        enq_card(0x31, "10C"),
+    ]
+    events, receiver = enq_taken(frames_of(*sent))
+    assert events == sent
+    assert receiver.counters.conflicts == 0
+
+
+@pytest.mark.parametrize(
+    "pair",
+    [
+        (enq_card(0x30, "5C"), CommunicationStarted(seq=0x30)),
+        (CommunicationStarted(seq=0x30), enq_card(0x30, "5C")),
+    ],
+    ids=["S-reusing-a-number", "first-of-the-new-count"],
+)
+def test_an_s_frame_starts_a_count_and_never_conflicts(pair: tuple[Any, Any]) -> None:
+    events, receiver = enq_taken(frames_of(*pair))
+    assert events == list(pair)
+    assert receiver.counters.conflicts == 0
+
+
+def test_an_s_frame_sent_three_times_is_one_start() -> None:
+    events, receiver = enq_taken(frames_of(CommunicationStarted(seq=0x30)) * 3)
+    assert events == [CommunicationStarted(seq=0x30)]
+    assert receiver.counters.repeats == 2
+
+
+def test_a_reliable_shoe_reusing_a_number_for_other_content_is_a_conflict_too() -> None:
+    receiver = holding(4)
+    assert receiver.judge(card(4)) == Intake(take=False, acknowledge=4)
+    other = CardDrawn("K", "S", seq=4)
+    assert receiver.judge(other) == Intake(take=True, conflict=SequenceConflict(4), acknowledge=4)
+
+
+def test_a_conflict_recorded_changes_nothing_the_frame_after_it_does() -> None:
+    receiver = holding(4)
+    before = receiver.state()
+    assert not receiver.record(SequenceConflict(4))
+    assert receiver.state() == before
+
+
+def test_a_memory_without_the_content_judges_the_number_alone() -> None:
+    """A receiver rebuilt from a memory that kept only `last` (written before the content
+    was kept) judges a frame with that number a repeat, as it always did."""
+    receiver = FrameReceiver.from_state(enq.SEQUENCE, {"last": 0x31, "held": None, "device": None})
+    assert receiver.judge(enq_card(0x31, "KH")) == Intake(take=False, acknowledge=0x31)
+
+
+# ================================================================ the memory, as data
+
+
+@st.composite
+def enq_event_streams(draw: st.DrawFn) -> list[Event]:
+    """ENQ events as a shoe numbers them: mostly counting up, sometimes repeating a number,
+    jumping, or copying the frame before."""
+    events: list[Event] = []
+    seq = draw(st.integers(0, 255))
+    for message in draw(st.lists(enq_device_messages, max_size=25)):
+        step = draw(st.sampled_from([0, 1, 1, 1, 7]))
+        seq = (seq + step) % 256
+        event = with_seq(message, seq)
+        events.append(event)
+        if draw(st.booleans()):
+            events.append(event)  # an exact copy
+    return events
+
+
+def judged(receiver: FrameReceiver, events: list[Event]) -> list[Intake]:
+    intakes = []
+    for event in events:
+        intake = receiver.judge(event)
+        intakes.append(intake)
+        if intake.take:
+            receiver.record(event)
+    return intakes
+
+
+@PROPERTY_SETTINGS
+@given(before=enq_event_streams(), after=enq_event_streams())
+def test_a_receiver_made_again_from_its_state_judges_exactly_as_the_one_it_was(
+    before: list[Event], after: list[Event]
+) -> None:
+    receiver = FrameReceiver(enq.SEQUENCE)
+    judged(receiver, before)
+    state = json.loads(json.dumps(receiver.state()))  # what a checkpoint stores
+    again = FrameReceiver.from_state(enq.SEQUENCE, state)
+    assert again.state() == receiver.state()
+    assert (again.last, again.held, again.device) == (
+        receiver.last,
+        receiver.held,
+        receiver.device,
+    )
+    assert judged(again, after) == judged(receiver, after)
+
+
+@PROPERTY_SETTINGS
+@given(start=st.integers(0, 65535), count=st.integers(0, 5), power_up=st.integers(0, 2**32 - 1))
+def test_a_reference_receiver_keeps_its_device_across_its_state(
+    start: int, count: int, power_up: int
+) -> None:
+    receiver = FrameReceiver(reference.SEQUENCE)
+    receiver.record(identity(start, power_up=power_up))
+    judged(receiver, [card((start + i) % 65536) for i in range(count)])
+    again = FrameReceiver.from_state(reference.SEQUENCE, json.loads(json.dumps(receiver.state())))
+    assert (again.last, again.held, again.device) == (
+        receiver.last,
+        receiver.held,
+        receiver.device,
+    )
+    assert again.judge(identity(start + count, power_up=power_up)) == receiver.judge(
+        identity(start + count, power_up=power_up)
+    )
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        {},
+        [],
+        {"last": "31", "held": None, "device": None},
+        {"last": True, "held": None, "device": None},
+        {"last": 256, "held": None, "device": None},
+        {"last": 1, "held": {"event": "Heartbeat", "next_seq": 1}, "device": None},
+        {"last": 1, "held": {"event": "CardDrawn", "rank": "7"}, "device": None},
+        {"last": 1, "held": "CardDrawn", "device": None},
+        {"last": 1, "held": None, "device": {"event": "CardDrawn", "rank": "7"}},
+        {"last": 1, "held": {"event": "VendorMessage", "code": "G", "data": "zz"}, "device": None},
+    ],
+)
+def test_a_state_no_receiver_wrote_is_refused(state: Any) -> None:
+    with pytest.raises(ReceiverStateError):
+        FrameReceiver.from_state(enq.SEQUENCE, state)
+    assert issubclass(ReceiverStateError, ValueError)  # as a damaged checkpoint is caught
+
+
+# ================================================================ repeats change nothing
+
+
+@PROPERTY_SETTINGS
+@given(messages=st.lists(enq_device_messages, max_size=20), data=st.data())
+def test_exact_repeats_inserted_anywhere_change_nothing_a_host_takes(
+    messages: list[enq.DeviceMessage], data: st.DataObject
+) -> None:
+    """The oracle is the same frames without the copies: any ENQ frame sequence, any
+    numbers (repeated, jumping, restarting), with each frame sent one to four times, decodes
+    and judges to the very events it does sent once."""
+    seqs = data.draw(st.lists(st.integers(0, 255), min_size=len(messages), max_size=len(messages)))
+    frames = [enq.encode_device_frame(with_seq(m, s)) for m, s in zip(messages, seqs, strict=True)]
+    copies = data.draw(st.lists(st.integers(1, 4), min_size=len(frames), max_size=len(frames)))
+    repeated = [frame for frame, n in zip(frames, copies, strict=True) for _ in range(n)]
+    once, _ = enq_taken(frames)
+    taken, receiver = enq_taken(repeated)
+    assert taken == once
+    assert receiver.counters.repeats >= sum(copies) - len(frames)
