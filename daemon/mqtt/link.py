@@ -175,6 +175,10 @@ class MqttLink:
             await client.publish(presence.topic, presence.online, qos=1, retain=True)
         except aiomqtt.MqttError as exc:  # lost meanwhile: the next connection announces it
             _log.debug("mqtt.announce_deferred", topic=presence.topic, reason=_describe(exc))
+        # A stop that came with the PUBACK was swallowed by aiomqtt's wait_for: the caller
+        # (the daemon's `bridge-info` task, after a reload) would wait for the next reload
+        # for ever, and the daemon with it.
+        raise_if_cancelled()
 
     def mute(self, topic_filter: str, seconds: float) -> None:
         """Stop hearing one of the subscriptions for `seconds`: the broker drops its messages
