@@ -40,8 +40,8 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
 import structlog
 
 from daemon import logs, signals
-from daemon.availability import OFFLINE, ONLINE, availability_payload
 from daemon.bridge_info import BridgeInfo, configuration_digest
+from daemon.claims import TableClaims
 from daemon.config import ConfigErrors, TableSetup, load_config
 from daemon.envelope import Envelopes, utc_timestamp
 from daemon.inbound import LINK_EVENTS, is_journaled, to_record
@@ -78,7 +78,7 @@ if TYPE_CHECKING:
 
     from daemon.config import ServiceConfig
     from daemon.journal import EventKind
-    from daemon.mqtt.takeover import ClientIdInUse
+    from daemon.mqtt.takeover import ClientIdInUse, LinkUnstable
     from drivers.driver import DriverEvent, Emit, LinkEvent, ShoeDriver
     from drivers.events import Event as ShoeEvent
     from rules.config import TableConfig
@@ -206,6 +206,7 @@ class Daemon:
             for setup in config.tables
         }
         self.gate = RequestGate(config.requests, self.tables)
+        self.claims = TableClaims(self.topics, config.mqtt.node, self.tables)
         self.info = BridgeInfo(
             installed_version(),
             config.mqtt.node,
@@ -253,25 +254,18 @@ class Daemon:
         )
 
     def _mqtt_link(self) -> MqttLink:
-        node = self.config.mqtt.node
         return MqttLink(
             self.config.mqtt,
             self.outbox,
             on_message=self._on_message,
             subscriptions=[self.topics.request_filter(t) for t in self.tables],
+            watches=self.claims.watches(),
             on_state_change=self._on_link_state,
             on_client_id_in_use=self._client_id_in_use,
+            on_link_unstable=self._link_unstable,
             # Announced once connected, and the link runs only after `_recover`: a table is
             # `online` once it is rebuilt from the journal (decision D1, docs/mqtt.md).
-            presences=[
-                Presence(
-                    self.topics.availability(t),
-                    availability_payload(ONLINE, node),
-                    availability_payload(OFFLINE, node),
-                )
-                for t in self.tables
-            ]
-            + [self._info_presence()],
+            presences=[self.claims.presence(t) for t in self.tables] + [self._info_presence()],
         )
 
     def stop(self) -> None:
@@ -578,6 +572,14 @@ class Daemon:
             await asyncio.sleep(ARCHIVE_EVERY)
 
     async def _on_message(self, message: InboundMessage) -> None:
+        claims = self.claims.heard(message.topic, message.payload)
+        if claims is not None:  # another daemon's word on one of our tables (daemon.claims)
+            for change in claims:
+                self.tables[change.table].queue.put_nowait(
+                    NoticeItem(change.kind, change.message(self.config.mqtt.node), change.began)
+                )
+                await self.link.announce(self.claims.presence(change.table))
+            return
         parsed = self.topics.parse_request(message.topic)
         table = self.tables.get(parsed[0]) if parsed else None
         if parsed is None or table is None:
@@ -649,6 +651,11 @@ class Daemon:
         """The broker keeps replacing our connection: every table's pit hears why."""
         for table in self.tables.values():
             table.queue.put_nowait(NoticeItem("client_id_in_use", report.message(), hold=True))
+
+    def _link_unstable(self, report: LinkUnstable) -> None:
+        """The link keeps dropping (no other client): every table's pit hears why."""
+        for table in self.tables.values():
+            table.queue.put_nowait(NoticeItem("link_unstable", report.message()))
 
     def _on_link_state(self, change: LinkStateChange) -> None:
         self.broker_state = change.state.value

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import aiomqtt
 import pytest
 
-from daemon.availability import Liveness, availability_payload
+from daemon.availability import Availability, Liveness, availability_payload
 from daemon.testing import DaemonProcess, write_service_config
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 
@@ -143,7 +143,7 @@ async def test_each_table_follows_its_own_daemon_on_a_shared_broker(
             await display.until(lambda s: not s.is_live("bj-2"))
             assert display.live() == {"bj-1": True, "bj-2": False}
             # bj-2's own availability still says online: only the join tells the truth.
-            assert display.liveness.tables["bj-2"] == ("online", "pc-b")
+            assert display.liveness.tables["bj-2"] == Availability("online", "pc-b")
             async with display_on(mosquitto) as late:  # from the retained messages alone
                 await late.until(lambda s: len(s.tables) == 2 and len(s.nodes) == 2)
                 assert late.live() == {"bj-1": True, "bj-2": False}
@@ -153,7 +153,7 @@ async def test_each_table_follows_its_own_daemon_on_a_shared_broker(
             await display.until(lambda s: s.is_live("bj-2"))
             assert await daemons["pc-a"].stop() == 0, daemons["pc-a"].tail()
             await display.until(lambda s: s.nodes.get("pc-a") == "offline")
-            assert display.liveness.tables["bj-1"] == ("offline", "pc-a")
+            assert display.liveness.tables["bj-1"] == Availability("offline", "pc-a")
             assert display.live() == {"bj-1": False, "bj-2": True}
             async with display_on(mosquitto) as late:
                 await late.until(lambda s: len(s.tables) == 2 and len(s.nodes) == 2)

@@ -10,6 +10,7 @@ import json
 import os
 import socket
 import time
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 import aiomqtt
@@ -18,13 +19,20 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.reasoncodes import ReasonCode
 
 from daemon.mqtt.settings import INSTANCE_VARIABLE, default_node
-from daemon.mqtt.takeover import REPLACED_IN_A_ROW, Connections
+from daemon.mqtt.takeover import (
+    DROPPED_IN_A_ROW,
+    REPLACED_IN_A_ROW,
+    ClientIdInUse,
+    Connections,
+    LinkUnstable,
+)
 from daemon.testing import DaemonProcess, MessageLog
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
+    from daemon.mqtt.takeover import Report
     from daemon.testing import Mosquitto
 
 SECONDS: Final = 5.0  # about as long as the issue watched two instances flap (97 each in 6 s)
@@ -37,59 +45,147 @@ def _lost(reason: str) -> aiomqtt.MqttError:
     return error
 
 
-CLOSED = _lost("Unspecified error")  # how paho reports a connection the broker closed
+CLOSED = _lost("Unspecified error")  # how paho reports a connection closed at the other end
+TIMED_OUT = aiomqtt.MqttError("Operation timed out")  # this end gave up on a round trip
 
 
-def test_connections_replaced_in_a_row_are_reported_then_again_as_the_count_doubles() -> None:
-    connections = Connections("shoe2mqtt-pc", proven_after=60)
-    reports = []
-    now = 0.0
+@dataclass
+class Link:
+    """Connections driven as the link drives them, on a clock of its own."""
+
+    connections: Connections = field(
+        default_factory=lambda: Connections("shoe2mqtt-pc", healthy_after=0.5, stable_after=60)
+    )
+    now: float = 0.0
+    reports: list[Report] = field(default_factory=list)
+
+    def connection(
+        self,
+        *,
+        session_present: bool,
+        own_will: bool,
+        up: float = 1.0,
+        carried: int = 0,
+        announced: bool = True,
+        error: BaseException = CLOSED,
+    ) -> bool:
+        """One connection: accepted, announced, settled with what its session showed, lost
+        after `up` seconds; whether it reset the backoff."""
+        self.connections.connected(self.now, persistent=self.connections.persistent_next)
+        if announced:
+            self.connections.announced(self.now)
+            report = self.connections.settled(
+                self.now, session_present=session_present, own_will=own_will
+            )
+            if report is not None:
+                self.reports.append(report)
+        for _ in range(carried):
+            self.connections.carried()
+        self.now += up
+        return self.connections.ended(self.now, error)
+
+    def refused(self) -> None:
+        self.now += 0.5
+        assert not self.connections.ended(self.now, aiomqtt.MqttError("refused"))
+
+
+def test_the_first_connection_is_clean_and_every_later_one_keeps_a_session() -> None:
+    link = Link()
+    kept = [link.connections.persistent_next]
+    link.refused()  # a broker that is not there yet: still nothing accepted
+    kept.append(link.connections.persistent_next)
+    link.connection(session_present=False, own_will=False)
+    kept.append(link.connections.persistent_next)
+    assert kept == [False, False, True]
+    # The second connection finds no session (the first kept none): nothing to judge.
+    link.connection(session_present=False, own_will=False)
+    assert link.reports == []
+
+
+def test_a_client_with_a_clean_session_on_our_id_is_reported_then_again_as_it_doubles() -> None:
+    link = Link()
+    link.connection(session_present=False, own_will=False)  # the process's first, clean
+    link.connection(session_present=False, own_will=False)  # the first that keeps a session
     for _ in range(24):
-        connections.connected(now)
-        now += 1.5
-        loss = connections.ended(now, CLOSED)
-        assert not loss.proven
-        if loss.in_use is not None:
-            reports.append(loss.in_use)
+        link.connection(session_present=False, own_will=False, up=1.5)  # each session gone
+    reports = [r for r in link.reports if isinstance(r, ClientIdInUse)]
     assert [r.replaced for r in reports] == [REPLACED_IN_A_ROW, 6, 12, 24]
-    assert reports[0].seconds == pytest.approx(3 * 1.5)
+    assert reports[0].seconds == pytest.approx(2 * 1.5)  # from the first replacement
     assert "another client is using client id 'shoe2mqtt-pc'" in reports[0].message()
-    assert not reports[0].certain
+    assert "discarded its session" in reports[0].evidence
+    assert not [r for r in link.reports if isinstance(r, LinkUnstable)]
 
 
-def test_a_broker_that_says_session_taken_over_is_believed_at_once() -> None:
-    connections = Connections("c", proven_after=60)
-    connections.connected(0)
-    loss = connections.ended(1, _lost("Session taken over"))
-    assert loss.in_use is not None
-    assert loss.in_use.certain
+def test_a_second_daemon_resuming_our_session_is_told_by_the_missing_will() -> None:
+    link = Link()
+    link.connection(session_present=False, own_will=False)
+    link.connection(session_present=False, own_will=False)
+    for _ in range(REPLACED_IN_A_ROW):
+        link.connection(session_present=True, own_will=False)
+    [report] = link.reports
+    assert isinstance(report, ClientIdInUse)
+    assert "without its will" in report.evidence
 
 
-@pytest.mark.parametrize(
-    "interruption",
-    ["a proven connection", "a refused attempt", "our own timeout"],
-)
-def test_anything_but_a_quick_broker_close_breaks_the_streak(interruption: str) -> None:
-    connections = Connections("c", proven_after=60)
-    now = 0.0
+def test_a_link_cut_every_second_is_a_dropped_link_never_a_client_id_in_use() -> None:
+    """The broker kept the session and queued the daemon's will in it: nobody else came."""
+    link = Link()
+    link.connection(session_present=False, own_will=False)
+    link.connection(session_present=False, own_will=False)
+    for _ in range(12):
+        assert link.connection(session_present=True, own_will=True, up=1.0)  # healthy
+    assert not [r for r in link.reports if isinstance(r, ClientIdInUse)]
+    unstable = [r for r in link.reports if isinstance(r, LinkUnstable)]
+    assert [r.dropped for r in unstable] == [DROPPED_IN_A_ROW, 6, 12]
+    assert "no other client took its client id" in unstable[0].message()
 
-    def replaced() -> bool:
-        nonlocal now
-        connections.connected(now)
-        now += 1
-        return connections.ended(now, CLOSED).in_use is not None
 
-    assert [replaced() for _ in range(REPLACED_IN_A_ROW - 1)] == [False, False]
-    if interruption == "a proven connection":
-        connections.connected(now)
-        now += 60
-        assert connections.ended(now, CLOSED).proven
-    elif interruption == "a refused attempt":
-        assert not connections.ended(now, aiomqtt.MqttError("refused")).proven
-    else:
-        connections.connected(now)
-        assert connections.ended(now + 1, aiomqtt.MqttError("Operation timed out")).in_use is None
-    assert [replaced() for _ in range(REPLACED_IN_A_ROW)] == [False, False, True]
+def test_a_stable_connection_ends_a_streak_of_drops() -> None:
+    """Each connection tells what became of the one before it (what its session showed)."""
+    link = Link()
+    link.connection(session_present=False, own_will=False)
+    link.connection(session_present=False, own_will=False)
+    link.connection(session_present=True, own_will=True)  # one drop
+    link.connection(session_present=True, own_will=True, up=60)  # two; up long: it ends there
+    for _ in range(DROPPED_IN_A_ROW - 1):
+        link.connection(session_present=True, own_will=True)
+    assert link.reports == []
+
+
+@pytest.mark.parametrize("interruption", ["a witnessed drop", "a refused attempt", "a timeout"])
+def test_anything_but_a_replacement_breaks_the_streak(interruption: str) -> None:
+    link = Link()
+    link.connection(session_present=False, own_will=False)
+    link.connection(session_present=False, own_will=False)
+    link.connection(session_present=False, own_will=False)  # one replacement
+    ends = TIMED_OUT if interruption == "a timeout" else CLOSED
+    link.connection(session_present=False, own_will=False, error=ends)  # two
+    if interruption == "a witnessed drop":
+        link.connection(session_present=True, own_will=True)
+    elif interruption == "a refused attempt":  # a broker that restarted: the loss is unknown
+        link.refused()
+        link.connection(session_present=False, own_will=False)
+    else:  # the link gave up on a round trip: a drop, whatever the session shows next
+        link.connection(session_present=False, own_will=False)
+    for _ in range(REPLACED_IN_A_ROW - 1):
+        link.connection(session_present=False, own_will=False)
+    assert link.reports == []
+    link.connection(session_present=False, own_will=False)
+    assert [type(r) for r in link.reports] == [ClientIdInUse]
+
+
+def test_a_connection_resets_the_backoff_by_what_it_carried() -> None:
+    link = Link()
+    # Announced and up as long as the first delay, or announced and a message acknowledged.
+    assert link.connection(session_present=False, own_will=False, up=0.5)
+    assert link.connection(session_present=False, own_will=False, up=0.01, carried=1)
+    # Announced but closed at once, having carried nothing; or never announced.
+    assert not link.connection(session_present=True, own_will=True, up=0.01)
+    assert not link.connection(session_present=True, own_will=True, up=30, announced=False)
+    # A connection that is being replaced never resets it, whatever it carried.
+    for _ in range(2):
+        link.connection(session_present=False, own_will=False)
+    assert not link.connection(session_present=False, own_will=False, up=5, carried=3)
 
 
 # ---------------------------------------------------------------- two daemons, one broker
