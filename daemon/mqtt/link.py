@@ -4,8 +4,8 @@ aiomqtt gives one connection and neither reconnects nor buffers, so both live he
 connection is a fresh `aiomqtt.Client` (and so a fresh paho client): paho would otherwise
 resend its own copy of an in-flight message after a reconnect, behind the outbox's back.
 
-Per connection, in this order: subscribe (the request filters at QoS 0; the watched state
-topics, the presences' topics and its own bridge state at QoS 1), publish `online` retained
+Per connection, in this order: subscribe at QoS 1 (the request filters; the watched state
+topics, the presences' topics and its own bridge state), publish `online` retained
 on `<base>/bridge/<node>/state`, then each presence's `online` (the daemon's tables'
 availability and its bridge info), then the latest retained message of each topic the outbox
 has delivered (`Outbox.retained`: a broker restarted without persistence forgot them), then
@@ -24,10 +24,11 @@ another daemon claims it).
 
 The process's first connection starts a clean session; every later one keeps a persistent
 session, so that the broker's session tells a dropped link from another client on our client
-id (daemon.mqtt.takeover). Requests are heard at QoS 0, so the broker queues none of them
-while the link is down: a request nobody answered is asked again by its console, never
-obeyed twice. Reconnects back off (capped, jittered); a connection that carried what it
-should resets the backoff, and what the broker's session shows is reported once it is plain.
+id, and so that a request sent while the link was down a moment is handed over when it is
+back (daemon.mqtt.takeover; after more than `RESUME_WITHIN` down the link starts clean and
+the broker drops what it queued). Reconnects back off (capped, jittered); a connection that
+carried what it should resets the backoff, and what the broker's session shows is reported
+once it is plain.
 """
 
 from __future__ import annotations
@@ -80,10 +81,10 @@ OFFLINE: Final = b"offline"
 _OPERATION_TIMEOUT: Final = 10.0
 # How long a clean stop waits to tell the displays `offline` before giving up on it.
 _GOODBYE_TIMEOUT: Final = 2.0
-# Requests at QoS 0: the broker queues none in the daemon's session while the link is down.
-_REQUEST_QOS: Final = 0
-# State topics at QoS 1: the broker queues what changed while the link was down, the daemon's
-# own will among it (daemon.mqtt.takeover).
+# QoS 1: in the daemon's session the broker queues what is sent while the link is down (a
+# request, a state that changed, the daemon's own will) and hands it over on the next
+# connection, unless the link was down longer than takeover.RESUME_WITHIN.
+_REQUEST_QOS: Final = 1
 _STATE_QOS: Final = 1
 # QoS 1 messages published and not yet acknowledged by the broker, per connection. One at a
 # time capped a table at one broker round trip per message, and a settling card makes a
@@ -264,7 +265,7 @@ class MqttLink:
         """One connection, from attempt to loss; returns why it ended."""
         loop = asyncio.get_running_loop()
         error: aiomqtt.MqttError | None = None
-        persistent = self._connections.persistent_next
+        persistent = self._connections.resumes(loop.time())
         client = self._new_client(persistent=persistent)
         connack = record_connack(client)
         own_will = _Heard()

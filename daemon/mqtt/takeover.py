@@ -8,7 +8,8 @@ tell the two apart (the old judgement called a link cut every second a client id
 
 The broker's session can. From its second connection on, the link keeps a persistent session
 (clean session off; the process's first connection is clean, so nothing of an earlier run is
-kept) subscribed at QoS 1 to its own `bridge/<node>/state`, the topic of its will:
+kept, and so is one after more than `RESUME_WITHIN` down) subscribed at QoS 1 to its own
+`bridge/<node>/state`, the topic of its will:
 
 - a link that drops: the broker notices the connection gone, publishes the will, and queues it
   in the session it keeps; the next connection finds the session present and its own will
@@ -20,8 +21,8 @@ kept) subscribed at QoS 1 to its own `bridge/<node>/state`, the topic of its wil
   the session over without publishing the will (checked against 2.0.11); the next connection
   finds the session present and no will in it: **replaced**.
 
-Only a loss between two accepted connections is judged, and only from a connection that kept
-a session; an attempt refused in between (a broker restarting) makes the loss unknown, since
+Only a loss between two accepted connections that both keep a session is judged; an attempt
+refused in between (a broker restarting) makes the loss unknown, since
 a broker restarted without persistence forgets sessions too. A broker that keeps our half of
 a dead connection open (a network that loses only one direction) is replaced by our own
 reconnect, which reads as replaced; it is rare, and a streak of three is what is reported.
@@ -48,6 +49,11 @@ from paho.mqtt.reasoncodes import ReasonCode
 
 REPLACED_IN_A_ROW: Final = 3
 DROPPED_IN_A_ROW: Final = 3
+# A session is resumed only after a short outage: the broker queues the requests sent to the
+# daemon meanwhile and hands them over on the next connection. After a longer one, the next
+# connection starts clean and the broker drops them: their consoles, unanswered for so long,
+# have asked again or moved on (docs/mqtt.md, "Requests and responses").
+RESUME_WITHIN: Final = 10.0
 # How paho 2.2 reports a connection closed from the other end (its MQTT_ERR_CONN_LOST: the
 # socket read nothing, or was reset), and what a broker that explains itself sends to an MQTT 5
 # client (section 3.14.2.1, 0x8E). Anything else (a keep-alive or a round trip unanswered) is
@@ -150,11 +156,12 @@ class Connections:
         self._replaced, self._dropped = _Streak(), _Streak()
         self._last = Verdict.UNKNOWN
 
-    @property
-    def persistent_next(self) -> bool:
-        """Whether the next connection keeps a session: every one after the process's first
-        accepted connection, which starts clean (nothing of an earlier run is kept)."""
-        return self._accepted
+    def resumes(self, now: float) -> bool:
+        """Whether the connection attempted at `now` resumes the session: every one after the
+        process's first accepted connection (which starts clean: nothing of an earlier run is
+        kept), unless the link has been down longer than `RESUME_WITHIN`."""
+        lost = self._lost
+        return self._accepted and (lost is None or now - lost[0] <= RESUME_WITHIN)
 
     def connected(self, now: float, *, persistent: bool) -> None:
         """A connection was accepted (CONNACK)."""
@@ -176,10 +183,11 @@ class Connections:
         the report that is due, if any."""
         lost, self._lost = self._lost, None
         verdict, evidence = Verdict.UNKNOWN, ""
-        if lost is not None and not self._refused_since and self._kept_session:
+        assert self._current is not None, "settled() follows connected()"
+        judged = self._kept_session and self._current.persistent and not self._refused_since
+        if lost is not None and judged:
             verdict, evidence = _judge(closed=lost[1], present=session_present, own_will=own_will)
         self._refused_since = False
-        assert self._current is not None, "settled() follows connected()"
         self._kept_session = self._current.persistent
         self._last = verdict
         if verdict is Verdict.REPLACED:

@@ -22,6 +22,7 @@ from daemon.mqtt.settings import INSTANCE_VARIABLE, default_node
 from daemon.mqtt.takeover import (
     DROPPED_IN_A_ROW,
     REPLACED_IN_A_ROW,
+    RESUME_WITHIN,
     ClientIdInUse,
     Connections,
     LinkUnstable,
@@ -71,7 +72,7 @@ class Link:
     ) -> bool:
         """One connection: accepted, announced, settled with what its session showed, lost
         after `up` seconds; whether it reset the backoff."""
-        self.connections.connected(self.now, persistent=self.connections.persistent_next)
+        self.connections.connected(self.now, persistent=self.connections.resumes(self.now))
         if announced:
             self.connections.announced(self.now)
             report = self.connections.settled(
@@ -91,15 +92,30 @@ class Link:
 
 def test_the_first_connection_is_clean_and_every_later_one_keeps_a_session() -> None:
     link = Link()
-    kept = [link.connections.persistent_next]
+    kept = [link.connections.resumes(link.now)]
     link.refused()  # a broker that is not there yet: still nothing accepted
-    kept.append(link.connections.persistent_next)
+    kept.append(link.connections.resumes(link.now))
     link.connection(session_present=False, own_will=False)
-    kept.append(link.connections.persistent_next)
+    kept.append(link.connections.resumes(link.now))
     assert kept == [False, False, True]
     # The second connection finds no session (the first kept none): nothing to judge.
     link.connection(session_present=False, own_will=False)
     assert link.reports == []
+
+
+def test_after_a_long_outage_the_link_starts_clean_and_judges_nothing_of_it() -> None:
+    """The broker drops what it queued (requests too old to obey); a clean connection's
+    CONNACK says no session by protocol, which is no evidence of anyone."""
+    link = Link()
+    link.connection(session_present=False, own_will=False)
+    link.connection(session_present=False, own_will=False)
+    link.connection(session_present=False, own_will=False)  # one replacement
+    link.now += RESUME_WITHIN + 1
+    assert not link.connections.resumes(link.now)
+    for _ in range(REPLACED_IN_A_ROW - 1):
+        link.connection(session_present=False, own_will=False)
+    assert link.reports == []  # the streak began again after the clean one
+    assert link.connections.resumes(link.now)
 
 
 def test_a_client_with_a_clean_session_on_our_id_is_reported_then_again_as_it_doubles() -> None:
