@@ -240,11 +240,19 @@ class PitModel:
     def changed_since(self, version: int) -> list[str]:
         return sorted(t for t, model in self.tables.items() if model.version > version)
 
+    def contested(self, table_id: str) -> tuple[str, ...] | None:
+        """The daemons that claim the table at once (daemon/claims.py), or None: such a table
+        is neither live nor OFFLINE, and the page names them."""
+        if self.broker != "connected":
+            return None
+        return self.liveness.contested(table_id)
+
     def alerts(self, table_id: str) -> list[dict[str, str]]:
         """What must stand out for the table, most urgent first (the view's `alerts`)."""
         return _alerts(
             self.tables[table_id],
             None if self.is_live(table_id) else self.availability(table_id),
+            contested=self.contested(table_id) is not None,
         )
 
     def view(self, table_id: str) -> dict[str, Any]:
@@ -264,6 +272,7 @@ class PitModel:
             "live": live,
             "availability": availability,
             "node": self.liveness.node_of(table_id),
+            "contested": list(self.contested(table_id) or []) or None,
             "reader": {
                 "link": table.reader.get("link"),
                 "text": reader_text(table.reader),
@@ -356,11 +365,16 @@ def _notice_view(body: dict[str, Any]) -> dict[str, Any]:
     return {"kind": kind, "class": css, "label": label, "text": str(body.get("message") or "")}
 
 
-def _alerts(table: TableModel, offline: str | None) -> list[dict[str, str]]:
+def _alerts(
+    table: TableModel, offline: str | None, *, contested: bool = False
+) -> list[dict[str, str]]:
     """What must stand out on the pit view, most urgent first, each in colour and words;
-    `offline` says why the table is not live (None: it is)."""
+    `offline` says why the table is not live (None: it is); `contested`: because two
+    daemons claim it (then it is not OFFLINE either: both serve it)."""
     alerts = []
-    if offline is not None:
+    if contested and offline is not None:
+        alerts.append({"class": "contested", "label": "CONTESTED", "text": offline})
+    elif offline is not None:
         alerts.append({"class": "offline", "label": "OFFLINE", "text": offline})
     if table.journal.get("state") == "failing":
         reason = str(table.journal.get("reason") or "it cannot be written")

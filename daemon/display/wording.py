@@ -38,6 +38,8 @@ REVIEW_REASONS: Final = {
     "daemon_restarted": "daemon restarted",
     "reader_restarted": "reader restarted",
     "internal_error": "internal error",
+    "table_claimed": "another daemon claims the table",
+    "client_id_in_use": "another client uses the daemon's client id",
 }
 # How each notice kind stands out: a class for its colour, a word for those who cannot
 # tell the colours apart. Unlisted kinds are plain information.
@@ -53,6 +55,9 @@ NOTICE_CLASSES: Final = {
     "reader_fault": ("fault", "READER FAULT"),
     "reader_disconnected": ("fault", "READER"),
     "outbox_filling": ("fault", "BROKER"),
+    "client_id_in_use": ("fault", "BROKER"),
+    "link_unstable": ("fault", "BROKER"),
+    "table_claimed": ("fault", "CONTESTED"),
 }
 
 

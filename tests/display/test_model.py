@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from daemon.availability import availability_payload
+from daemon.availability import Availability, availability_payload
 from daemon.display.model import HISTORY, PitModel
 from daemon.display.wording import money, settlement_text
 from tests.display.rounds import (
@@ -134,6 +134,25 @@ def test_a_table_is_live_only_while_its_daemon_and_the_display_are_connected() -
     model.apply(f"{BASE}/bridge/pc-a/state", b"online")
     model.apply(f"{BASE}/da-1/availability", availability_payload("online", "pc-a"))
     assert model.view("da-1")["live"] is True
+
+
+def test_a_table_two_daemons_claim_is_contested_with_both_named() -> None:
+    model = _fed(played("double-attack-three-eights.jsonl"), "da-1")
+    model.apply(f"{BASE}/bridge/pc-b/state", b"online")
+    model.apply(f"{BASE}/da-1/availability", Availability("conflict", "pc-a", ("pc-b",)).payload())
+    view = model.view("da-1")
+    assert (view["live"], view["contested"]) == (False, ["pc-a", "pc-b"])
+    assert view["alerts"][0] == {
+        "class": "contested",
+        "label": "CONTESTED",
+        "text": "claimed by two daemons at once: pc-a and pc-b",
+    }
+    assert all(alert["label"] != "OFFLINE" for alert in view["alerts"])
+    for node in ("pc-a", "pc-b"):  # both gone: nobody serves it
+        model.apply(f"{BASE}/bridge/{node}/state", b"offline")
+    view = model.view("da-1")
+    assert (view["contested"], view["alerts"][0]["label"]) == (None, "OFFLINE")
+    assert view["availability"] == "daemons pc-a and pc-b are gone"
 
 
 def test_finished_rounds_go_to_the_history_newest_first() -> None:
