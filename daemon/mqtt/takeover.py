@@ -113,6 +113,7 @@ Report = ClientIdInUse | LinkUnstable
 class _Connection:
     at: float
     persistent: bool
+    expects_session: bool  # it resumes one the broker should have kept for it
     announced_at: float | None = None
     carried: int = 0  # outbox messages the broker acknowledged on it
 
@@ -165,7 +166,8 @@ class Connections:
 
     def connected(self, now: float, *, persistent: bool) -> None:
         """A connection was accepted (CONNACK)."""
-        self._current = _Connection(now, persistent)
+        self._current = _Connection(now, persistent, persistent and self._kept_session)
+        self._kept_session = persistent
         self._accepted = True
 
     def announced(self, now: float) -> None:
@@ -184,11 +186,9 @@ class Connections:
         lost, self._lost = self._lost, None
         verdict, evidence = Verdict.UNKNOWN, ""
         assert self._current is not None, "settled() follows connected()"
-        judged = self._kept_session and self._current.persistent and not self._refused_since
-        if lost is not None and judged:
+        if lost is not None and self._current.expects_session and not self._refused_since:
             verdict, evidence = _judge(closed=lost[1], present=session_present, own_will=own_will)
         self._refused_since = False
-        self._kept_session = self._current.persistent
         self._last = verdict
         if verdict is Verdict.REPLACED:
             self._dropped.clear()

@@ -6,6 +6,7 @@ throwing each other off hundreds of times."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -316,3 +317,30 @@ async def test_two_daemons_forced_onto_one_client_id_back_off_and_say_why(
         pit = [m for m in notices.messages if m.topic == topic]
         assert pit, f"the pit of table bj-{name} was not told"
         assert "another client is using client id" in pit[0].body["message"]
+
+
+async def test_a_client_taking_the_daemons_id_on_an_open_broker_is_named_for_what_it_is(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    """Measured: a display's user connecting as the daemon's client id, 37 times in 20 s, on
+    a broker that lets any user choose any id. The daemon's next session is gone each time
+    (the intruder's was clean): the daemon says another client uses its id, never that its
+    link is unstable."""
+    daemon = DaemonProcess(_config(tmp_path, mosquitto, "a", {"node": "pit-a"}), tmp_path / "a.log")
+    await daemon.start()
+    try:
+        deadline = asyncio.get_running_loop().time() + 3 * SECONDS
+        while not any(line["event"] == "mqtt.client_id_in_use" for line in _log_lines(daemon)):
+            assert asyncio.get_running_loop().time() < deadline, daemon.tail()
+            intruder = aiomqtt.Client(mosquitto.host, mosquitto.port, identifier="shoe2mqtt-pit-a")
+            with contextlib.suppress(aiomqtt.MqttError):  # thrown off in turn by the daemon
+                async with intruder:
+                    await asyncio.sleep(0.5)
+        daemon.check()
+    finally:
+        await daemon.stop()
+    lines = _log_lines(daemon)
+    [said, *_] = [line for line in lines if line["event"] == "mqtt.client_id_in_use"]
+    assert "another client is using client id 'shoe2mqtt-pit-a'" in said["message"]
+    assert "discarded its session" in said["message"]
+    assert not [line for line in lines if line["event"] == "mqtt.link_unstable"]
