@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from daemon.availability import OFFLINE, ONLINE
+from daemon.availability import CONFLICT, OFFLINE, ONLINE
 from daemon.envelope import SCHEMA_VERSION
 from daemon.topics import COMMANDS
 from rules.games import Action, Step, WagerKind
@@ -145,14 +145,18 @@ _NOTICE_KINDS = [k.value for k in NoticeKind] + [
     "declaration_missing",
     "crossed_request",
     "unheard_round",
+    "card_before_round",
     "retransmitted_card",
     "card_outside_game",
     "sequence_conflict",
     "reader_silent",
-    # The daemon's own (daemon.request_gate, daemon.mqtt.takeover).
+    # The daemon's own (daemon.request_gate, daemon.mqtt.takeover, daemon.claims).
     "requests_refused",
     "requests_muted",
     "client_id_in_use",
+    "link_unstable",
+    "table_claimed",
+    "table_claim_ended",
 ]
 
 # Every request may carry these (docs/mqtt.md, "Requests and responses").
@@ -304,10 +308,24 @@ def _table_presence_channels(api: _Channels, base: str) -> None:
         f"{base}/{{table}}/availability",
         "Whether a daemon serves the table (retained, QoS 1): online once it has recovered "
         "the table and is connected, offline on a clean stop; live only while the bridge "
-        "state of the node it names says online too.",
+        "state of the node it names says online too. conflict while another live daemon "
+        "claims the table as well: written once by each claimant, naming itself (node) and "
+        "the others (with); such a table is neither live nor offline, its cards are held, "
+        "and no claimant says offline over it.",
         _message(
             "availability",
-            _object({"state": {"enum": [ONLINE, OFFLINE]}, "node": _STR}),
+            _object(
+                {"state": {"enum": [ONLINE, OFFLINE, CONFLICT]}, "node": _STR},
+                {
+                    "with": {
+                        "type": "array",
+                        "items": _STR,
+                        "minItems": 1,
+                        "description": "with state conflict: the other nodes that claim the "
+                        "table, sorted",
+                    }
+                },
+            ),
             "retained; a state, so no envelope",
         ),
         parameters=_TABLE,

@@ -9,6 +9,11 @@ tables' availability still says `online`. So a consumer joins the two:
     a table is live iff its availability says `online` AND the bridge state of the node it
     names says `online`.
 
+Two daemons that claim one table (two PCs given one table, a lab PC left pointed at the
+floor's broker) each say so on the table's availability: `conflict`, naming itself (`node`)
+and the others it saw claim the table (`with`). Such a table is contested: never live, never
+offline, whatever either publishes next, until one of them is gone (daemon.claims).
+
 `Liveness` applies that rule to messages as they arrive; `watch` and `display` use it.
 """
 
@@ -22,25 +27,57 @@ from daemon.topics import valid_segment
 
 ONLINE: Final = "online"
 OFFLINE: Final = "offline"
+CONFLICT: Final = "conflict"
+STATES: Final = (ONLINE, OFFLINE, CONFLICT)
+
+
+@dataclass(frozen=True, slots=True)
+class Availability:
+    """One availability message: its state, the node that wrote it, and (in a conflict) the
+    other nodes it saw claim the table."""
+
+    state: str
+    node: str
+    others: tuple[str, ...] = ()
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        """Every node the message names, the writer first."""
+        return (self.node, *self.others)
+
+    def payload(self) -> bytes:
+        """The body of `<base>/<table>/availability`: a state, so no envelope."""
+        body: dict[str, object] = {"state": self.state, "node": self.node}
+        if self.state == CONFLICT:
+            body["with"] = sorted(self.others)
+        return json.dumps(body, separators=(",", ":")).encode()
 
 
 def availability_payload(state: str, node: str) -> bytes:
-    """The body of `<base>/<table>/availability`: a state, so no envelope."""
-    return json.dumps({"state": state, "node": node}, separators=(",", ":")).encode()
+    """`online` or `offline`, as `node` says it."""
+    return Availability(state, node).payload()
 
 
-def parse_availability(payload: bytes) -> tuple[str, str] | None:
-    """(state, node) of an availability message, or None when it is not one."""
+def parse_availability(payload: bytes) -> Availability | None:
+    """An availability message, or None when it is not one."""
     try:
         body = json.loads(payload)
     except (json.JSONDecodeError, UnicodeDecodeError):
         return None
     if not isinstance(body, dict):
         return None
-    state, node = body.get("state"), body.get("node")
-    if state not in (ONLINE, OFFLINE) or not isinstance(node, str) or not valid_segment(node):
+    state, node, others = body.get("state"), body.get("node"), body.get("with", [])
+    if state not in STATES or not isinstance(node, str) or not valid_segment(node):
         return None
-    return state, node
+    if not isinstance(others, list):
+        return None
+    if state == CONFLICT and not (others and all(_is_node(n) for n in others)):
+        return None  # a conflict with nobody is no conflict
+    return Availability(state, node, tuple(others) if state == CONFLICT else ())
+
+
+def _is_node(value: object) -> bool:
+    return isinstance(value, str) and valid_segment(value)
 
 
 def parse_bridge_state(payload: bytes) -> str | None:
@@ -58,7 +95,7 @@ class Liveness:
     """
 
     nodes: dict[str, str] = field(default_factory=dict)  # node → online / offline
-    tables: dict[str, tuple[str, str]] = field(default_factory=dict)  # table → (state, node)
+    tables: dict[str, Availability] = field(default_factory=dict)
 
     def on_bridge_state(self, node: str, payload: bytes) -> None:
         state = parse_bridge_state(payload)
@@ -76,22 +113,36 @@ class Liveness:
 
     def node_of(self, table: str) -> str | None:
         announced = self.tables.get(table)
-        return None if announced is None else announced[1]
+        return None if announced is None else announced.node
 
     def is_live(self, table: str) -> bool:
         announced = self.tables.get(table)
         if announced is None:
             return False
-        state, node = announced
-        return state == ONLINE and self.nodes.get(node) == ONLINE
+        return announced.state == ONLINE and self.nodes.get(announced.node) == ONLINE
+
+    def contested(self, table: str) -> tuple[str, ...] | None:
+        """The nodes that claim the table, sorted, while a live one of them says it is
+        contested; None when it is not."""
+        announced = self.tables.get(table)
+        if announced is None or announced.state != CONFLICT:
+            return None
+        if not any(self.nodes.get(node) == ONLINE for node in announced.nodes):
+            return None  # every claimant is gone: the table is not served, not contested
+        return tuple(sorted(announced.nodes))
 
     def describe(self, table: str) -> str:
         """In words, for a person: `live`, or why not."""
         announced = self.tables.get(table)
         if announced is None:
             return "no daemon serves it"
-        state, node = announced
-        if state != ONLINE:
+        contested = self.contested(table)
+        if contested is not None:
+            return f"claimed by two daemons at once: {' and '.join(contested)}"
+        if announced.state == CONFLICT:
+            return f"daemons {' and '.join(sorted(announced.nodes))} are gone"
+        node = announced.node
+        if announced.state != ONLINE:
             return f"daemon {node} stopped it"
         if self.nodes.get(node) != ONLINE:
             return f"daemon {node} is gone"

@@ -92,8 +92,11 @@ class Envelopes:
             else uuid.uuid5(self._namespace, f"{self.table_id}/{seq}").hex
         )
         self.next_seq += 1
-        at = self.at if self.at is not None else utc_timestamp(self._clock())
-        return self._stamp(topic, body, qos, retain, event_id, seq, at)
+        return self._stamp(topic, body, qos, retain, event_id, seq, self.time())
+
+    def time(self) -> str:
+        """The time the current event's messages are stamped with."""
+        return self.at if self.at is not None else utc_timestamp(self._clock())
 
     def seal_unsequenced(self, topic: str, body: dict[str, Any]) -> Outbound:
         """A message that is not journaled (the request gate's refusal): it takes no number

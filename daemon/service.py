@@ -40,8 +40,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, NoReturn, TypeVar
 import structlog
 
 from daemon import logs, signals
-from daemon.availability import OFFLINE, ONLINE, availability_payload
 from daemon.bridge_info import BridgeInfo, configuration_digest
+from daemon.claims import TableClaims
 from daemon.config import ConfigErrors, TableSetup, load_config
 from daemon.envelope import Envelopes, utc_timestamp
 from daemon.inbound import LINK_EVENTS, is_journaled, to_record
@@ -80,7 +80,7 @@ if TYPE_CHECKING:
 
     from daemon.config import ServiceConfig
     from daemon.journal import EventKind
-    from daemon.mqtt.takeover import ClientIdInUse
+    from daemon.mqtt.takeover import ClientIdInUse, LinkUnstable
     from daemon.table_service import Timer
     from drivers.driver import DriverEvent, Emit, LinkEvent, ShoeDriver
     from drivers.events import Event as ShoeEvent
@@ -242,6 +242,7 @@ class Daemon:
             for setup in config.tables
         }
         self.gate = RequestGate(config.requests, self.tables)
+        self.claims = TableClaims(self.topics, config.mqtt.node, self.tables)
         self.info = BridgeInfo(
             installed_version(),
             config.mqtt.node,
@@ -289,25 +290,18 @@ class Daemon:
         )
 
     def _mqtt_link(self) -> MqttLink:
-        node = self.config.mqtt.node
         return MqttLink(
             self.config.mqtt,
             self.outbox,
             on_message=self._on_message,
             subscriptions=[self.topics.request_filter(t) for t in self.tables],
+            watches=self.claims.watches(),
             on_state_change=self._on_link_state,
             on_client_id_in_use=self._client_id_in_use,
+            on_link_unstable=self._link_unstable,
             # Announced once connected, and the link runs only after `_recover`: a table is
             # `online` once it is rebuilt from the journal (decision D1, docs/mqtt.md).
-            presences=[
-                Presence(
-                    self.topics.availability(t),
-                    availability_payload(ONLINE, node),
-                    availability_payload(OFFLINE, node),
-                )
-                for t in self.tables
-            ]
-            + [self._info_presence()],
+            presences=[self.claims.presence(t) for t in self.tables] + [self._info_presence()],
         )
 
     def stop(self) -> None:
@@ -596,6 +590,8 @@ class Daemon:
         intake = table.service.judge(event)
         if intake.gap is not None:
             await self._commit(table, "shoe", to_record(intake.gap))
+        if intake.conflict is not None:  # the table doubts what it holds before the frame
+            await self._commit(table, "shoe", to_record(intake.conflict))
         if intake.take and is_journaled(event):
             await self._commit(table, "shoe", to_record(event), acknowledge=intake.acknowledge)
             return
@@ -655,6 +651,14 @@ class Daemon:
             await asyncio.sleep(ARCHIVE_EVERY)
 
     async def _on_message(self, message: InboundMessage) -> None:
+        claims = self.claims.heard(message.topic, message.payload)
+        if claims is not None:  # another daemon's word on one of our tables (daemon.claims)
+            for change in claims:
+                self.tables[change.table].queue.put_nowait(
+                    NoticeItem(change.kind, change.message(self.config.mqtt.node), change.began)
+                )
+                await self.link.announce(self.claims.presence(change.table))
+            return
         parsed = self.topics.parse_request(message.topic)
         table = self.tables.get(parsed[0]) if parsed else None
         if parsed is None or table is None:
@@ -677,7 +681,7 @@ class Daemon:
             if verdict.mute_for is not None:
                 self._mute_flood(parsed[0], verdict.mute_for)
             return
-        table.queue.offer(RequestItem(command, message.payload))
+        table.queue.offer(RequestItem(command, message.payload), reads_only=command == "status")
 
     def _mute_flood(self, table_id: str, seconds: float) -> None:
         """Have the broker drop the table's requests for a while: a flood (request_gate)."""
@@ -726,6 +730,11 @@ class Daemon:
         """The broker keeps replacing our connection: every table's pit hears why."""
         for table in self.tables.values():
             table.queue.put_nowait(NoticeItem("client_id_in_use", report.message(), hold=True))
+
+    def _link_unstable(self, report: LinkUnstable) -> None:
+        """The link keeps dropping (no other client): every table's pit hears why."""
+        for table in self.tables.values():
+            table.queue.put_nowait(NoticeItem("link_unstable", report.message()))
 
     def _on_link_state(self, change: LinkStateChange) -> None:
         self.broker_state = change.state.value

@@ -42,7 +42,7 @@ import structlog
 
 from daemon.crossing import RoundHistory
 from daemon.custody import NOTHING_READY, Custody
-from daemon.inbound import from_record, to_record
+from daemon.inbound import from_record
 from daemon.reader_state import ReaderState
 from daemon.requests import RequestError, no_fields, parse_request, response_body
 from daemon.table_observer import UNOBSERVED
@@ -213,7 +213,6 @@ class TableService:
         recorder or the observer: they are the caller's, not the table's.
         """
         pending = self.pending_config
-        device = self.receiver.device
         return {
             "version": CHECKPOINT_VERSION,
             "config": self.config.to_mapping(),
@@ -225,10 +224,7 @@ class TableService:
             "review": list(self.review),
             "round_settlements": list(self.round_settlements),
             "round_notices": list(self.round_notices),
-            "receiver": {
-                "last": self.receiver.last,
-                "device": None if device is None else to_record(device),
-            },
+            "receiver": self.receiver.state(),
             "protocol": self.protocol,
             "node": self.node,
             "contract": self.contract,
@@ -257,10 +253,7 @@ class TableService:
             # the top level.
             custody = Custody.from_state(state.get("custody", state))
             history = RoundHistory.from_state(state.get("history"))
-            receiver = FrameReceiver(_policy(state["protocol"]))
-            receiver.last = state["receiver"]["last"]
-            device = state["receiver"]["device"]
-            receiver.device = None if device is None else _identity(device)
+            receiver = _receiver(state["protocol"], state["receiver"])
         except (KeyError, TypeError, ValueError, RulesError) as exc:
             raise CheckpointError(f"checkpoint: {type(exc).__name__}: {exc}") from None
         self.config, self.engine, self.reader = config, engine, reader
@@ -368,7 +361,6 @@ class TableService:
 
     def _apply_record(self, kind: EventKind, record: dict[str, Any], at: str) -> list[Outbound]:  # noqa: PLR0911 - a dispatch, one return per kind of record
         if kind == "shoe":
-            self.shoe_events += 1
             return self.on_shoe_event(from_record(record), seen_at=at)  # type: ignore[arg-type]
         if kind == "link":
             return self.on_link_event(from_record(record))
@@ -471,7 +463,12 @@ class TableService:
                 "given to any seat by guess" + _HOLD_ADVICE
             )
             return self._flag("declaration_missing", message)
-        if kind == "silence" and key == self.shoe_events and self._expects_card():
+        if (
+            kind == "silence"
+            and key == self.shoe_events
+            and self.silence_noticed != key
+            and self._expects_card()
+        ):
             self.silence_noticed = key
             return [
                 self.notice(
@@ -486,9 +483,12 @@ class TableService:
     # ------------------------------------------------------------------ shoe
     def on_shoe_event(self, event: shoe.Event, *, seen_at: str) -> list[Outbound]:  # noqa: PLR0911 - a dispatch, one return per kind of event
         self.reader.last_seen = seen_at
+        self.shoe_events += 1
         restarted = self.receiver.record(event)
         greeting, self.link_fresh = self.link_fresh, False
         match event:
+            case shoe.SequenceGap() | shoe.SequenceConflict() | shoe.CommunicationStarted():
+                return self._line_event(event, greeting=greeting)
             case shoe.CardDrawn():
                 return self._card_drawn(event)
             case shoe.CardUnreadable(burned=burned):
@@ -496,11 +496,6 @@ class TableService:
                 return self._unreadable(burned=burned)
             case shoe.NewShoe():
                 return self._new_shoe()
-            case shoe.SequenceGap(expected=expected, got=got):
-                return self._doubt(
-                    "sequence_gap",
-                    f"frames lost between the reader and us (expected {expected}, got {got})",
-                )
             case shoe.FaultSet():
                 return self._fault(event)
             case shoe.FaultCleared(kind=kind):
@@ -508,14 +503,6 @@ class TableService:
                 return [self.state()]
             case shoe.DeviceIdentity():
                 return self._identified(event, restarted=restarted)
-            case shoe.CommunicationStarted() if (
-                not greeting and self._at_stake() and not self.receiver.reliable
-            ):
-                return self._doubt(
-                    "reader_restarted",
-                    "the shoe started its communication again (it restarted) while cards "
-                    "were at stake: a card dealt meanwhile is lost",
-                )
             case shoe.CutCardReached():
                 return [
                     self.notice(
@@ -523,20 +510,38 @@ class TableService:
                     )
                 ]
             case _:
-                return self._diagnostic(event)
+                return []
 
-    def _diagnostic(self, event: object) -> list[Outbound]:
-        """What the receiver says of the line itself (a frame number used twice with other
-        contents); nothing for the rest."""
-        seq = getattr(event, "seq", None)
-        if type(event).__name__ == "SequenceConflict":
-            return self._doubt(
-                "sequence_conflict",
-                f"the shoe sent frame {seq} again with other contents: which one was dealt "
-                "cannot be told",
-                always=True,
-            )
-        return []
+    def _line_event(
+        self,
+        event: shoe.SequenceGap | shoe.SequenceConflict | shoe.CommunicationStarted,
+        *,
+        greeting: bool,
+    ) -> list[Outbound]:
+        """What the frames themselves say of the line: frames lost, a number used twice with
+        other contents, a shoe that started its communication again."""
+        match event:
+            case shoe.SequenceGap(expected=expected, got=got):
+                return self._doubt(
+                    "sequence_gap",
+                    f"frames lost between the reader and us (expected {expected}, got {got})",
+                )
+            case shoe.SequenceConflict(seq=seq):
+                return self._doubt(
+                    "sequence_conflict",
+                    f"the shoe sent frame {seq} again with other contents: which one was "
+                    "dealt cannot be told",
+                    always=True,
+                )
+        # A start of communication right after the link (re)opened greets the new host; any
+        # other is a restart, and a shoe that keeps nothing lost what it was dealing.
+        if greeting or self.receiver.reliable or not self._at_stake():
+            return []
+        return self._doubt(
+            "reader_restarted",
+            "the shoe started its communication again (it restarted) while cards were at "
+            "stake: a card dealt meanwhile is lost",
+        )
 
     def _card_drawn(self, event: shoe.CardDrawn) -> list[Outbound]:
         """A card the shoe read. One it says it drew outside a game, or sent again without
@@ -927,6 +932,8 @@ class TableService:
                 self.review.clear()
                 self.round_settlements.clear()
                 self.round_notices.clear()
+                if self.custody.doubt is not None:  # raised before the round, over its cards
+                    self.review.append(self.custody.doubt)
             if isinstance(output, Settlement):
                 body["review"] = bool(self.review)
                 self._told.settled(self.table_id, output.result.value)
@@ -1009,6 +1016,8 @@ class TableService:
         return view
 
     def snapshot(self) -> Outbound:
+        # What the first held card waits for, as of this event (the wait's timer with it).
+        self.custody.follow_wait(self._awaiting(), self.envelopes.time())
         body = {"type": "round_snapshot", **self._snapshot_body()}
         return self.envelopes.seal(self.topics.round_snapshot(self.table_id), body, retain=True)
 
@@ -1041,8 +1050,17 @@ def _policy(protocol: str) -> SequencePolicy | None:
         return None
 
 
-def _identity(record: dict[str, Any]) -> shoe.DeviceIdentity:
-    identity = from_record(record)
-    if not isinstance(identity, shoe.DeviceIdentity):
-        raise TypeError(f"not a device identity: {record.get('event')!r}")
-    return identity
+def _receiver(protocol: str, state: dict[str, Any]) -> FrameReceiver:
+    """The receiver a checkpoint kept; one written before the receiver kept the last frame's
+    content holds its number and device only (a repeat is then judged by number alone)."""
+    if "held" in state:
+        return FrameReceiver.from_state(_policy(protocol), state)
+    receiver = FrameReceiver(_policy(protocol))
+    receiver.last = state["last"]
+    device = state["device"]
+    if device is not None:
+        identity = from_record(device)
+        if not isinstance(identity, shoe.DeviceIdentity):
+            raise TypeError(f"not a device identity: {device.get('event')!r}")
+        receiver.device = identity
+    return receiver

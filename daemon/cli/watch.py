@@ -47,8 +47,11 @@ def render(pit: PitModel) -> RenderableType:
 def render_table(pit: PitModel, view: TableModel) -> Panel:
     round_ = view.round or {}
     live = pit.is_live(view.table)
-    # Not live: what follows is the last the daemon said, and the title says so first.
-    title = "" if live else f"OFFLINE: {pit.availability(view.table)} · "
+    contested = pit.contested(view.table) is not None
+    # Not live: what follows is the last the daemon said, and the title says so first; a
+    # table two daemons claim is neither live nor OFFLINE, and the title names them.
+    title = "" if live else f"{'CONTESTED' if contested else 'OFFLINE'}: "
+    title += "" if live else f"{pit.availability(view.table)} · "
     title += f"{view.table} · {view.game or '?'} · reader {view.reader.get('link', '?')}"
     if round_:
         title += f" · round {round_.get('id')} ({round_.get('stage')})"
@@ -78,7 +81,7 @@ def render_table(pit: PitModel, view: TableModel) -> Panel:
     ]
     # What the pit display makes stand out (a journal that cannot be written, a reader
     # fault, cards held or awaiting entry, a floorperson), in the same words; the title has
-    # said OFFLINE and REVIEW already.
+    # said OFFLINE (or CONTESTED) and REVIEW already.
     alerts = [
         Text(f"{alert['label']}: {alert['text']}", style=_ALERT_STYLES.get(alert["class"], "bold"))
         for alert in pit.alerts(view.table)
@@ -94,12 +97,12 @@ def render_table(pit: PitModel, view: TableModel) -> Panel:
         ),
         title=title,
         title_align="left",
-        border_style="" if live else "red",
+        border_style="" if live else ("yellow" if contested else "red"),
     )
 
 
 _ALERT_STYLES: Final = {"fault": "bold red", "entry": "bold yellow", "review": "bold yellow"}
-_IN_THE_TITLE: Final = frozenset({"OFFLINE", "REVIEW"})
+_IN_THE_TITLE: Final = frozenset({"OFFLINE", "CONTESTED", "REVIEW"})
 
 
 def _settled(view: TableModel) -> Table:

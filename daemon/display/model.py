@@ -27,6 +27,7 @@ from typing import Any, Final
 
 from daemon.availability import Liveness
 from daemon.display.wording import (
+    AWAITED,
     GAME_NAMES,
     NOTICE_CLASSES,
     REVIEW_REASONS,
@@ -65,6 +66,8 @@ class TableModel:
     awaiting_entry: int = 0
     doubt: str | None = None  # why the table holds the cards it receives for the dealer
     cards_held: int = 0
+    # What the first held card waits for from the console (the snapshot's `awaiting`).
+    awaiting: dict[str, Any] | None = None
     settlements: list[dict[str, Any]] = field(default_factory=list)
     notices: list[dict[str, Any]] = field(default_factory=list)
     table_notices: deque[dict[str, Any]] = field(
@@ -114,6 +117,8 @@ class TableModel:
         self.awaiting_entry = _int_or_none(body.get("awaiting_card_entry")) or 0
         self.doubt = str(body["doubt"]) if body.get("doubt") else None
         self.cards_held = _int_or_none(body.get("cards_held")) or 0
+        awaiting = body.get("awaiting")
+        self.awaiting = awaiting if isinstance(awaiting, dict) else None
         # The snapshot holds every settlement of the round so far, in order; a live one
         # that overtook it (none should, on one connection) stays after them.
         snapshot = [s for s in body.get("settlements") or [] if isinstance(s, dict)]
@@ -240,11 +245,19 @@ class PitModel:
     def changed_since(self, version: int) -> list[str]:
         return sorted(t for t, model in self.tables.items() if model.version > version)
 
+    def contested(self, table_id: str) -> tuple[str, ...] | None:
+        """The daemons that claim the table at once (daemon/claims.py), or None: such a table
+        is neither live nor OFFLINE, and the page names them."""
+        if self.broker != "connected":
+            return None
+        return self.liveness.contested(table_id)
+
     def alerts(self, table_id: str) -> list[dict[str, str]]:
         """What must stand out for the table, most urgent first (the view's `alerts`)."""
         return _alerts(
             self.tables[table_id],
             None if self.is_live(table_id) else self.availability(table_id),
+            contested=self.contested(table_id) is not None,
         )
 
     def view(self, table_id: str) -> dict[str, Any]:
@@ -264,6 +277,7 @@ class PitModel:
             "live": live,
             "availability": availability,
             "node": self.liveness.node_of(table_id),
+            "contested": list(self.contested(table_id) or []) or None,
             "reader": {
                 "link": table.reader.get("link"),
                 "text": reader_text(table.reader),
@@ -356,11 +370,16 @@ def _notice_view(body: dict[str, Any]) -> dict[str, Any]:
     return {"kind": kind, "class": css, "label": label, "text": str(body.get("message") or "")}
 
 
-def _alerts(table: TableModel, offline: str | None) -> list[dict[str, str]]:
+def _alerts(
+    table: TableModel, offline: str | None, *, contested: bool = False
+) -> list[dict[str, str]]:
     """What must stand out on the pit view, most urgent first, each in colour and words;
-    `offline` says why the table is not live (None: it is)."""
+    `offline` says why the table is not live (None: it is); `contested`: because two
+    daemons claim it (then it is not OFFLINE either: both serve it)."""
     alerts = []
-    if offline is not None:
+    if contested and offline is not None:
+        alerts.append({"class": "contested", "label": "CONTESTED", "text": offline})
+    elif offline is not None:
         alerts.append({"class": "offline", "label": "OFFLINE", "text": offline})
     if table.journal.get("state") == "failing":
         reason = str(table.journal.get("reason") or "it cannot be written")
@@ -373,6 +392,22 @@ def _alerts(table: TableModel, offline: str | None) -> list[dict[str, str]]:
         if isinstance(fault, dict):
             text = f"{words(fault.get('kind'))} (code {fault.get('code')})"
             alerts.append({"class": "fault", "label": "READER FAULT", "text": text})
+    alerts += _custody_alerts(table)
+    if table.review:
+        reasons = ", ".join(REVIEW_REASONS.get(r, words(r)) for r in table.review)
+        alerts.append({"class": "review", "label": "REVIEW", "text": f"this round: {reasons}"})
+    alerts += [
+        {"class": "floor", "label": "FLOORPERSON", "text": str(n.get("message") or "")}
+        for n in table.notices
+        if n.get("kind") == "floorperson_required"
+    ]
+    return alerts
+
+
+def _custody_alerts(table: TableModel) -> list[dict[str, str]]:
+    """The cards the table keeps back: unreadable ones to enter, one waiting for the dealer
+    console's declaration, and those held for a doubt."""
+    alerts = []
     if table.awaiting_entry:
         count = table.awaiting_entry
         cards = "card is" if count == 1 else "cards are"
@@ -383,6 +418,8 @@ def _alerts(table: TableModel, offline: str | None) -> list[dict[str, str]]:
                 "text": f"{count} unreadable {cards} waiting: enter at the dealer console",
             }
         )
+    if table.awaiting is not None and table.doubt is None:
+        alerts.append({"class": "entry", "label": "WAITING", "text": awaiting_text(table)})
     if table.doubt is not None:
         held = table.cards_held
         cards = "no card held yet" if not held else f"{held} card{'s' if held > 1 else ''} held"
@@ -395,15 +432,15 @@ def _alerts(table: TableModel, offline: str | None) -> list[dict[str, str]]:
                 "enter any missed card, then confirm, or void the round",
             }
         )
-    if table.review:
-        reasons = ", ".join(REVIEW_REASONS.get(r, words(r)) for r in table.review)
-        alerts.append({"class": "review", "label": "REVIEW", "text": f"this round: {reasons}"})
-    alerts += [
-        {"class": "floor", "label": "FLOORPERSON", "text": str(n.get("message") or "")}
-        for n in table.notices
-        if n.get("kind") == "floorperson_required"
-    ]
     return alerts
+
+
+def awaiting_text(table: TableModel) -> str:
+    """`a card from the shoe waits for no more bets`, in the pit's words."""
+    awaiting = table.awaiting or {}
+    what = AWAITED.get(str(awaiting.get("declaration")), "the dealer console")
+    cards = "a card waits" if table.cards_held <= 1 else f"{table.cards_held} cards wait"
+    return f"{cards} for {what.format(seat=awaiting.get('seat'))} from the dealer console"
 
 
 # ---------------------------------------------------------------------- parsing

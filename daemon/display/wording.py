@@ -38,6 +38,22 @@ REVIEW_REASONS: Final = {
     "daemon_restarted": "daemon restarted",
     "reader_restarted": "reader restarted",
     "internal_error": "internal error",
+    "table_claimed": "another daemon claims the table",
+    "client_id_in_use": "another client uses the daemon's client id",
+    "card_before_round": "a card came before any wager",
+    "declaration_missing": "the console did not declare in time",
+    "crossed_request": "a request crossed a card",
+    "unheard_round": "dealt while the table was unheard",
+    "retransmitted_card": "the shoe resent a card never received",
+    "card_outside_game": "a card drawn outside a game",
+    "sequence_conflict": "a frame number used twice",
+    "reader_fault": "the reader reported an error",
+}
+# What a held card waits for, as the pit reads it (the snapshot's `awaiting`).
+AWAITED: Final = {
+    "round": "a round: the console's wagers, then no more bets",
+    "close_betting": "no more bets",
+    "decision": "the decision of seat {seat}",
 }
 # How each notice kind stands out: a class for its colour, a word for those who cannot
 # tell the colours apart. Unlisted kinds are plain information.
@@ -53,6 +69,17 @@ NOTICE_CLASSES: Final = {
     "reader_fault": ("fault", "READER FAULT"),
     "reader_disconnected": ("fault", "READER"),
     "outbox_filling": ("fault", "BROKER"),
+    "client_id_in_use": ("fault", "BROKER"),
+    "link_unstable": ("fault", "BROKER"),
+    "table_claimed": ("fault", "CONTESTED"),
+    "card_before_round": ("review", "HOLD"),
+    "declaration_missing": ("review", "HOLD"),
+    "crossed_request": ("review", "HOLD"),
+    "unheard_round": ("review", "HOLD"),
+    "retransmitted_card": ("review", "HOLD"),
+    "card_outside_game": ("review", "HOLD"),
+    "sequence_conflict": ("review", "HOLD"),
+    "reader_silent": ("fault", "READER"),
 }
 
 

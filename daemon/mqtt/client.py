@@ -7,7 +7,9 @@ they are, a Last Will, how long a round trip may take) is what the caller passes
 
 `connected(client)` is `async with client` made safe to cancel while connecting, and
 `raise_if_cancelled()` honours a stop that aiomqtt swallowed: every long-lived client (the
-daemon's link, the display's subscriber) needs both.
+daemon's link, the display's subscriber) needs both. `record_connack` and `on_topic` hand the
+daemon's link what aiomqtt does not: whether the broker kept the client's session, and the
+messages of one topic the moment paho reads them.
 """
 
 from __future__ import annotations
@@ -16,13 +18,16 @@ import asyncio
 import contextlib
 import socket
 import ssl
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import aiomqtt
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Sequence
+    from collections.abc import AsyncIterator, Callable, Sequence
 
+    import paho.mqtt.client as paho
+    from paho.mqtt.properties import Properties
     from paho.mqtt.reasoncodes import ReasonCode
 
     from daemon.mqtt.settings import MqttSettings, TlsSettings
@@ -35,13 +40,16 @@ def new_client(
     will: aiomqtt.Will | None = None,
     timeout: float | None = None,
     max_inflight_messages: int | None = None,
+    clean_session: bool | None = None,
 ) -> aiomqtt.Client:
-    """A fresh client for the broker `settings` name; `identifier` defaults to its client id."""
+    """A fresh client for the broker `settings` name; `identifier` defaults to its client id,
+    `clean_session` to paho's (clean: the broker keeps nothing of it after it leaves)."""
     tls = settings.tls
     return aiomqtt.Client(
         settings.host,
         settings.port,
         identifier=settings.client_id if identifier is None else identifier,
+        clean_session=clean_session,
         keepalive=settings.keepalive,
         username=settings.username,
         password=None if settings.password is None else settings.password.reveal(),
@@ -137,3 +145,42 @@ def raise_if_cancelled() -> None:
     task = asyncio.current_task()
     if task is not None and task.cancelling():
         raise asyncio.CancelledError
+
+
+@dataclass(slots=True)
+class Connack:
+    """What aiomqtt drops of the broker's CONNACK: whether it still had this client's session
+    (MQTT 3.1.1 section 3.2.2.2, Session Present)."""
+
+    session_present: bool = False
+
+
+def record_connack(client: aiomqtt.Client) -> Connack:
+    """Keep the session-present flag of `client`'s CONNACK; call before connecting."""
+    record = Connack()
+    # aiomqtt keeps the CONNACK's flags to itself: its own callback, which resolves the
+    # connection, is called after the flag is kept.
+    handed_on = client._on_connect  # noqa: SLF001 - see above
+
+    def on_connect(
+        caller: paho.Client,
+        userdata: Any,  # noqa: ANN401 - paho's callback signature
+        flags: paho.ConnectFlags,
+        reason_code: ReasonCode,
+        properties: Properties | None = None,
+    ) -> None:
+        record.session_present = bool(flags.session_present)
+        handed_on(caller, userdata, flags, reason_code, properties)
+
+    client._client.on_connect = on_connect  # noqa: SLF001 - see above
+    return record
+
+
+def on_topic(client: aiomqtt.Client, topic: str, take: Callable[[bytes, bool], None]) -> None:
+    """Hand every message on exactly `topic` to `take(payload, retained)` as paho reads it, in
+    order with the acknowledgements around it; `client.messages` no longer sees them."""
+
+    def callback(_caller: paho.Client, _userdata: Any, message: paho.MQTTMessage) -> None:  # noqa: ANN401 - paho's callback signature
+        take(bytes(message.payload), bool(message.retain))
+
+    client._client.message_callback_add(topic, callback)  # noqa: SLF001 - see record_connack

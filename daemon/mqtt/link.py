@@ -4,22 +4,31 @@ aiomqtt gives one connection and neither reconnects nor buffers, so both live he
 connection is a fresh `aiomqtt.Client` (and so a fresh paho client): paho would otherwise
 resend its own copy of an in-flight message after a reconnect, behind the outbox's back.
 
-Per connection, in this order: subscribe to the request filters, publish `online` retained
-on `<base>/bridge/<node>/state` and then each presence's `online` (the daemon's tables'
-availability), then run three named tasks in a TaskGroup, one handing received messages to
-`on_message`, one publishing the outbox oldest first, and one keeping muted filters
-unsubscribed until their mute ends (`mute`, daemon.mqtt.mutes: a flood of requests).
-aiomqtt signals a lost connection by ending the message iteration with `MqttError` (or by
-failing a publish); the publisher is then cancelled, and its unacknowledged message stays at
-the head of the outbox for the next connection. The broker publishes the Last Will
-(`offline`, retained, on the bridge state) if the process or its socket dies; a clean stop
-publishes each presence's `offline` and then the bridge's itself, because a graceful
-DISCONNECT discards the will. A presence can change while the link runs (`announce`: the
-daemon's bridge info after a reload).
+Per connection, in this order: subscribe at QoS 1 (the request filters; the watched state
+topics, the presences' topics and its own bridge state), publish `online` retained
+on `<base>/bridge/<node>/state`, then each presence's `online` (the daemon's tables'
+availability and its bridge info), then the latest retained message of each topic the outbox
+has delivered (`Outbox.retained`: a broker restarted without persistence forgot them), then
+run three named tasks in a TaskGroup, one handing received messages to `on_message`, one
+publishing the outbox oldest first, and one keeping muted filters unsubscribed until their
+mute ends (`mute`, daemon.mqtt.mutes: a flood of requests). aiomqtt signals a lost
+connection by ending the message iteration with `MqttError` (or by failing a publish); the
+publisher is then cancelled, and its unacknowledged message stays at the head of the outbox
+for the next connection. The broker publishes the Last Will (`offline`, retained, on the
+bridge state) if the process or its socket dies; a clean stop publishes each presence's
+`offline` and then the bridge's itself, because a graceful DISCONNECT discards the will. A
+presence whose topic last carried someone else's word (another daemon's claim on a table) is
+left as it is: the daemon never says `offline` over another's claim. A presence can change
+while the link runs (`announce`: the bridge info after a reload, a table's availability when
+another daemon claims it).
 
-Reconnects back off (capped, jittered) and a connection resets the backoff only once it has
-proven itself; a broker that keeps replacing our connection (another client with our client
-id) is reported once it is plain, and again as it goes on (daemon.mqtt.takeover).
+The process's first connection starts a clean session; every later one keeps a persistent
+session, so that the broker's session tells a dropped link from another client on our client
+id, and so that a request sent while the link was down a moment is handed over when it is
+back (daemon.mqtt.takeover; after more than `RESUME_WITHIN` down the link starts clean and
+the broker drops what it queued). Reconnects back off (capped, jittered); a connection that
+carried what it should resets the backoff, and what the broker's session shows is reported
+once it is plain.
 """
 
 from __future__ import annotations
@@ -41,11 +50,20 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn, Self
 
 import aiomqtt
 import structlog
+from paho.mqtt.client import topic_matches_sub
 from paho.mqtt.reasoncodes import ReasonCode
 
-from daemon.mqtt.client import connected, new_client, raise_if_cancelled, subscribe
+from daemon.mqtt.client import (
+    connected,
+    new_client,
+    on_topic,
+    raise_if_cancelled,
+    record_connack,
+    subscribe,
+)
 from daemon.mqtt.mutes import Mutes, keep_muted
-from daemon.mqtt.takeover import ClientIdInUse, Connections
+from daemon.mqtt.outbox import OutboundMessage
+from daemon.mqtt.takeover import ClientIdInUse, Connections, LinkUnstable, Report
 from drivers.backoff import Backoff
 
 if TYPE_CHECKING:
@@ -63,7 +81,11 @@ OFFLINE: Final = b"offline"
 _OPERATION_TIMEOUT: Final = 10.0
 # How long a clean stop waits to tell the displays `offline` before giving up on it.
 _GOODBYE_TIMEOUT: Final = 2.0
+# QoS 1: in the daemon's session the broker queues what is sent while the link is down (a
+# request, a state that changed, the daemon's own will) and hands it over on the next
+# connection, unless the link was down longer than takeover.RESUME_WITHIN.
 _REQUEST_QOS: Final = 1
+_STATE_QOS: Final = 1
 # QoS 1 messages published and not yet acknowledged by the broker, per connection. One at a
 # time capped a table at one broker round trip per message, and a settling card makes a
 # dozen messages; 32 keep the pipe full on a LAN while a reconnect resends at most that many.
@@ -108,10 +130,14 @@ class Presence:
     online: bytes
     offline: bytes | None
 
+    def announcement(self) -> OutboundMessage:
+        return OutboundMessage(self.topic, self.online, qos=1, retain=True)
+
 
 OnMessage = Callable[[InboundMessage], Awaitable[None]]
 OnStateChange = Callable[[LinkStateChange], None]
 OnClientIdInUse = Callable[[ClientIdInUse], None]
+OnLinkUnstable = Callable[[LinkUnstable], None]
 
 
 class MqttLink:
@@ -122,19 +148,23 @@ class MqttLink:
     runs it in a named task until the block ends. Cancelling is the clean stop.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - keywords only, each a part of the link
         self,
         settings: MqttSettings,
         outbox: Outbox,
         *,
         on_message: OnMessage | None = None,
         subscriptions: Iterable[str] = (),
+        watches: Iterable[str] = (),
         on_state_change: OnStateChange | None = None,
         presences: Iterable[Presence] = (),
         rng: random.Random | None = None,
         on_client_id_in_use: OnClientIdInUse | None = None,
+        on_link_unstable: OnLinkUnstable | None = None,
     ) -> None:
-        """`on_client_id_in_use` hears when the broker keeps replacing our connection
+        """`subscriptions`: request filters (QoS 0); `watches`: state topic filters (QoS 1),
+        both handed to `on_message`. `on_client_id_in_use` hears when the broker keeps
+        replacing our connection, `on_link_unstable` when it keeps dropping
         (daemon.mqtt.takeover), after the link has logged it."""
         self._settings = settings
         self._presences = {presence.topic: presence for presence in presences}
@@ -142,10 +172,11 @@ class MqttLink:
         self._retrying = False  # since the last successful connection
         self._on_message = on_message
         self._subscriptions = tuple(subscriptions)
-        for topic_filter in self._subscriptions:
+        self._watches = tuple(watches)
+        for topic_filter in (*self._subscriptions, *self._watches):
             if not isinstance(topic_filter, str) or not topic_filter:
                 raise ValueError(f"subscriptions: {topic_filter!r} is not a topic filter")
-        if self._subscriptions and on_message is None:
+        if (self._subscriptions or self._watches) and on_message is None:
             raise ValueError("subscriptions without on_message would drop every request")
         self._on_state_change = on_state_change
         # Jitter needs no cryptographic randomness, only hosts that do not agree with each other.
@@ -154,11 +185,17 @@ class MqttLink:
         self._runner: asyncio.Task[NoReturn] | None = None
         self._connection: aiomqtt.Client | None = None  # while connected
         self._mutes = Mutes()
-        # A connection resets the backoff once it has outlived twice the longest delay.
+        self._seen: dict[str, bytes] = {}  # the latest word heard on each presence's topic
+        # Healthy once up as long as the first delay: the link is then up at least half the
+        # time even when every connection is cut; drops end a streak after twice the longest.
+        reconnect = settings.reconnect
         self._connections = Connections(
-            settings.client_id, proven_after=2 * settings.reconnect.maximum
+            settings.client_id,
+            healthy_after=reconnect.initial,
+            stable_after=2 * reconnect.maximum,
         )
         self._on_client_id_in_use = on_client_id_in_use
+        self._on_link_unstable = on_link_unstable
 
     @property
     def state(self) -> LinkState:
@@ -175,6 +212,10 @@ class MqttLink:
             await client.publish(presence.topic, presence.online, qos=1, retain=True)
         except aiomqtt.MqttError as exc:  # lost meanwhile: the next connection announces it
             _log.debug("mqtt.announce_deferred", topic=presence.topic, reason=_describe(exc))
+        # A stop that came with the PUBACK was swallowed by aiomqtt's wait_for: the caller
+        # (the daemon's `bridge-info` task, after a reload) would wait for the next reload
+        # for ever, and the daemon with it.
+        raise_if_cancelled()
 
     def mute(self, topic_filter: str, seconds: float) -> None:
         """Stop hearing one of the subscriptions for `seconds`: the broker drops its messages
@@ -224,41 +265,64 @@ class MqttLink:
         """One connection, from attempt to loss; returns why it ended."""
         loop = asyncio.get_running_loop()
         error: aiomqtt.MqttError | None = None
+        persistent = self._connections.resumes(loop.time())
+        client = self._new_client(persistent=persistent)
+        connack = record_connack(client)
+        own_will = _Heard()
+        on_topic(client, self._settings.state_topic, own_will.take)
         try:
-            async with connected(self._new_client()) as client:
+            async with connected(client):
+                self._connections.connected(loop.time(), persistent=persistent)
                 # Set before announcing: a presence changed meanwhile is then published
                 # either by `_announce` or by `announce`, never by neither.
                 self._connection = client
                 try:
                     await self._announce(client)
-                    self._connections.connected(loop.time())
+                    now = loop.time()
+                    self._connections.announced(now)
+                    self._report(
+                        self._connections.settled(
+                            now, session_present=connack.session_present, own_will=own_will.will
+                        )
+                    )
                     self._change(LinkStateChange(LinkState.CONNECTED))
                     error = await self._serve(client)
                 except asyncio.CancelledError:
                     self._connection = None
-                    await _say_goodbye(
-                        client, list(self._presences.values()), self._settings.state_topic
-                    )
+                    await _say_goodbye(client, self._goodbyes(), self._settings.state_topic)
                     raise
                 finally:
                     self._connection = None
         except aiomqtt.MqttError as exc:
             error = error or exc
         assert error is not None  # _serve returns only the error that ended the connection
-        loss = self._connections.ended(loop.time(), error)
-        if loss.proven:
+        if self._connections.ended(loop.time(), error):
             backoff.reset()
-        if loss.in_use is not None:
-            self._client_id_in_use(loss.in_use)
         return _describe(error)
 
-    def _client_id_in_use(self, report: ClientIdInUse) -> None:
-        _log.error(
-            "mqtt.client_id_in_use", client_id=report.client_id, replaced=report.replaced,
-            seconds=round(report.seconds, 1), message=report.message(),
-        )  # fmt: skip
-        if self._on_client_id_in_use is not None:
-            self._on_client_id_in_use(report)
+    def _report(self, report: Report | None) -> None:
+        if isinstance(report, ClientIdInUse):
+            _log.error(
+                "mqtt.client_id_in_use", client_id=report.client_id, replaced=report.replaced,
+                seconds=round(report.seconds, 1), message=report.message(),
+            )  # fmt: skip
+            if self._on_client_id_in_use is not None:
+                self._on_client_id_in_use(report)
+        elif isinstance(report, LinkUnstable):
+            _log.warning(
+                "mqtt.link_unstable", client_id=report.client_id, dropped=report.dropped,
+                seconds=round(report.seconds, 1), message=report.message(),
+            )  # fmt: skip
+            if self._on_link_unstable is not None:
+                self._on_link_unstable(report)
+
+    def _goodbyes(self) -> list[Presence]:
+        """The presences to say `offline` for on a clean stop: not over another's word."""
+        return [
+            p
+            for p in self._presences.values()
+            if p.offline is not None and self._seen.get(p.topic, p.online) == p.online
+        ]
 
     async def _serve(self, client: aiomqtt.Client) -> aiomqtt.MqttError:
         """Receive and publish until either side finds the connection lost; return why.
@@ -286,39 +350,53 @@ class MqttLink:
             muting.cancel()
         return error
 
-    def _new_client(self) -> aiomqtt.Client:
+    def _new_client(self, *, persistent: bool) -> aiomqtt.Client:
         client = new_client(
             self._settings,
             will=aiomqtt.Will(self._settings.state_topic, OFFLINE, qos=1, retain=True),
             timeout=_OPERATION_TIMEOUT,
             max_inflight_messages=_MAX_IN_FLIGHT,
+            clean_session=not persistent,
         )
         # aiomqtt warns from 10 unanswered calls; a full window is normal here.
-        client.pending_calls_threshold = _MAX_IN_FLIGHT + len(self._subscriptions) + 2
+        client.pending_calls_threshold = _MAX_IN_FLIGHT + len(self._topic_filters()) + 2
         return client
+
+    def _topic_filters(self) -> list[tuple[str, int]]:
+        """Every filter of a connection: the requests, the watches, and the presences' topics
+        and the bridge state unless a watch covers them (one copy of each message)."""
+        watched = [(f, _STATE_QOS) for f in self._watches]
+        own = [self._settings.state_topic, *(p.topic for p in self._presences.values())]
+        watched += [
+            (topic, _STATE_QOS)
+            for topic in own
+            if not any(topic_matches_sub(f, topic) for f in self._watches)
+        ]
+        return [*((f, _REQUEST_QOS) for f in self._subscriptions), *watched]
 
     async def _announce(self, client: aiomqtt.Client) -> None:
         _no_delay(client)
         _write_without_waking(client)
         # Subscribe first: once a display sees `online`, requests it sends are heard.
-        if self._subscriptions:
-            codes = await subscribe(client, [(f, _REQUEST_QOS) for f in self._subscriptions])
-            refused = [
-                topic_filter
-                for topic_filter, code in zip(self._subscriptions, codes, strict=True)
-                if _is_failure(code)
-            ]
-            if refused:
-                # Reconnecting would not change the broker's ACL; say so loudly and go on.
-                _log.error("mqtt.subscription_refused", topic_filters=refused)
+        filters = self._topic_filters()
+        codes = await subscribe(client, filters)
+        refused = [f for (f, _), code in zip(filters, codes, strict=True) if _is_failure(code)]
+        if refused:
+            # Reconnecting would not change the broker's ACL; say so loudly and go on.
+            _log.error("mqtt.subscription_refused", topic_filters=refused)
         await client.publish(self._settings.state_topic, ONLINE, qos=1, retain=True)
         raise_if_cancelled()
         # A window of presences at a time, not one round trip each: 256 tables took 0.36 s.
-        topics = list(self._presences)
-        for start in range(0, len(topics), _MAX_IN_FLIGHT):
-            # Read at the moment of publishing: `announce` may have replaced one meanwhile.
-            window = topics[start : start + _MAX_IN_FLIGHT]
-            await _publish_together(client, [(t, self._presences[t].online) for t in window])
+        # Read at the moment of publishing: `announce` may have replaced one meanwhile.
+        for start in range(0, len(self._presences), _MAX_IN_FLIGHT):
+            window = list(self._presences)[start : start + _MAX_IN_FLIGHT]
+            await _publish_together(client, [self._presences[t].announcement() for t in window])
+            raise_if_cancelled()
+        # Then what the broker may have forgotten (a restart without persistence): never a
+        # presence's topic, whose word is the presence's.
+        states = [m for m in self._outbox.retained() if m.topic not in self._presences]
+        for start in range(0, len(states), _MAX_IN_FLIGHT):
+            await _publish_together(client, states[start : start + _MAX_IN_FLIGHT])
             raise_if_cancelled()
 
     async def _hand_over_messages(self, client: aiomqtt.Client) -> None:
@@ -329,7 +407,10 @@ class MqttLink:
                 payload=_payload_bytes(message.payload),
                 retain=message.retain,
             )
-            assert self._on_message is not None  # no subscriptions, no messages
+            if inbound.topic in self._presences and inbound.payload:
+                self._seen[inbound.topic] = inbound.payload
+            if self._on_message is None:
+                continue  # a presence's topic, heard for `_goodbyes` alone
             try:
                 await self._on_message(inbound)
             except Exception:  # noqa: BLE001 - one bad request must not take the table's link down
@@ -378,6 +459,7 @@ class MqttLink:
                 publishing.result()  # raises the MqttError of a lost connection
                 window.popleft()
                 outbox.ack(message_id)  # the broker has it, cancelled or not
+                self._connections.carried()
                 raise_if_cancelled()
         finally:
             for _, publishing in window:
@@ -412,6 +494,18 @@ class MqttLink:
             self._on_state_change(change)
 
 
+class _Heard:
+    """What a connection heard on the daemon's own bridge state: its will, queued by the
+    broker in the session while the link was down (daemon.mqtt.takeover)."""
+
+    def __init__(self) -> None:
+        self.will = False
+
+    def take(self, payload: bytes, retained: bool) -> None:  # noqa: FBT001 - on_topic's call
+        if payload == OFFLINE and not retained:
+            self.will = True
+
+
 async def _reporting_loss(
     work: Coroutine[None, None, None], lost: asyncio.Future[aiomqtt.MqttError]
 ) -> None:
@@ -423,13 +517,15 @@ async def _reporting_loss(
 
 
 async def _publish_together(
-    client: aiomqtt.Client, messages: Sequence[tuple[str, bytes]], round_trip: float | None = None
+    client: aiomqtt.Client, messages: Sequence[OutboundMessage], round_trip: float | None = None
 ) -> None:
-    """Publish retained QoS 1 messages in flight together; the first failure is raised once
-    every one of them has ended (none is left running)."""
+    """Publish messages in flight together; the first failure is raised once every one of
+    them has ended (none is left running)."""
     publishing = [
-        asyncio.create_task(client.publish(topic, payload, qos=1, retain=True, timeout=round_trip))
-        for topic, payload in messages
+        asyncio.create_task(
+            client.publish(m.topic, m.payload, qos=m.qos, retain=m.retain, timeout=round_trip)
+        )
+        for m in messages
     ]
     try:
         for task in publishing:
@@ -444,12 +540,17 @@ async def _say_goodbye(
     client: aiomqtt.Client, presences: Sequence[Presence], state_topic: str
 ) -> None:
     # The tables first: while the bridge still says `online`, each is seen to stop itself.
-    goodbyes = [(p.topic, p.offline) for p in presences if p.offline is not None]
+    goodbyes = [
+        OutboundMessage(p.topic, p.offline, qos=1, retain=True)
+        for p in presences
+        if p.offline is not None
+    ]
+    bridge = OutboundMessage(state_topic, OFFLINE, qos=1, retain=True)
     try:
         for start in range(0, len(goodbyes), _MAX_IN_FLIGHT):  # a window at a time, as hellos
             window = goodbyes[start : start + _MAX_IN_FLIGHT]
             await _publish_together(client, window, _GOODBYE_TIMEOUT)
-        await _publish_together(client, [(state_topic, OFFLINE)], _GOODBYE_TIMEOUT)
+        await _publish_together(client, [bridge], _GOODBYE_TIMEOUT)
     except aiomqtt.MqttError as exc:
         # The broker is gone too; the will it holds says `offline` when it notices.
         _log.warning("mqtt.goodbye_failed", reason=_describe(exc))

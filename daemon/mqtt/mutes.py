@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from daemon.mqtt.client import raise_if_cancelled, subscribe
+
 if TYPE_CHECKING:
     import aiomqtt
 
@@ -63,10 +65,11 @@ async def keep_muted(client: aiomqtt.Client, mutes: Mutes, qos: int) -> None:
         muted = mutes.muted(loop.time())
         for topic_filter in sorted(muted - unsubscribed):
             await client.unsubscribe(topic_filter)
+            raise_if_cancelled()  # a stop that came with the UNSUBACK (daemon.mqtt.client)
             unsubscribed.add(topic_filter)
             _log.warning("mqtt.muted", topic_filter=topic_filter)
         for topic_filter in sorted(unsubscribed - muted):
-            await client.subscribe(topic_filter, qos=qos)
+            await subscribe(client, [(topic_filter, qos)])
             unsubscribed.discard(topic_filter)
             _log.info("mqtt.unmuted", topic_filter=topic_filter)
         await mutes.changed(mutes.next_end())

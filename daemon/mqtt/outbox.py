@@ -11,6 +11,12 @@ is what QoS 1 promises. Consumers deduplicate on the id inside the payload.
 way in, which `MemoryOutbox` (`put`) and `daemon.journal.outbox.JournalOutbox` (messages of
 committed events, their delivery journaled as each table's watermark, so that what the broker
 has not acknowledged is sent again after a restart) each add.
+
+The outbox also remembers the latest retained message the broker acknowledged on each topic
+(`retained`): a broker restarted without persistence forgets every retained message, and the
+link publishes these again on every connection (a table's journal state, reader state and
+round snapshot, and any retained state added later), so a display that connects afterwards
+still learns of a failing journal or a reader fault.
 """
 
 from __future__ import annotations
@@ -91,6 +97,12 @@ class Outbox(Protocol):
         """How many messages still wait for the broker's acknowledgement."""
         ...
 
+    def retained(self) -> list[OutboundMessage]:
+        """The latest retained message the broker acknowledged on each topic that has none
+        pending (a pending one goes out with the rest, and is newer): what a broker that
+        lost its retained messages must be told again."""
+        ...
+
 
 class PendingMessages:
     """An `Outbox` without its way in: order, window and high-water mark. `MemoryOutbox`
@@ -118,6 +130,7 @@ class PendingMessages:
         self._on_high_water = on_high_water
         self._above_high_water = False
         self._pending: collections.deque[QueuedMessage] = collections.deque()
+        self._retained: dict[str, OutboundMessage] = {}  # topic: the latest delivered
         # Set whenever a message arrives; the publisher sleeps on it instead of polling.
         self._arrived = asyncio.Event()
 
@@ -153,22 +166,28 @@ class PendingMessages:
     def ack(self, message_id: MessageId) -> None:
         self._remove(message_id)
 
+    def retained(self) -> list[OutboundMessage]:
+        pending = {queued.message.topic for queued in self._pending}
+        return [m for topic, m in self._retained.items() if topic not in pending]
+
     def _remove(self, message_id: MessageId) -> bool:
         """Take an acknowledged message out; False if it was not (or no longer) here."""
-        removed = False
+        removed: QueuedMessage | None = None
         if self._pending and self._pending[0].message_id == message_id:
-            self._pending.popleft()  # the usual case: the link acknowledges in order
-            removed = True
+            removed = self._pending.popleft()  # the usual case: the link acknowledges in order
         else:
             for queued in self._pending:
                 if queued.message_id == message_id:
                     self._pending.remove(queued)
-                    removed = True
+                    removed = queued
                     break
+        if removed is not None and removed.message.retain:
+            # Acknowledged in order, so the last one of a topic is the newest.
+            self._retained[removed.message.topic] = removed.message
         if self._above_high_water and len(self._pending) <= self._high_water // 2:
             self._above_high_water = False
             _log.info("mqtt.outbox.below_high_water", length=len(self._pending))
-        return removed
+        return removed is not None
 
     def __len__(self) -> int:
         return len(self._pending)

@@ -4,7 +4,8 @@ Everything here runs real parts on this machine: Debian's mosquitto on a free lo
 (`Mosquitto`, with a throwaway CA for TLS from `make_certificates`), the daemon as a child
 process started from a TOML file (`DaemonProcess`, `write_service_config`), a serial cable
 that can be pulled out (`SocatPair`), shoes behind TCP ports as serial device servers serve
-them (`DeviceServers`), a console gone wrong that floods a request topic (`Flood`), and MQTT
+them (`DeviceServers`), a console gone wrong that floods a request topic (`Flood`), a link
+that drops every connection after a while (`CuttingProxy`), and MQTT
 clients that record what reaches them (`MessageLog`, `Collector`: one `Received` per message). A
 recovery run (`recovery_run`) adds a dealer (`Dealer`) that plays a table through kills,
 broker restarts and unplugs, and a verdict (`verify`) that holds what was delivered against
@@ -24,7 +25,8 @@ from daemon.testing.dealer import BURN, SHUFFLE, Dealer, Disturbance, wager_plan
 from daemon.testing.device_servers import DeviceServers
 from daemon.testing.flood import Flood, FloodResult
 from daemon.testing.pki import Certificates, make_certificates
-from daemon.testing.process import DaemonCrashed, DaemonProcess, write_service_config
+from daemon.testing.process import DaemonCrashed, DaemonProcess, Endpoint, write_service_config
+from daemon.testing.proxy import CuttingProxy
 from daemon.testing.recorder import (
     STEP_TIMEOUT,
     Collector,
@@ -66,11 +68,13 @@ __all__ = [
     "BrokerDidNotStart",
     "Certificates",
     "Collector",
+    "CuttingProxy",
     "DaemonCrashed",
     "DaemonProcess",
     "Dealer",
     "DeviceServers",
     "Disturbance",
+    "Endpoint",
     "Flood",
     "FloodResult",
     "MessageLog",

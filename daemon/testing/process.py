@@ -14,14 +14,24 @@ import json
 import signal
 import subprocess
 import sys
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
 
     from daemon.request_gate import RequestLimits
-    from daemon.testing.broker import Mosquitto
+
+
+class Endpoint(Protocol):
+    """Where the daemon finds its broker: a `Mosquitto`, or a proxy in front of one."""
+
+    @property
+    def host(self) -> str: ...
+
+    @property
+    def port(self) -> int: ...
+
 
 # What `shoe2mqtt run` is, run by this interpreter from this checkout or installation.
 DAEMON_COMMAND: Final = (sys.executable, "-m", "daemon.cli", "run")
@@ -39,7 +49,7 @@ class DaemonCrashed(Exception):
 
 def write_service_config(  # noqa: PLR0913 - keywords only, each a part of the file
     path: Path,
-    broker: Mosquitto,
+    broker: Endpoint,
     *,
     node: str,
     state_directory: Path,

@@ -95,9 +95,11 @@ def event_stream(config: TableConfig, seed: int, rounds: int) -> list[Record]:
 
 def _disturbance(rng: random.Random, config: TableConfig) -> list[Record]:
     """Now and then, something else the daemon journals (each with its chance per event)."""
+    # A shoe that keeps nothing holds the cards after the link was lost: the dealer resumes.
     lost: list[Record] = [
         ("link", to_record(Disconnected("/dev/shoe", "unplugged", 5, 0.5))),
         ("link", to_record(Reconnected("/dev/shoe", 2.5, 3))),
+        _request("resume", {}),
     ]
     # A shoe that keeps nothing holds the cards at a restart; so does a gap: the dealer resumes.
     restart: list[Record] = [

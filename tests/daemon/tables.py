@@ -58,6 +58,8 @@ def take(service: TableService, event: shoe.Event) -> tuple[list[Outbound], int 
     out: list[Outbound] = []
     if intake.gap is not None:
         out += service.on_shoe_event(intake.gap, seen_at=SEEN)
+    if intake.conflict is not None:
+        out += service.on_shoe_event(intake.conflict, seen_at=SEEN)
     if intake.take:
         out += service.on_shoe_event(event, seen_at=SEEN)
     return out, intake.acknowledge

@@ -13,6 +13,7 @@ import pytest
 
 from daemon.asyncapi import build
 from daemon.availability import availability_payload
+from daemon.claims import CLAIM_ENDED, TABLE_CLAIMED, TableClaims
 from daemon.journal import StorageFault
 from daemon.storage import StorageWatch
 from daemon.topics import Topics
@@ -112,6 +113,18 @@ def test_availability_matches_its_channels() -> None:
     schema = _schema_for("casino/bj-1/availability", document)
     for state in ("online", "offline"):
         jsonschema.validate(json.loads(availability_payload(state, "pc-a")), schema)
+    # daemon/claims.py: the table as a daemon keeps it while another claims it too.
+    claims = TableClaims(Topics("casino"), "pc-a", ["bj-1"])
+    claims.heard("casino/bridge/pc-b/state", b"online")
+    claims.heard("casino/bj-1/availability", availability_payload("online", "pc-b"))
+    contested = json.loads(claims.presence("bj-1").online)
+    assert contested == {"state": "conflict", "node": "pc-a", "with": ["pc-b"]}
+    jsonschema.validate(contested, schema)
+
+
+def test_the_daemons_own_notices_are_in_the_document() -> None:
+    kinds = build()["channels"]["notice"]["parameters"]["kind"]["enum"]
+    assert {TABLE_CLAIMED, CLAIM_ENDED, "client_id_in_use", "link_unstable"} <= set(kinds)
 
 
 def test_the_journal_state_matches_its_channel() -> None:

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import signal
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import aiomqtt
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from daemon.availability import Liveness, availability_payload
+from daemon.availability import Availability, Liveness, availability_payload, parse_availability
 from daemon.testing import DaemonProcess, write_service_config
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 
@@ -120,6 +123,41 @@ def test_a_table_is_live_only_while_both_topics_say_online() -> None:
     assert not liveness.is_live("bj-1")
 
 
+def test_a_conflict_is_contested_while_one_of_its_daemons_is_online() -> None:
+    liveness = Liveness()
+    liveness.on_availability("bj-1", Availability("conflict", "pc-b", ("pc-a",)).payload())
+    assert liveness.contested("bj-1") is None  # neither daemon is known to be up
+    liveness.on_bridge_state("pc-a", b"online")
+    assert liveness.contested("bj-1") == ("pc-a", "pc-b")
+    assert not liveness.is_live("bj-1")
+    assert liveness.describe("bj-1") == "claimed by two daemons at once: pc-a and pc-b"
+    assert liveness.node_of("bj-1") == "pc-b"  # who wrote it
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [b'{"state":"conflict","node":"pc-a"}', b'{"state":"conflict","node":"pc-a","with":[]}',
+     b'{"state":"conflict","node":"pc-a","with":"pc-b"}',
+     b'{"state":"conflict","node":"pc-a","with":["PC B"]}'],
+)  # fmt: skip
+def test_a_conflict_with_nobody_is_no_availability(payload: bytes) -> None:
+    assert parse_availability(payload) is None
+
+
+@given(
+    st.sampled_from(["online", "offline", "conflict"]),
+    st.from_regex(r"[a-z0-9][a-z0-9_-]{0,20}", fullmatch=True),
+    st.lists(st.from_regex(r"[a-z0-9][a-z0-9_-]{0,20}", fullmatch=True), min_size=1, max_size=3),
+)
+def test_an_availability_reads_back_as_written(state: str, node: str, others: list[str]) -> None:
+    written = Availability(state, node, tuple(sorted(others)) if state == "conflict" else ())
+    body = json.loads(written.payload())
+    assert body["state"] == state
+    assert body["node"] == node
+    assert body.get("with") == (sorted(others) if state == "conflict" else None)
+    assert parse_availability(written.payload()) == written
+
+
 async def test_each_table_follows_its_own_daemon_on_a_shared_broker(
     tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
@@ -143,7 +181,7 @@ async def test_each_table_follows_its_own_daemon_on_a_shared_broker(
             await display.until(lambda s: not s.is_live("bj-2"))
             assert display.live() == {"bj-1": True, "bj-2": False}
             # bj-2's own availability still says online: only the join tells the truth.
-            assert display.liveness.tables["bj-2"] == ("online", "pc-b")
+            assert display.liveness.tables["bj-2"] == Availability("online", "pc-b")
             async with display_on(mosquitto) as late:  # from the retained messages alone
                 await late.until(lambda s: len(s.tables) == 2 and len(s.nodes) == 2)
                 assert late.live() == {"bj-1": True, "bj-2": False}
@@ -153,7 +191,7 @@ async def test_each_table_follows_its_own_daemon_on_a_shared_broker(
             await display.until(lambda s: s.is_live("bj-2"))
             assert await daemons["pc-a"].stop() == 0, daemons["pc-a"].tail()
             await display.until(lambda s: s.nodes.get("pc-a") == "offline")
-            assert display.liveness.tables["bj-1"] == ("offline", "pc-a")
+            assert display.liveness.tables["bj-1"] == Availability("offline", "pc-a")
             assert display.live() == {"bj-1": False, "bj-2": True}
             async with display_on(mosquitto) as late:
                 await late.until(lambda s: len(s.tables) == 2 and len(s.nodes) == 2)

@@ -330,6 +330,27 @@ async def test_presences_are_online_on_every_connect_and_offline_before_the_brid
     ]
 
 
+async def test_retained_states_are_told_again_to_a_broker_that_forgot_them(
+    mosquitto: Mosquitto, subscribe: Subscribe
+) -> None:
+    """A broker restarted without persistence forgets every retained message: the link says
+    the outbox's retained states again after its presences, so a display that connects
+    later still learns of a failing journal; a settlement, a moment, is not said again."""
+    outbox = MemoryOutbox()
+    journal, settlement = f"{BASE}/t1/journal", f"{BASE}/t1/settlement"
+    async with running_link(settings_for(mosquitto), outbox) as link:
+        outbox.put(OutboundMessage(journal, b"failing", retain=True))
+        outbox.put(OutboundMessage(settlement, b"paid"))
+        await until(lambda: len(outbox) == 0)
+        mosquitto.stop()
+        await link.until(LinkState.DISCONNECTED)
+        mosquitto.start()
+        await link.until(LinkState.CONNECTED)
+        async with subscribe(journal, settlement) as late_display:
+            assert _retained(await late_display.next()) == (journal, b"failing")
+            assert await late_display.nothing_within(0.2)
+
+
 def _retained(message: aiomqtt.Message) -> tuple[str, bytes]:
     assert message.retain
     assert isinstance(message.payload, bytes)
@@ -385,6 +406,23 @@ async def test_the_publisher_sleeps_until_a_message_is_put() -> None:
     assert not waiting.done()
     outbox.put(_message(7))
     assert (await asyncio.wait_for(waiting, 1)).message == _message(7)
+
+
+def test_the_outbox_remembers_the_latest_retained_message_per_topic() -> None:
+    """What a broker restarted without persistence must be told again: the newest retained
+    message of each topic once acknowledged, unless a newer one waits to go out anyway."""
+    outbox = MemoryOutbox()
+    first = OutboundMessage(f"{BASE}/round", b"round 1", retain=True)
+    ids = [outbox.put(first), outbox.put(OutboundMessage(f"{BASE}/settlement", b"paid"))]
+    assert outbox.retained() == []  # nothing acknowledged yet
+    for message_id in ids:
+        outbox.ack(message_id)
+    assert outbox.retained() == [first]
+    second = OutboundMessage(f"{BASE}/round", b"round 2", retain=True)
+    pending = outbox.put(second)
+    assert outbox.retained() == []  # round 2 goes out with the outbox: round 1 must not follow it
+    outbox.ack(pending)
+    assert outbox.retained() == [second]
 
 
 def test_a_full_outbox_refuses_loudly_and_drops_nothing() -> None:

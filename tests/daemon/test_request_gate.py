@@ -151,6 +151,29 @@ async def test_everything_is_served_in_arrival_order_and_only_requests_are_bound
         inbox.get_nowait()
 
 
+async def test_a_request_that_only_reads_waits_behind_everything_else() -> None:
+    """`status` changes nothing at the table: a flood of polls never holds a card back."""
+    inbox: TableInbox[str] = TableInbox(request_capacity=3)
+    assert inbox.offer("status-1", reads_only=True)
+    assert inbox.offer("wager")
+    inbox.put_nowait("card")
+    assert inbox.offer("status-2", reads_only=True)
+    assert not inbox.offer("status-3", reads_only=True)  # reads take room like any request
+    assert [await inbox.get() for _ in range(4)] == ["wager", "card", "status-1", "status-2"]
+
+
+async def test_requests_that_queued_together_are_taken_together() -> None:
+    inbox: TableInbox[str] = TableInbox(request_capacity=10)
+    for name in ("w1", "w2"):
+        assert inbox.offer(name)
+    inbox.put_nowait("card")
+    assert inbox.offer("w3")
+    assert inbox.offer("status", reads_only=True)
+    assert inbox.get_requests_nowait(10) == ["w1", "w2"]  # up to the card, not past it
+    assert inbox.get_nowait() == "card"
+    assert inbox.get_requests_nowait(10) == ["w3", "status"]
+
+
 async def test_a_waiting_consumer_wakes_for_either_lane() -> None:
     inbox: TableInbox[str] = TableInbox(request_capacity=1)
     waiting = asyncio.create_task(inbox.get())

@@ -7,7 +7,7 @@ import json
 
 from rich.console import Console
 
-from daemon.availability import availability_payload
+from daemon.availability import Availability, availability_payload
 from daemon.cli.watch import render
 from daemon.display.model import PitModel
 from tests.daemon.tables import drawn, make_service, request
@@ -85,6 +85,21 @@ def test_a_table_is_offline_when_its_daemon_dies_or_stops_it() -> None:
     assert "OFFLINE: daemon pc-a stopped it" in _screen(pit)
     pit.apply("casino/bj1/availability", availability_payload("online", "pc-b"))
     assert "OFFLINE: daemon pc-b is gone" in _screen(pit)  # pc-b never said online
+
+
+def test_a_table_two_daemons_claim_is_contested_never_live_nor_offline() -> None:
+    """daemon/claims.py: both serve it; the title names them, and never says OFFLINE."""
+    pit = _round()
+    pit.apply("casino/bridge/pc-b/state", b"online")
+    conflict = Availability("conflict", "pc-b", ("pc-a",)).payload()
+    pit.apply("casino/bj1/availability", conflict)
+    screen = _screen(pit)
+    assert "CONTESTED: claimed by two daemons at once: pc-a and pc-b" in screen
+    assert "OFFLINE" not in screen
+    pit.apply("casino/bridge/pc-b/state", b"offline")  # one gone: still contested by pc-a
+    assert "CONTESTED" in _screen(pit)
+    pit.apply("casino/bj1/availability", availability_payload("online", "pc-a"))
+    assert "CONTESTED" not in _screen(pit)
 
 
 def test_watch_shows_every_settlement_of_the_round_in_the_rules_order() -> None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from daemon.availability import Availability
 from daemon.display.wording import settlement_text
 from tests.daemon.pit import shoe_script
 from tests.display.floor import NODE, Floor, running_floor
@@ -147,6 +148,30 @@ async def test_a_killed_daemon_turns_its_tables_offline(
             browser,
             "both tables live again",
         )
+
+
+async def test_a_table_another_daemon_claims_is_contested_then_live_again(
+    tmp_path: Path, mosquitto: Mosquitto, browser: Browser
+) -> None:
+    """A second daemon (here the test's client, as node `lab-pc`) claims the table: the real
+    daemon says `conflict`, and the page shows CONTESTED with both nodes, never OFFLINE; when
+    the other's bridge goes offline the daemon takes the table back and the page says LIVE."""
+    table, settings, events = _log_table("double-attack-three-eights.jsonl")
+    async with running_floor(
+        tmp_path, mosquitto, {table: (settings, shoe_script(events))}
+    ) as floor:
+        browser.open(floor.url)
+        await _until(lambda: browser.text(".badge") == "LIVE", browser, "the table live")
+        other = Availability("online", "lab-pc").payload()
+        await floor.client.publish("shoe2mqtt/bridge/lab-pc/state", b"online", qos=1, retain=True)
+        await floor.client.publish(f"shoe2mqtt/{table}/availability", other, qos=1, retain=True)
+        await _until(lambda: browser.text(".badge") == "CONTESTED", browser, "the table contested")
+        assert browser.texts(".alert.contested") == [
+            f"CONTESTED claimed by two daemons at once: lab-pc and {NODE}"
+        ]
+        assert browser.texts(".alert.offline") == []
+        await floor.client.publish("shoe2mqtt/bridge/lab-pc/state", b"offline", qos=1, retain=True)
+        await _until(lambda: browser.text(".badge") == "LIVE", browser, "the table live again")
 
 
 async def test_broker_and_display_restarts_are_survived_without_a_reload(

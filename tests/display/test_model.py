@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from daemon.availability import availability_payload
+from daemon.availability import Availability, availability_payload
 from daemon.display.model import HISTORY, PitModel
 from daemon.display.wording import money, settlement_text
+from daemon.topics import Topics
 from tests.display.rounds import (
     BASE,
     expected_settlements,
@@ -19,6 +20,7 @@ from tests.display.rounds import (
 
 if TYPE_CHECKING:
     from daemon.envelope import Outbound
+    from daemon.table_service import TableService
 
 
 def _online(model: PitModel, table: str, node: str = "pc-a") -> None:
@@ -136,6 +138,25 @@ def test_a_table_is_live_only_while_its_daemon_and_the_display_are_connected() -
     assert model.view("da-1")["live"] is True
 
 
+def test_a_table_two_daemons_claim_is_contested_with_both_named() -> None:
+    model = _fed(played("double-attack-three-eights.jsonl"), "da-1")
+    model.apply(f"{BASE}/bridge/pc-b/state", b"online")
+    model.apply(f"{BASE}/da-1/availability", Availability("conflict", "pc-a", ("pc-b",)).payload())
+    view = model.view("da-1")
+    assert (view["live"], view["contested"]) == (False, ["pc-a", "pc-b"])
+    assert view["alerts"][0] == {
+        "class": "contested",
+        "label": "CONTESTED",
+        "text": "claimed by two daemons at once: pc-a and pc-b",
+    }
+    assert all(alert["label"] != "OFFLINE" for alert in view["alerts"])
+    for node in ("pc-a", "pc-b"):  # both gone: nobody serves it
+        model.apply(f"{BASE}/bridge/{node}/state", b"offline")
+    view = model.view("da-1")
+    assert (view["contested"], view["alerts"][0]["label"]) == (None, "OFFLINE")
+    assert view["availability"] == "daemons pc-a and pc-b are gone"
+
+
 def test_finished_rounds_go_to_the_history_newest_first() -> None:
     first = played("blackjack-queen-of-hearts.jsonl")
     model = _fed(first, "bj-1")
@@ -205,3 +226,24 @@ def test_a_journal_that_cannot_be_written_stands_out_until_it_can() -> None:
     assert alerts["JOURNAL"].startswith("the disk is full: the table waits")
     assert model.apply(f"{BASE}/ta-1/journal", b'{"state": "ok", "node": "pc-a"}')
     assert "JOURNAL" not in {a["label"] for a in model.view("ta-1")["alerts"]}
+
+
+def test_a_card_waiting_for_the_console_and_a_card_held_for_a_doubt_stand_out() -> None:
+    """The pit sees why a table's round stopped: a card waits for a declaration from the
+    dealer console (docs/mqtt.md, the console's contract), or is held for a supervisor."""
+    from tests.daemon.tables import drawn, make_service, request
+
+    def table() -> TableService:
+        service = make_service(id="bj-1")
+        service.topics = Topics(BASE)
+        return service
+
+    service = table()
+    request(service, "wager", seat=2, kind="blackjack", amount="25")
+    waiting = drawn(service, "10C")  # "No more bets" not yet called
+    [alert] = [a for a in _fed(waiting, "bj-1").alerts("bj-1") if a["label"] == "WAITING"]
+    assert alert["text"] == "a card waits for no more bets from the dealer console"
+    held = drawn(table(), "10C")  # no round open at all: a doubt
+    [alert] = [a for a in _fed(held, "bj-1").alerts("bj-1") if a["label"] == "HOLD"]
+    assert "a card came before any wager" in alert["text"]
+    assert "1 card held" in alert["text"]

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Final
 
 import pytest
 
-from daemon.availability import Liveness
+from daemon.availability import Availability, Liveness
 from daemon.testing import (
     BURN,
     TABLE_SETTINGS,
@@ -162,7 +162,7 @@ async def test_a_floor_sees_every_table_and_settlement_right_through_a_kill_and_
             assert _live(liveness(consoles)) == EXPECTED
             assert _live(liveness(display)) == EXPECTED
             # bj-3's own availability still says online: only the node's will tells.
-            assert liveness(display).tables["bj-3"] == ("online", "pc-3")
+            assert liveness(display).tables["bj-3"] == Availability("online", "pc-3")
             # Settlements were made while the bridge was away, and crossed it once it was back.
             assert sum(len(settlements(display, table)) for table in NODES.values()) > before
             for table in NODES.values():

@@ -39,9 +39,12 @@ MOSQUITTO_PASSWD: Final = Path("/usr/bin/mosquitto_passwd")
 DAEMON: Final = "shoe2mqtt-pit-a"
 NODE: Final = "pit-a"  # the daemon's [mqtt] node, whose bridge state its user may write
 DISPLAY: Final = "display-pit-a"
+# A second read-only user, for a second display-like client connected at once (the example
+# config names each connection by its user: a second `display-pit-a` would throw the first off).
+WATCH: Final = "watch-pit-a"
 CONSOLE_1: Final = "console-bj-1"
 CONSOLE_2: Final = "console-bj-2"
-USERS: Final = (DAEMON, DISPLAY, CONSOLE_1, CONSOLE_2)
+USERS: Final = (DAEMON, DISPLAY, WATCH, CONSOLE_1, CONSOLE_2)
 TABLES: Final = ("bj-1", "bj-2")
 BASE: Final = "shoe2mqtt"
 
@@ -106,12 +109,14 @@ class SecureBroker:
         self, user: str | None, password: str | None = None, *, identifier: str | None = None
     ) -> aiomqtt.Client:
         """An MQTT 3.1.1 client over TLS, trusting the test CA; the user's own password
-        unless another is given."""
+        unless another is given. Its client id is the one the broker gives it, its user name
+        (`use_username_as_clientid`), unless `identifier` asks for another (which the broker
+        then replaces)."""
         if password is None and user is not None:
             password = self.passwords[user]
         if identifier is None:
             number = self.client_ids[str(user)] = self.client_ids.get(str(user), 0) + 1
-            identifier = f"{user}-{number}"
+            identifier = str(user) if user is not None else f"anonymous-{number}"
         return aiomqtt.Client(
             self.host,
             self.port,

@@ -26,14 +26,18 @@ import aiomqtt
 import pytest
 from paho.mqtt.reasoncodes import ReasonCode
 
+from daemon.mqtt import LinkState
 from daemon.mqtt.client import connected
 from daemon.testing import STEP_TIMEOUT
 from tests.security.conftest import (
     BASE,
     CONSOLE_1,
+    CONSOLE_2,
     DAEMON,
     DISPLAY,
     DISPLAY_FILTERS,
+    NODE,
+    WATCH,
     SecureBroker,
 )
 from tests.security.secure_pit import SecurePit, running_secure_pit
@@ -65,11 +69,10 @@ async def _wager(pit: SecurePit, table: str) -> None:
     assert response["status"] == "ok", response
 
 
-async def _until_denied(broker: SecureBroker, client_prefix: str, topic: str) -> str:
-    """The broker's log line for a refused publish (it may be written a moment later)."""
-    pattern = re.compile(
-        rf"Denied PUBLISH from {re.escape(client_prefix)}-\d+ .*'{re.escape(topic)}'"
-    )
+async def _until_denied(broker: SecureBroker, user: str, topic: str) -> str:
+    """The broker's log line for a refused publish (it may be written a moment later); the
+    broker names each client by its user name (`use_username_as_clientid`)."""
+    pattern = re.compile(rf"Denied PUBLISH from {re.escape(user)} .*'{re.escape(topic)}'")
     deadline = asyncio.get_running_loop().time() + STEP_TIMEOUT
     while not (found := pattern.search(broker.log())):
         assert asyncio.get_running_loop().time() < deadline, f"no {pattern.pattern!r} in the log"
@@ -105,7 +108,7 @@ async def test_a_display_request_is_dropped_by_the_broker(
 ) -> None:
     async with (
         running_secure_pit(secure_broker, {"bj-1": ROUND, "bj-2": IDLE}, tmp_path) as pit,
-        secure_broker.client(DISPLAY) as display,
+        secure_broker.client(WATCH) as display,
     ):
         table = pit.daemon.tables["bj-1"].service
         before, seq = table.engine.public_view(), table.envelopes.next_seq
@@ -117,12 +120,12 @@ async def test_a_display_request_is_dropped_by_the_broker(
         assert pit.responses_to(refused) == []
         assert table.engine.public_view() == before
         assert table.envelopes.next_seq == seq + 1  # the status response, nothing else
-        line = await _until_denied(secure_broker, DISPLAY, f"{BASE}/bj-1/request/wager")
+        line = await _until_denied(secure_broker, WATCH, f"{BASE}/bj-1/request/wager")
     assert "(d0, q1, r0," in line
 
 
 # ---------------------------------------------------------------- (c) nobody else reads requests
-@pytest.mark.parametrize("spy_user", [DISPLAY, CONSOLE_1])
+@pytest.mark.parametrize("spy_user", [WATCH, CONSOLE_1])  # CONSOLE_1: the table's own console
 async def test_only_the_daemon_reads_a_hole_card_entered_by_hand(
     secure_broker: SecureBroker, tmp_path: Path, spy_user: str
 ) -> None:
@@ -136,8 +139,13 @@ async def test_only_the_daemon_reads_a_hole_card_entered_by_hand(
     script = ROUND.replace(HOLE, "??")  # the reader cannot read the hole card
     async with (
         running_secure_pit(secure_broker, {"bj-1": script, "bj-2": IDLE}, tmp_path) as pit,
-        secure_broker.client(spy_user) as spy,
+        contextlib.AsyncExitStack() as stack,
     ):
+        spy = (
+            pit.consoles["bj-1"]  # one connection per user: the console the pit runs
+            if spy_user == CONSOLE_1
+            else await stack.enter_async_context(secure_broker.client(spy_user))
+        )
         # Whatever SUBACK says (mosquitto 2.0's acl_file grants every subscription; the
         # dynamic-security plugin would refuse these with 0x80), nothing may be delivered.
         await spy.subscribe([(topic_filter, 1) for topic_filter in spy_filters])
@@ -305,7 +313,7 @@ async def test_no_log_line_or_journal_holds_the_password_nor_a_log_line_the_hole
     script = ROUND.replace(HOLE, "??")
     async with (
         running_secure_pit(secure_broker, {"bj-1": script, "bj-2": IDLE}, tmp_path) as pit,
-        secure_broker.client(DISPLAY) as display,
+        secure_broker.client(WATCH) as display,
     ):
         await _wager(pit, "bj-1")
         for _ in range(4):
@@ -328,3 +336,28 @@ async def test_no_log_line_or_journal_holds_the_password_nor_a_log_line_the_hole
     for path in state.iterdir():
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
         assert password.encode() not in path.read_bytes(), path
+
+
+# ---------------------------------------------------------------- (g) client ids are users'
+@pytest.mark.parametrize("intruder", [WATCH, CONSOLE_2])
+async def test_no_other_user_can_throw_the_daemon_off_with_its_client_id(
+    secure_broker: SecureBroker, tmp_path: Path, intruder: str
+) -> None:
+    """Measured on a broker without `use_username_as_clientid`: the display's user connecting
+    as `shoe2mqtt-pit-a` 37 times in 20 s threw the daemon off 6 times. The example broker
+    names every connection by its user, so the intruder only ever replaces itself (with
+    CONSOLE_2: the pit's own bj-2 console, connected as that user)."""
+    daemon_id = f"shoe2mqtt-{NODE}"
+    async with running_secure_pit(secure_broker, {"bj-1": IDLE, "bj-2": IDLE}, tmp_path) as pit:
+        for _ in range(10):
+            async with connected(secure_broker.client(intruder, identifier=daemon_id)):
+                pass
+        answer = await pit.request("bj-1", "status")  # the daemon heard and answered since
+        assert answer["status"] == "ok", answer
+        assert pit.daemon.link.state is LinkState.CONNECTED
+        bridge = [m.payload for m in pit.messages if m.topic == f"{BASE}/bridge/{NODE}/state"]
+    assert bridge == [b"online"]  # the pit never saw it flap
+    log = secure_broker.log()
+    assert f"Client {daemon_id} already connected" not in log, log
+    assert log.count(f"as {intruder} ") >= 10  # the broker named each attempt by its user
+    assert log.count(f"as {daemon_id} ") == 1  # and the daemon connected once

@@ -107,23 +107,26 @@
     return row;
   }
 
+  // Live, OFFLINE, or CONTESTED: two daemons claim the table (neither live nor offline).
   function liveness(table) {
-    if (!state.connected) return { live: false, text: "the page has lost the display" };
-    return { live: table.live, text: table.availability };
+    if (!state.connected) return { live: false, css: "offline", label: "OFFLINE", text: "the page has lost the display" };
+    if (table.live) return { live: true, css: "live", label: "LIVE", text: table.availability };
+    if (table.contested) return { live: false, css: "contested", label: "CONTESTED", text: table.availability };
+    return { live: false, css: "offline", label: "OFFLINE", text: table.availability };
   }
 
   function badge(table) {
     const status = liveness(table);
-    const node = el("span", "badge " + (status.live ? "live" : "offline"));
-    node.textContent = status.live ? "LIVE" : "OFFLINE";
+    const node = el("span", "badge " + status.css);
+    node.textContent = status.label;
     return node;
   }
 
   function alerts(table) {
     const list = el("ul", "alerts");
     const status = liveness(table);
-    const items = table.alerts.filter((alert) => alert.class !== "offline");
-    if (!status.live) items.unshift({ class: "offline", label: "OFFLINE", text: status.text });
+    const items = table.alerts.filter((alert) => alert.class !== "offline" && alert.class !== "contested");
+    if (!status.live) items.unshift({ class: status.css, label: status.label, text: status.text });
     items.forEach((alert) => {
       const item = el("li", "alert " + alert.class);
       item.append(el("strong", "label", alert.label), " ", el("span", "text", alert.text));
@@ -236,7 +239,8 @@
   // A table's box and its heading: id, game, LIVE or OFFLINE, the reader and the round,
   // and what must stand out.
   function tableBox(table, css) {
-    const box = el("article", "table " + css + (liveness(table).live ? "" : " offline"));
+    const status = liveness(table);
+    const box = el("article", "table " + css + (status.live ? "" : " " + status.css));
     box.id = "table-" + table.table;
     box.dataset.table = table.table;
     const head = el("header", "table-head");
