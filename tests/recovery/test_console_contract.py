@@ -324,8 +324,15 @@ CASES: Final[dict[str, Callable[[Table], Awaitable[None]]]] = {
 
 
 # ---------------------------------------------------------------- one daemon, every table
+@dataclass
+class Pit:
+    tables: list[Table]
+    daemon: DaemonProcess
+    collector: Collector
+
+
 @contextlib.asynccontextmanager
-async def _pit(directory: Path, broker: Mosquitto, names: list[str]) -> AsyncIterator[list[Table]]:
+async def _pit(directory: Path, broker: Mosquitto, names: list[str]) -> AsyncIterator[Pit]:
     async with contextlib.AsyncExitStack() as stack:
         cables = []
         for index in range(len(names)):
@@ -349,7 +356,10 @@ async def _pit(directory: Path, broker: Mosquitto, names: list[str]) -> AsyncIte
         try:
             await collector.wait_online(mark)
             await _connected(collector, [str(t["id"]) for t in tables])
-            yield [Table(str(t["id"]), c, collector) for t, c in zip(tables, cables, strict=True)]
+            played = [
+                Table(str(t["id"]), c, collector) for t, c in zip(tables, cables, strict=True)
+            ]
+            yield Pit(played, daemon, collector)
         finally:
             assert await daemon.stop() == 0, daemon.tail()
 
@@ -370,7 +380,8 @@ async def test_every_case_settles_right_or_holds_flags_and_tells_the_pit(
     tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
     names = [*CAPTURE_CASES, *CASES]
-    async with _pit(tmp_path, mosquitto, names) as tables:
+    async with _pit(tmp_path, mosquitto, names) as pit:
+        tables = pit.tables
         plays: list[Awaitable[None]] = []
         for name, table in zip(names, tables, strict=True):
             if name in CAPTURE_CASES:
@@ -384,3 +395,41 @@ async def test_every_case_settles_right_or_holds_flags_and_tells_the_pit(
         if isinstance(result, BaseException)
     }
     assert failed == {}
+
+
+@pytest.mark.timeout(90)
+async def test_a_restart_between_rounds_holds_the_round_a_console_opened_unanswered(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    """The daemon restarts between rounds (an ENQ shoe keeps nothing): the console's wagers
+    go unanswered, the dealer deals seat 1's first card meanwhile, the daemon comes back and
+    the console sends its wagers again as it had them. The round is held, the pit told, and
+    the floorperson enters the card that went by unheard."""
+    async with _pit(tmp_path, mosquitto, ["restart"]) as pit:
+        [table] = pit.tables
+        await _burn(table)
+        seen = table.collector.seen(table.table)
+        assert await pit.daemon.stop() == 0, pit.daemon.tail()
+        requests = [
+            ("wager", {"seat": seat, "kind": kind, "amount": "10.00"})
+            for seat in (1, 2, 3)
+            for kind in ("blackjack", "twenty_point_bonus")
+        ]
+        for command, body in [*requests, ("close_betting", {})]:
+            topic = f"{BASE}/{table.table}/request/{command}"
+            await table.collector.publish(topic, json.dumps({**body, "seen": seen}))
+        table.deal("10C")  # nobody reads the line: gone
+        mark = table.collector.mark()
+        await pit.daemon.start()
+        await table.collector.wait_online(mark)
+        await _connected(table.collector, [table.table])
+        for command, body in [*requests, ("close_betting", {})]:  # unanswered: sent again
+            answer = await table.request(command, **body, seen=seen)
+            assert answer["status"] == "ok", answer
+        table.deal(" ".join(DEAL[1:]))
+        held = await table.until(lambda s: s["doubt"] is not None)
+        assert held["doubt"] == "unheard_round"
+        await table.ok("card", card="10C")
+        await table.ok("resume")
+        await table.stands()
+        await table.verdict(review=True)
