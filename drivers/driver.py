@@ -12,6 +12,10 @@ How the daemon should read the link events:
     Disconnected   an open link was lost: the round in progress may miss cards from now on
     Reconnected    the link is back after a loss: flag the round that spans it for review
 
+and the line's (`drivers.noise`): `LineNoiseBegan` where the line began to carry what is no
+frame (in the stream's order: a frame in the noise may be lost), `LineQuiet` where it stopped,
+and `LineNoise`, what it came to (at most one report a minute, whatever its size).
+
 The driver speaks the host's part of the protocol (the codec's `HostLink`): whenever it opens
 the line it sends the greeting (the reference protocol's STATUS_REQUEST) and takes nothing
 from the line until the device answers it (DEVICE_IDENTITY), repeating the greeting every
@@ -19,6 +23,11 @@ second meanwhile; so the first thing a receiver hears after every (re)open is wh
 is and where its numbering stands. It never acknowledges a frame on its own: the receiver
 calls `acknowledge(seq)` once the frame is durable (decision D3), and judges repeats and
 gaps itself (`drivers.receiver`), against what it has made durable.
+
+A reply (`CommandAccepted`, `CommandRejected`) is handed up only where it answers a command
+the driver sent on this link (`HostLink.awaits_reply`); any other is the line's noise,
+counted (`line.unsolicited_replies`) and dropped: random bytes on an ENQ line hold some 7,800
+"replies" a megabyte, which would otherwise each become an event.
 """
 
 from __future__ import annotations
@@ -30,8 +39,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, NoReturn, TypeAlias
 
 from drivers.backoff import Backoff, BackoffPolicy
-from drivers.events import Event
+from drivers.events import CommandAccepted, CommandRejected, Event
 from drivers.logs import WireBytes, get_logger
+from drivers.noise import LineCounts, LineEvent, LineNoise, LineNoiseBegan, NoiseWatch
 from drivers.transports.errors import LinkLost, NotConnected, SettingsError, TransportError
 
 if TYPE_CHECKING:
@@ -93,7 +103,7 @@ class Reconnected:
 
 
 LinkEvent: TypeAlias = Connecting | LinkFault | Connected | Disconnected | Reconnected
-DriverEvent: TypeAlias = Event | LinkEvent
+DriverEvent: TypeAlias = Event | LinkEvent | LineEvent
 Emit: TypeAlias = "Callable[[DriverEvent], Awaitable[None]]"
 
 
@@ -147,12 +157,21 @@ class ShoeDriver:
         self._log = self._reader_log(None)
         self._link: Transport | None = None
         self._running = False
+        self._bytes_read = 0
+        self._unsolicited = 0  # replies to no command, dropped
+        self._replies_awaited = 0  # commands sent on this link and not yet answered
+        self._noise = NoiseWatch()
 
     @property
     def counters(self) -> DecoderCounters:
         """The codec's running totals: frames handed up, bad checksums, malformed and unknown
         frames, garbage; repeats and conflicts are the receiver's (`FrameReceiver.counters`)."""
         return self._decoder.counters
+
+    @property
+    def line(self) -> LineCounts:
+        """What the line carried that was no frame, with every byte read: running totals."""
+        return LineCounts.of(self._decoder.counters, self._bytes_read, self._unsolicited)
 
     @property
     def connected(self) -> bool:
@@ -164,6 +183,8 @@ class ShoeDriver:
         if link is None:
             raise NotConnected(f"driver {self.name} has no open link", endpoint=self.name)
         self._log.debug("reader.sent", data=WireBytes(data))
+        if self._host.awaits_reply(data):
+            self._replies_awaited += 1
         await link.write(data)
 
     async def acknowledge(self, seq: int) -> None:
@@ -266,7 +287,17 @@ class ShoeDriver:
             await emit(LinkFault(endpoint, str(error), error.errno, attempt, delay))
 
     async def _pump(self, transport: Transport, emit: Emit, backoff: Backoff) -> TransportError:
-        """Greet the device, then feed the codec until the link fails; return why it failed."""
+        """Greet the device, then feed the codec until the link fails; return why it failed.
+        The noise the link carried is told before its loss is."""
+        self._replies_awaited = 0  # an answer to a command sent on another link never comes
+        failure = await self._read_until_lost(transport, emit, backoff)
+        now = asyncio.get_running_loop().time()
+        await self._tell_noise(self._noise.take(transport.endpoint, now, closing=True), emit)
+        return failure
+
+    async def _read_until_lost(
+        self, transport: Transport, emit: Emit, backoff: Backoff
+    ) -> TransportError:
         proven = False
         loop = asyncio.get_running_loop()
         greeting = _Greeting(self._host, loop.time())
@@ -284,33 +315,75 @@ class ShoeDriver:
                 data = await self._read(transport, last_byte, greeting.next_at)
             except TransportError as failure:
                 return failure
-            if data is None:
-                continue  # time to greet again
+            if data is None:  # time to greet again, or to tell of the noise
+                await self._tell_noise(self._noise.take(transport.endpoint, loop.time()), emit)
+                continue
             last_byte = loop.time()
             if not proven:
                 # Only a link that delivered data resets the backoff: a device server that
                 # accepts and at once drops us must not be hammered at the initial delay.
                 proven = True
                 backoff.reset()
-            self._log.debug("reader.received", data=WireBytes(data))
-            for event in self._decoder.feed(data):
-                if greeting.admits(event):
-                    await emit(event)
-                else:
-                    # Before its answer, a frame may be a resend the device's timer sent
-                    # blindly: the device sends it again after the answer, where the
-                    # receiver can judge it knowing who the device is.
-                    self._log.debug("reader.before_greeting_dropped", dropped=type(event).__name__)
+            await self._take(data, transport.endpoint, greeting, emit)
+            # A read that finds bytes waiting returns without yielding: a line that never
+            # stops (noise at a device server's speed) must not keep the other tables waiting.
+            await asyncio.sleep(0)
+
+    async def _take(self, data: bytes, endpoint: str, greeting: _Greeting, emit: Emit) -> None:
+        """Feed the codec one chunk; hand up its events, and what the noise did."""
+        self._log.debug("reader.received", data=WireBytes(data))
+        now = asyncio.get_running_loop().time()
+        # What fell due before these bytes came (the noise was over, or is to be reported).
+        await self._tell_noise(self._noise.take(endpoint, now), emit)
+        self._bytes_read += len(data)
+        events = [event for event in self._decoder.feed(data) if self._solicited(event)]
+        if self._noise.observe(self.line, now):
+            # Before this chunk's events: one of them may come after a frame the noise ate.
+            await emit(LineNoiseBegan(endpoint))
+        for event in events:
+            if greeting.admits(event):
+                await emit(event)
+            else:
+                # Before its answer, a frame may be a resend the device's timer sent
+                # blindly: the device sends it again after the answer, where the
+                # receiver can judge it knowing who the device is.
+                self._log.debug("reader.before_greeting_dropped", dropped=type(event).__name__)
+
+    def _solicited(self, event: Event) -> bool:
+        """Whether to hand `event` up: a reply only where a command sent awaits one."""
+        if not isinstance(event, CommandAccepted | CommandRejected):
+            return True
+        if self._replies_awaited:
+            self._replies_awaited -= 1
+            return True
+        self._unsolicited += 1
+        return False
+
+    async def _tell_noise(self, events: list[LineEvent], emit: Emit) -> None:
+        """The noise's report (and a log line for it) and its end, as they fall due."""
+        for event in events:
+            if isinstance(event, LineNoise):
+                self._log.warning(
+                    "reader.line_noise",
+                    seconds=event.seconds,
+                    lasting=event.lasting,
+                    bytes_read=event.bytes_read,
+                    garbage_bytes=event.garbage_bytes,
+                    bad_checksum=event.bad_checksum,
+                    malformed=event.malformed,
+                    unknown_message=event.unknown_message,
+                    unsolicited_replies=event.unsolicited_replies,
+                )
+            await emit(event)
 
     async def _read(
         self, transport: Transport, last_byte: float, greet_at: float | None
     ) -> bytes | None:
-        """The next bytes; None when it is time to greet again; raises `LinkLost` after
-        `idle_timeout` seconds without a byte."""
+        """The next bytes; None when it is time to greet again or to tell of the noise;
+        raises `LinkLost` after `idle_timeout` seconds without a byte."""
         idle = self._idle_timeout
-        deadline = None if idle is None else last_byte + idle
-        if greet_at is not None and (deadline is None or greet_at < deadline):
-            deadline = greet_at
+        times = (None if idle is None else last_byte + idle, greet_at, self._noise.due_at())
+        deadline = min((t for t in times if t is not None), default=None)
         try:
             async with asyncio.timeout_at(deadline):
                 return await transport.read()

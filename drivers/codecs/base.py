@@ -90,6 +90,12 @@ class HostLink:
         """The frame that acknowledges the device's frame `seq`; empty: nothing to send."""
         return b""
 
+    def awaits_reply(self, frame: bytes) -> bool:  # noqa: ARG002 - a listener asks nothing
+        """Whether the device answers `frame`, which the host sent, with a reply
+        (`CommandAccepted` or `CommandRejected`): a reply no frame asked for is the line's
+        noise, counted and dropped by the driver, never handed up."""
+        return False
+
 
 class Decoder(ABC):
     """Base of every codec's decoder; subclasses implement `feed`."""
