@@ -157,6 +157,9 @@ _NOTICE_KINDS = [k.value for k in NoticeKind] + [
     "link_unstable",
     "table_claimed",
     "table_claim_ended",
+    # What the shoe's line cost the table (daemon.shoe_line): noise, and an inbox it overfilled.
+    "line_noise",
+    "reader_overflow",
 ]
 
 # Every request may carry these (docs/mqtt.md, "Requests and responses").

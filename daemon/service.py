@@ -3,7 +3,10 @@
 Tasks (all named, all children of one TaskGroup, all cancelled together on shutdown):
 - `mqtt-link`: connects, announces `online`, subscribes to each table's requests, drains the
   outbox in order, reconnects forever;
-- `driver:<table>`: reads the shoe, reconnecting forever, and queues its events;
+- `driver:<table>`: reads the shoe, reconnecting forever, and queues its events: it waits
+  while the table's inbox holds as much of the shoe's as it may (daemon.table_inbox), or, for
+  a shoe that keeps nothing, reads on and drops what finds it full, counted and told
+  (daemon.shoe_line); the line's noise is told once per episode, never journaled byte by byte;
 - `table:<table>`: takes the table's inbox (shoe events, link changes, new settings first;
   then requests) one item at a time: judges what the shoe sent against the journal, journals
   it, acknowledges it to the shoe, applies it, hands what it caused to the outbox. One
@@ -66,6 +69,7 @@ from daemon.mqtt.outbox import OutboundMessage
 from daemon.notify import Notifier
 from daemon.request_gate import REPORT_INTERVAL, Refused, RequestGate
 from daemon.requests import request_record
+from daemon.shoe_line import Overflow, ShoeLine
 from daemon.status_line import StatusLine
 from daemon.storage import RETRY_FIRST, RETRY_MAX, StorageWatch
 from daemon.table_inbox import TableInbox
@@ -73,7 +77,8 @@ from daemon.table_service import CONSOLE_CONTRACT, TableService
 from daemon.timers import TableTimers
 from daemon.topics import Topics
 from daemon.version import installed_version
-from drivers.registry import create_driver
+from drivers.noise import LineNoise, LineNoiseBegan, LineQuiet
+from drivers.registry import create_driver, sequence_policy
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine
@@ -81,9 +86,11 @@ if TYPE_CHECKING:
     from daemon.config import ServiceConfig
     from daemon.journal import EventKind
     from daemon.mqtt.takeover import ClientIdInUse, LinkUnstable
+    from daemon.shoe_line import LineNotice
     from daemon.table_service import Timer
     from drivers.driver import DriverEvent, Emit, LinkEvent, ShoeDriver
     from drivers.events import Event as ShoeEvent
+    from drivers.noise import LineEvent
     from rules.config import TableConfig
 
 log = structlog.get_logger("daemon")
@@ -123,6 +130,20 @@ class LinkItem:
     """The reader's link changed (connecting, connected, lost, back)."""
 
     event: LinkEvent
+
+
+@dataclass(frozen=True, slots=True)
+class LineItem:
+    """What the shoe's line carried that was no frame: noise began, it ended, its report."""
+
+    event: LineEvent
+
+
+@dataclass(frozen=True, slots=True)
+class OverflowItem:
+    """Where the shoe's events began to be dropped, the inbox being full (daemon.shoe_line)."""
+
+    overflow: Overflow
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +217,8 @@ class NoticeItem:
 TableItem = (
     ShoeItem
     | LinkItem
+    | LineItem
+    | OverflowItem
     | RequestItem
     | RefusedItem
     | StartItem
@@ -210,8 +233,9 @@ class _Table:
     setup: TableSetup
     service: TableService
     driver: ShoeDriver
-    # Requests in their own bounded lane, served after everything else (daemon.table_inbox).
+    # Everything the table hears, in arrival order; the shoe's and requests bounded.
     queue: TableInbox[TableItem]
+    line: ShoeLine  # what the shoe's line costs the table: noise, overflow
     replay: TableReplay | None = None  # from the journal, once recovered
     checkpoint_n: int = 0  # the event the last checkpoint followed
 
@@ -287,6 +311,7 @@ class Daemon:
             ),
             driver,
             TableInbox(self.config.requests.queue),
+            ShoeLine(reliable=_keeps_frames(setup.shoe.protocol)),
         )
 
     def _mqtt_link(self) -> MqttLink:
@@ -463,14 +488,25 @@ class Daemon:
     # ---------------------------------------------------------------- the loop
     def _from_driver(self, table: _Table) -> Emit:
         table_id = table.setup.table.table_id
+        queue, line = table.queue, table.line
 
         async def emit(event: DriverEvent) -> None:
             # While the journal cannot be written, the driver waits here and reads no more:
             # the shoe keeps what it dealt, unacknowledged (decision D3, daemon/storage.py).
             await self.storage.writable(table_id)
-            await table.queue.put(
-                LinkItem(event) if isinstance(event, LINK_EVENTS) else ShoeItem(event)
-            )
+            if isinstance(event, LineNoiseBegan | LineQuiet | LineNoise):
+                await queue.put(LineItem(event))
+            elif isinstance(event, LINK_EVENTS):
+                await queue.put(LinkItem(event))
+            elif line.reliable:  # waits for room: the shoe keeps the frame meanwhile
+                await queue.put(ShoeItem(event))
+            elif not queue.try_put(ShoeItem(event)):
+                # A shoe that keeps nothing must be read on, or the kernel drops its bytes
+                # uncounted: what the table cannot take is dropped here, counted and told.
+                overflow = line.refused(event)
+                if overflow is not None:
+                    log.warning("reader.overflow", table=table_id, capacity=queue.shoe_capacity)
+                    queue.put_nowait(OverflowItem(overflow))
 
         return emit
 
@@ -566,8 +602,31 @@ class Daemon:
                 await self._commit(table, "link", to_record(event))
                 if self._ready_sent:
                     self.status_line.changed()
+            case LineItem() | OverflowItem():
+                await self._tell(table, self._line_notice(table, item))
             case ShoeItem(event=event):
+                holding = table.service.doubt is not None
+                await self._tell(table, table.line.before_shoe_event(event, holding=holding))
                 await self._take_from_shoe(table, event)
+
+    def _line_notice(self, table: _Table, item: LineItem | OverflowItem) -> LineNotice | None:
+        """What the table is told of its shoe's line (daemon.shoe_line)."""
+        line, at_stake = table.line, table.service.at_stake
+        match item:
+            case LineItem(event=LineNoise() as noise):
+                return line.noise_reported(noise)
+            case LineItem(event=LineQuiet()):
+                line.noise_quiet()
+                return None
+            case LineItem():
+                return line.noise_began(at_stake=at_stake, holding=table.service.doubt is not None)
+            case OverflowItem(overflow=overflow):
+                return line.overflow_taken(overflow, at_stake=at_stake)
+
+    async def _tell(self, table: _Table, notice: LineNotice | None) -> None:
+        """What the shoe's line costs the table, journaled as the daemon's notice."""
+        if notice is not None:
+            await self._commit(table, "notice", NoticeItem(*notice).record())
 
     def _answer_refusal(self, table: _Table, item: RefusedItem) -> None:
         """The gate's refusal is not journaled, so its answer is outside the table's sequence
@@ -768,6 +827,8 @@ class Daemon:
             broker_connected=self.link.state is LinkState.CONNECTED,
             backlog=len(self.outbox),
             reader_links={table_id: t.service.reader.link for table_id, t in self.tables.items()},
+            lines={table_id: t.driver.line for table_id, t in self.tables.items()},
+            overflowed={table_id: t.line.overflowed for table_id, t in self.tables.items()},
         )
 
     def _info_presence(self) -> Presence:
@@ -834,6 +895,12 @@ class Daemon:
                 table.queue.put_nowait(ConfigItem(setup.table))
                 log.info("config.reload_queued", table=setup.table.table_id)
         log.info("config.reloaded")
+
+
+def _keeps_frames(protocol: str) -> bool:
+    """Whether the shoe keeps its frames until acknowledged (docs/protocol.md §1.4)."""
+    policy = sequence_policy(protocol)
+    return policy is not None and policy.reliable
 
 
 def run_service(config: ServiceConfig) -> int:

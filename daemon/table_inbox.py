@@ -1,4 +1,5 @@
-"""A table's inbox: everything the table hears, in the order it arrived; requests bounded.
+"""A table's inbox: everything the table hears, in the order it arrived; bounded where it
+can be flooded.
 
 One consumer (the table's task) takes what the shoe, its link and the daemon itself say
 (cards, link changes, new settings, the daemon's notices and timers) and what dealer
@@ -10,47 +11,90 @@ come before it, as it did at the table.
 The one exception changes nothing at the table: a request that only reads (`status`) waits
 behind everything else, so a console that polls, or a flood of polls, never holds a card back.
 
-Requests are bounded: `offer` refuses one at once when `request_capacity` requests wait
-already, so a flood never grows memory and never makes its sender (the MQTT link) wait.
-What the shoe and the daemon say is never refused.
+Two kinds of items are bounded, each by its own count, so a flood of one never grows memory
+and never crowds out the other:
+
+- what the shoe and its link say (`put`, `try_put`): at most `shoe_capacity` wait. `put`
+  waits for room, so the shoe's driver stops reading and the bytes wait in the kernel (a
+  shoe that keeps its frames loses nothing); `try_put` refuses at once instead, for a shoe
+  that keeps nothing, whose driver must read on or lose bytes uncounted (daemon.service
+  counts and tells of what it refuses);
+- dealer consoles' requests (`offer`): refused at once when `request_capacity` wait, so a
+  flood never makes its sender (the MQTT link) wait.
+
+What the daemon says itself (`put_nowait`: its notices, timers, new settings) is never
+refused and never waits, whatever waits already: the consumer queues its own timers, and
+must never wait for itself. Each such item is bounded by its own source (a notice per
+episode, a timer per deadline).
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-from typing import Generic, TypeVar
+import enum
+from typing import Final, Generic, TypeVar
 
 _Item = TypeVar("_Item")
+# What a table's shoe may have waiting in its inbox, at most. A shoe deals about a card a
+# second and the table takes an event in a few milliseconds (one commit): this many is a
+# reference shoe's whole keeping (256 frames, handed over at once after an outage), and
+# many minutes of an ENQ shoe's dealing, while the journal is slow.
+SHOE_CAPACITY: Final = 256
+
+
+class _Source(enum.Enum):
+    DAEMON = enum.auto()
+    SHOE = enum.auto()
+    REQUEST = enum.auto()
 
 
 class TableInbox(Generic[_Item]):
     """One table's items in arrival order; used from the event loop's thread only."""
 
-    def __init__(self, request_capacity: int) -> None:
-        if request_capacity < 1:
-            raise ValueError(f"request_capacity: at least 1, not {request_capacity}")
+    def __init__(self, request_capacity: int, shoe_capacity: int = SHOE_CAPACITY) -> None:
+        for name, capacity in (("request", request_capacity), ("shoe", shoe_capacity)):
+            if capacity < 1:
+                raise ValueError(f"{name}_capacity: at least 1, not {capacity}")
         self.request_capacity = request_capacity
-        self._items: collections.deque[tuple[bool, _Item]] = collections.deque()
-        self._requests = 0  # how many of the items are requests
+        self.shoe_capacity = shoe_capacity
+        self._items: collections.deque[tuple[_Source, _Item]] = collections.deque()
+        self._waiting = dict.fromkeys(_Source, 0)  # how many of each kind the items hold
         self._reads: collections.deque[_Item] = collections.deque()  # served after the rest
-        self._waiter: asyncio.Future[None] | None = None
+        self._waiter: asyncio.Future[None] | None = None  # the consumer, for an item
+        self._room: asyncio.Future[None] | None = None  # the shoe's driver, for room
 
     def __len__(self) -> int:
         return len(self._items) + len(self._reads)
 
     @property
     def has_request_room(self) -> bool:
-        return self._requests + len(self._reads) < self.request_capacity
+        return self._waiting[_Source.REQUEST] + len(self._reads) < self.request_capacity
+
+    @property
+    def has_shoe_room(self) -> bool:
+        return self._waiting[_Source.SHOE] < self.shoe_capacity
 
     def put_nowait(self, item: _Item) -> None:
-        """What the shoe, its link or the daemon says: never refused."""
-        self._items.append((False, item))
-        self._wake()
+        """What the daemon says itself: never refused, never waits."""
+        self._append(_Source.DAEMON, item)
 
     async def put(self, item: _Item) -> None:
-        """`put_nowait`, as a coroutine for callers that await (the shoe's driver)."""
-        self.put_nowait(item)
+        """What the shoe or its link says: queued once fewer than `shoe_capacity` wait."""
+        while not self.has_shoe_room:
+            self._room = asyncio.get_running_loop().create_future()
+            try:
+                await self._room
+            finally:
+                self._room = None
+        self._append(_Source.SHOE, item)
+
+    def try_put(self, item: _Item) -> bool:
+        """`put` without waiting: False (and nothing queued) when there is no room."""
+        if not self.has_shoe_room:
+            return False
+        self._append(_Source.SHOE, item)
+        return True
 
     def offer(self, request: _Item, *, reads_only: bool = False) -> bool:
         """A request, if there is room for it; False (and nothing queued) if there is none.
@@ -59,15 +103,14 @@ class TableInbox(Generic[_Item]):
             return False
         if reads_only:
             self._reads.append(request)
+            _wake(self._waiter)
         else:
-            self._items.append((True, request))
-            self._requests += 1
-        self._wake()
+            self._append(_Source.REQUEST, request)
         return True
 
     async def get(self) -> _Item:
-        """The oldest item (a request that only reads once nothing else waits); waits for one."""
-        while not self._items and not self._reads:
+        """The oldest item; waits for one."""
+        while not len(self):
             self._waiter = asyncio.get_running_loop().create_future()
             try:
                 await self._waiter
@@ -80,9 +123,9 @@ class TableInbox(Generic[_Item]):
         first): what arrived together, to be journaled together."""
         taken: list[_Item] = []
         items = self._items
-        while items and items[0][0] and len(taken) < limit:
+        while items and items[0][0] is _Source.REQUEST and len(taken) < limit:
             taken.append(items.popleft()[1])
-            self._requests -= 1
+            self._waiting[_Source.REQUEST] -= 1
         if not items:
             while self._reads and len(taken) < limit:
                 taken.append(self._reads.popleft())
@@ -91,13 +134,21 @@ class TableInbox(Generic[_Item]):
     def get_nowait(self) -> _Item:
         """`get` without waiting: `asyncio.QueueEmpty` when nothing waits."""
         if self._items:
-            is_request, item = self._items.popleft()
-            self._requests -= is_request
+            source, item = self._items.popleft()
+            self._waiting[source] -= 1
+            if source is _Source.SHOE:
+                _wake(self._room)
             return item
         if self._reads:
             return self._reads.popleft()
         raise asyncio.QueueEmpty
 
-    def _wake(self) -> None:
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
+    def _append(self, source: _Source, item: _Item) -> None:
+        self._items.append((source, item))
+        self._waiting[source] += 1
+        _wake(self._waiter)
+
+
+def _wake(waiter: asyncio.Future[None] | None) -> None:
+    if waiter is not None and not waiter.done():
+        waiter.set_result(None)

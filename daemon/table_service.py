@@ -419,6 +419,12 @@ class TableService:
             doubt = []
         return [*doubt, self.state(), self.snapshot()]
 
+    @property
+    def at_stake(self) -> bool:
+        """Whether a card missed now could go to the wrong place (the daemon asks, for what
+        its shoe's line lost: daemon.shoe_line)."""
+        return self._at_stake()
+
     def _at_stake(self) -> bool:
         """Whether a card missed now could go to the wrong place: a round is open, a burn is
         due (the engine would take the round's first card for it), or cards wait in custody

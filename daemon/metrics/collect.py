@@ -5,8 +5,10 @@ settlement, notice and refusal (it is their `TableObserver`; silent while the jo
 replayed, so a restart counts nothing twice), and the daemon times each journal commit.
 States are read when Prometheus scrapes, from the daemon itself (`Readings`), so they are
 never stale: each reader's link, the outbox backlog, the broker connection, the seconds since
-each table's last card. They are read in the event loop (`take_readings`), which owns them;
-the text is then rendered wherever the caller likes (serve.py: in a worker thread).
+each table's last card, and what each shoe's line carried that was no frame (its driver's
+running totals, `drivers.noise.LineCounts`, and what a full inbox dropped). They are read
+in the event loop (`take_readings`), which owns them; the text is then rendered wherever the
+caller likes (serve.py: in a worker thread).
 
 Each daemon has a registry of its own, not prometheus-client's global one: a test (or the
 demo) may run several daemons in one process. No label ever carries a card.
@@ -15,17 +17,19 @@ demo) may run several daemons in one process. No label ever carries a card.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
-from prometheus_client.metrics_core import GaugeMetricFamily
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sequence
 
     from prometheus_client.context_managers import Timer
     from prometheus_client.metrics_core import Metric
+
+    from drivers.noise import LineCounts
 
 # The reader link states of `daemon.table_service.ReaderState.link`, each a series of its own
 # (1 for the state the reader is in, 0 for the others), so an alert is one comparison.
@@ -42,6 +46,10 @@ class Readings:
     broker_connected: bool
     backlog: int  # messages the broker has not acknowledged
     reader_links: Mapping[str, str]  # table → its reader's link state
+    lines: Mapping[str, LineCounts] = field(default_factory=dict)  # table → its line's totals
+    overflowed: Mapping[str, int] = field(
+        default_factory=dict
+    )  # table → events a full inbox dropped
 
 
 class DaemonMetrics:
@@ -183,4 +191,36 @@ class _StateCollector:
                     link.add_metric([table, known], 1 if state == known else 0)
             for table, seconds in (since_last_card or {}).items():
                 since.add_metric([table], round(seconds, 3))
-        yield from (broker, backlog, link, since)
+        yield from (broker, backlog, link, since, *_line_families(now))
+
+
+def _line_families(now: Readings | None) -> Iterator[Metric]:
+    """What each shoe's line carried, and what of it was dropped (docs/protocol.md §2.4)."""
+    read = CounterMetricFamily(
+        "shoe2mqtt_line_bytes", "Bytes read from the table's shoe line.", labels=["table"]
+    )
+    garbage = CounterMetricFamily(
+        "shoe2mqtt_line_garbage_bytes",
+        "Bytes from the table's shoe line skipped outside any frame (line noise).",
+        labels=["table"],
+    )
+    dropped = CounterMetricFamily(
+        "shoe2mqtt_line_frames_dropped",
+        "Frames from the table's shoe line thrown away, by reason: bad_checksum, malformed, "
+        "unknown_message, unsolicited_reply (a reply to no command sent), overflow (the "
+        "table's inbox was full; a shoe that keeps nothing).",
+        labels=["table", "reason"],
+    )
+    if now is not None:
+        for table, counts in now.lines.items():
+            read.add_metric([table], counts.bytes_read)
+            garbage.add_metric([table], counts.garbage_bytes)
+            for reason, value in (
+                ("bad_checksum", counts.bad_checksum),
+                ("malformed", counts.malformed),
+                ("unknown_message", counts.unknown_message),
+                ("unsolicited_reply", counts.unsolicited_replies),
+                ("overflow", now.overflowed.get(table, 0)),
+            ):
+                dropped.add_metric([table, reason], value)
+    yield from (read, garbage, dropped)

@@ -15,6 +15,7 @@ from daemon.asyncapi import build
 from daemon.availability import availability_payload
 from daemon.claims import CLAIM_ENDED, TABLE_CLAIMED, TableClaims
 from daemon.journal import StorageFault
+from daemon.shoe_line import ShoeLine
 from daemon.storage import StorageWatch
 from daemon.topics import Topics
 from drivers import events as shoe
@@ -125,6 +126,13 @@ def test_availability_matches_its_channels() -> None:
 def test_the_daemons_own_notices_are_in_the_document() -> None:
     kinds = build()["channels"]["notice"]["parameters"]["kind"]["enum"]
     assert {TABLE_CLAIMED, CLAIM_ENDED, "client_id_in_use", "link_unstable"} <= set(kinds)
+    line = ShoeLine(reliable=False)  # what the shoe's line costs the table
+    began = line.noise_began(at_stake=True, holding=False)
+    overflow = line.refused(object())
+    assert began is not None
+    assert overflow is not None
+    told = {began.kind, line.overflow_taken(overflow, at_stake=False).kind}
+    assert told <= set(kinds)
 
 
 def test_the_journal_state_matches_its_channel() -> None:

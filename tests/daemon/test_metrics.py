@@ -19,6 +19,7 @@ from daemon.config import ConfigErrors, MetricsConfig, load_config
 from daemon.metrics import READER_LINKS, DaemonMetrics, Readings, serve_metrics
 from daemon.testing import free_port, until
 from drivers import events as shoe
+from drivers.noise import LineCounts
 from tests.daemon.tables import SEEN, drawn, make_service, request
 
 if TYPE_CHECKING:
@@ -227,3 +228,26 @@ async def test_a_port_in_use_is_an_error_line_and_the_daemon_goes_on() -> None:
     assert (line["event"], line["log_level"]) == ("metrics.bind_failed", "error")
     assert (line["port"], line["retry_in"]) == (port, 30.0)
     assert "address already in use" in line["error"]
+
+
+def test_what_each_shoe_line_dropped_is_counted_by_reason() -> None:
+    """Noise is counted, never journaled (docs/protocol.md §2.4): the counts are the metrics'."""
+    daemon = _Daemon()
+    line = LineCounts(
+        bytes_read=10_000, garbage_bytes=9_000, bad_checksum=3, malformed=40,
+        unknown_message=1, unsolicited_replies=39,
+    )  # fmt: skip
+    daemon.now = Readings(
+        broker_connected=True, backlog=0, reader_links={"bj1": "connected"},
+        lines={"bj1": line}, overflowed={"bj1": 7},
+    )  # fmt: skip
+    scrape = _scrape(DaemonMetrics(node="n", version="v", tables=["bj1"], readings=daemon))
+    assert total(scrape, "shoe2mqtt_line_bytes_total", table="bj1") == 10_000
+    assert total(scrape, "shoe2mqtt_line_garbage_bytes_total", table="bj1") == 9_000
+    dropped = {
+        reason: total(scrape, "shoe2mqtt_line_frames_dropped_total", table="bj1", reason=reason)
+        for reason in ("bad_checksum", "malformed", "unknown_message", "unsolicited_reply")
+    }
+    assert dropped == {"bad_checksum": 3, "malformed": 40, "unknown_message": 1,
+                       "unsolicited_reply": 39}  # fmt: skip
+    assert total(scrape, "shoe2mqtt_line_frames_dropped_total", reason="overflow") == 7

@@ -129,7 +129,7 @@ def test_a_flood_is_answered_a_few_times_then_reported_once_per_interval() -> No
 
 
 # ---------------------------------------------------------------- the inbox
-async def test_everything_is_served_in_arrival_order_and_only_requests_are_bounded() -> None:
+async def test_everything_is_served_in_arrival_order_with_requests_bounded() -> None:
     """A request that arrived before a card is applied before it: a new shoe or a void asked
     for before a card must come first, as at the table (daemon.table_inbox)."""
     inbox: TableInbox[str] = TableInbox(request_capacity=3)
@@ -140,7 +140,7 @@ async def test_everything_is_served_in_arrival_order_and_only_requests_are_bound
     assert inbox.offer("r3")
     assert not inbox.offer("r4")  # full: refused, not queued
     for card in range(10):
-        inbox.put_nowait(f"late-{card}")  # what the shoe says is never refused
+        await inbox.put(f"late-{card}")  # the shoe's lane has room: requests do not take it
     room = [inbox.has_request_room]
     taken = [await inbox.get() for _ in range(5)]
     assert taken == ["r1", "r2", "card-1", "card-2", "r3"]
@@ -186,15 +186,53 @@ async def test_a_waiting_consumer_wakes_for_either_lane() -> None:
     assert await asyncio.wait_for(waiting, 1) == "card"
 
 
-@given(st.lists(st.sampled_from(["card", "request", "get"]), max_size=60))
-def test_any_mix_is_served_in_arrival_order_with_requests_bounded(steps: list[str]) -> None:
+async def test_the_shoe_waits_for_room_and_the_daemon_never_does() -> None:
+    """At `shoe_capacity` of the shoe's items, `put` waits until the table takes one (the
+    driver reads no more meanwhile) and `try_put` refuses; the daemon's own items and the
+    requests have room of their own."""
+    inbox: TableInbox[str] = TableInbox(request_capacity=2, shoe_capacity=2)
+    await inbox.put("card-1")
+    assert inbox.try_put("card-2")
+    assert not inbox.has_shoe_room
+    assert not inbox.try_put("card-3")  # refused, not queued
+    putting = asyncio.create_task(inbox.put("card-3"))
+    await asyncio.sleep(0.01)
+    assert not putting.done()
+    inbox.put_nowait("timer")  # the consumer's own: never waits
+    assert inbox.offer("request")
+    assert inbox.get_nowait() == "card-1"  # room: the shoe's item goes in, after the rest
+    await asyncio.wait_for(putting, 1)
+    taken = [inbox.get_nowait() for _ in range(len(inbox))]
+    assert taken == ["card-2", "timer", "request", "card-3"]
+
+
+async def test_a_driver_waiting_for_room_is_cancelled_cleanly() -> None:
+    inbox: TableInbox[str] = TableInbox(request_capacity=1, shoe_capacity=1)
+    await inbox.put("card-1")
+    putting = asyncio.create_task(inbox.put("card-2"))
+    await asyncio.sleep(0)
+    putting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await putting
+    assert inbox.get_nowait() == "card-1"
+    assert inbox.try_put("card-3")
+    assert len(inbox) == 1
+
+
+@given(st.lists(st.sampled_from(["card", "daemon", "request", "get"]), max_size=80))
+def test_any_mix_is_served_in_arrival_order_each_kind_bounded(steps: list[str]) -> None:
     capacity = 4
-    inbox: TableInbox[tuple[str, int]] = TableInbox(request_capacity=capacity)
+    inbox: TableInbox[tuple[str, int]] = TableInbox(request_capacity=capacity, shoe_capacity=3)
     waiting: list[tuple[str, int]] = []  # the oracle: one plain list
     for number, step in enumerate(steps):
-        if step == "card":
-            inbox.put_nowait(("card", number))
-            waiting.append(("card", number))
+        if step == "daemon":
+            inbox.put_nowait(("daemon", number))
+            waiting.append(("daemon", number))
+        elif step == "card":
+            accepted = inbox.try_put(("card", number))
+            assert accepted == (sum(kind == "card" for kind, _ in waiting) < 3)
+            if accepted:
+                waiting.append(("card", number))
         elif step == "request":
             accepted = inbox.offer(("request", number))
             assert accepted == (sum(kind == "request" for kind, _ in waiting) < capacity)
