@@ -51,6 +51,21 @@ class SocatPair:
     def write(self, data: bytes) -> None:
         os.write(self._device_fd, data)
 
+    async def write_all(self, data: bytes) -> None:
+        """Write all of `data`, waiting while the line is full (the host reads no faster)."""
+        loop = asyncio.get_running_loop()
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(self._device_fd, view) :]
+            except BlockingIOError:
+                writable: asyncio.Future[None] = loop.create_future()
+                loop.add_writer(self._device_fd, writable.set_result, None)
+                try:
+                    await writable
+                finally:
+                    loop.remove_writer(self._device_fd)
+
     async def stop(self) -> None:
         """Kill socat (SIGTERM: it removes its links, as udev removes an unplugged tty)."""
         if self._device_fd >= 0:

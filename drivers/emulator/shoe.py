@@ -211,6 +211,11 @@ class EmulatedShoe:
     async def clear_fault(self, kind: FaultKind, code: int = 0) -> None:
         await self._send(self.core.clear_fault(kind, code))
 
+    async def write_noise(self, data: bytes) -> bool:
+        """Put `data` on the line between two frames, as line noise would (never inside a
+        frame); False if the cable was out."""
+        return await self._send([Write(data)])
+
     # ---------------------------------------------------------------- I/O
 
     async def _send(self, writes: list[Write]) -> bool:
