@@ -618,7 +618,7 @@ class Daemon:
             case LineItem(event=LineQuiet()):
                 line.noise_quiet()
                 return None
-            case LineItem():
+            case LineItem():  # LineNoiseBegan
                 return line.noise_began(at_stake=at_stake, holding=table.service.doubt is not None)
             case OverflowItem(overflow=overflow):
                 return line.overflow_taken(overflow, at_stake=at_stake)

@@ -60,7 +60,12 @@ class SocatPair:
                 view = view[os.write(self._device_fd, view) :]
             except BlockingIOError:
                 writable: asyncio.Future[None] = loop.create_future()
-                loop.add_writer(self._device_fd, writable.set_result, None)
+
+                def ready(waiter: asyncio.Future[None] = writable) -> None:
+                    if not waiter.done():  # the loop may look again before we stop it
+                        waiter.set_result(None)
+
+                loop.add_writer(self._device_fd, ready)
                 try:
                     await writable
                 finally:

@@ -343,7 +343,7 @@ class HostLink(ListeningHost):
     """The family as described acknowledges no event frame and has no greeting: the host
     only listens, and sends a command only when configured to. So the shoe keeps nothing,
     and a frame the host did not read is gone (docs/protocol.md §2.2). A command is
-    answered with ACK or NAK; one of those that answers no command is noise (§2.4)."""
+    answered with ACK or NAK; one of those that answers no command is noise (§2.3)."""
 
     def awaits_reply(self, frame: bytes) -> bool:
         return frame[:1] == bytes([STX])
