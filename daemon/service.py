@@ -20,7 +20,10 @@ Tasks (all named, all children of one TaskGroup, all cancelled together on shutd
 - `status`: the `systemctl status` line, at most once a second (daemon.status_line);
 - `bridge-info`: publishes `<base>/bridge/<node>/info` again when a reload read a changed file;
 - `metrics`: with `[metrics] enabled`, serves `/metrics` for Prometheus (daemon/metrics/);
-- `archive`: every hour, moves the days older than `keep_days` to the archive.
+- `archive`: every hour, moves the days older than `keep_days` to the archive (the
+  archiver process writes the files: daemon/journal/archiver.py);
+- `clock`: once a second, holds the wall clock against the monotonic one: a step either
+  way is logged (`clock.stepped`) and noticed at every table (daemon/journal/clock.py).
 
 On start each table is rebuilt from its last checkpoint and the events journaled after it;
 the messages those events caused past the table's delivered watermark are sent again, with
@@ -37,7 +40,6 @@ import functools
 import json
 import signal
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Final, NoReturn, TypeVar
 
 import structlog
@@ -59,8 +61,9 @@ from daemon.journal import (
     journal_error,
     prepare_state_directory,
 )
-from daemon.journal.archive import Archive, ArchiveError, archive_due
+from daemon.journal.archive import Archive, ArchiveError, Quarantined, archive_due
 from daemon.journal.chain import body_text
+from daemon.journal.clock import WATCH_EVERY, ClockStep, JournalClock, describe_seconds
 from daemon.journal.outbox import JournalOutbox
 from daemon.journal.replay import Applied, TableReplay
 from daemon.metrics import DaemonMetrics, Readings, serve_metrics
@@ -248,11 +251,13 @@ class Daemon:
         driver_factory: Callable[[TableSetup], ShoeDriver] = default_driver,
         on_ready: Callable[[], None] | None = None,
         notifier: Notifier | None = None,
-        clock: Callable[[], datetime] | None = None,
+        clock: JournalClock | None = None,
     ) -> None:
-        """`clock`: what each event is journaled at (UTC now; a benchmark's simulated days)."""
+        """`clock`: the time each event is journaled at (the system's clocks; a benchmark's
+        simulated days)."""
         self.config = config
-        self._clock = clock or (lambda: datetime.now(UTC))
+        self.clock = clock or JournalClock()
+        self.clock.on_step = self._clock_stepped
         self.topics = Topics(config.mqtt.base_topic)
         self.journal = Journal(
             config.state_directory / JOURNAL_FILE,
@@ -392,6 +397,7 @@ class Daemon:
                         serve_metrics(self.metrics, self.config.metrics), name="metrics"
                     )
                 group.create_task(self._archive(), name="archive")
+                group.create_task(self._watch_clock(), name="clock")
         except* _Stop:
             pass
 
@@ -420,6 +426,8 @@ class Daemon:
         )
         for table_id, table in self.tables.items():
             await self._recover_table(table_id, table)
+        # The journal's time starts where the journal ends: `ts` never runs backwards.
+        self.clock.begin(t.replay.at for t in self.tables.values() if t.replay is not None)
 
     async def _recover_table(self, table_id: str, table: _Table) -> None:
         """Replay one table's history; queue its start (and new settings) as its first items."""
@@ -437,6 +445,7 @@ class Daemon:
             first_config=configured if new else history.first_config,
             protocol=table.setup.shoe.protocol,
             quiet=False,
+            clock=self.clock.now,
         )
         table.replay, table.service = replay, replay.service
         table.checkpoint_n = replay.n
@@ -568,7 +577,7 @@ class Daemon:
         """Requests that queued together: journaled in one commit, then applied in order. A
         request costs its table's cards one commit, not one each (a console that sends a
         round's wagers at once, or a flood's admitted burst)."""
-        at = utc_timestamp(self._clock())
+        at = utc_timestamp(self.clock.now())
         table_id = table.setup.table.table_id
         bodies = [json.loads(body_text(self._request_record(item))) for item in items]
         with self.metrics.journal_commit():
@@ -668,7 +677,7 @@ class Daemon:
         """Journal the event (the one commit on its path), acknowledge the shoe's frame
         `acknowledge` (it is durable now), apply the event, hand what it caused to the
         outbox: nothing it caused leaves the process before the event is on disk."""
-        at = utc_timestamp(self._clock())
+        at = utc_timestamp(self.clock.now())
         table_id = table.setup.table.table_id
         body = json.loads(body_text(record))  # exactly what a replay will read back
         with self.metrics.journal_commit():
@@ -695,11 +704,24 @@ class Daemon:
             table.checkpoint_n = applied.event.n
 
     async def _archive(self) -> None:
-        """Every hour, move the days older than `keep_days` to the archive."""
+        """Every hour, move the days older than `keep_days` to the archive. At start, first
+        remove what an archiver killed mid-work left, and check the manifest."""
         archive = Archive(self.config.archive_path)
+        try:
+            count, size = await asyncio.to_thread(archive.remove_temporaries)
+        except OSError as exc:
+            log.error("journal.archive_failed", error=str(exc), directory=str(archive.directory))  # noqa: TRY400 - the reason is the message
+        else:
+            if count:
+                log.info("journal.archive_temporaries_removed", files=count, bytes=size)
+        starting = True
         while True:
             try:
-                await archive_due(self.journal, archive, self.config.keep_days, self.topics)
+                await archive_due(
+                    self.journal, archive, self.config.keep_days, self.topics,
+                    now=self.clock.now(), look_at_manifest=starting,
+                    on_quarantine=self._archive_quarantined,
+                )  # fmt: skip
             except (ArchiveError, JournalError, OSError) as exc:
                 log.error(  # noqa: TRY400 - the reason is the message; it is retried
                     "journal.archive_failed",
@@ -707,7 +729,41 @@ class Daemon:
                     directory=str(archive.directory),
                     retry_in=ARCHIVE_EVERY,
                 )
+            starting = False
             await asyncio.sleep(ARCHIVE_EVERY)
+
+    def _archive_quarantined(self, quarantined: Quarantined) -> None:
+        """Every table's pit hears that the archive's manifest was not one."""
+        message = (
+            f"the archive's manifest could not be read ({quarantined.reason}): the archive "
+            f"was moved aside to {quarantined.directory}, nothing deleted, and a fresh one "
+            "begun; the journal is whole. Repair that manifest in place: `shoe2mqtt journal "
+            "verify` reads it again"
+        )
+        for table in self.tables.values():
+            table.queue.put_nowait(NoticeItem("archive_quarantined", message))
+
+    async def _watch_clock(self) -> NoReturn:
+        """Hold the wall clock against the monotonic one, even while nothing is journaled."""
+        while True:
+            await asyncio.sleep(WATCH_EVERY)
+            self.clock.check()
+
+    def _clock_stepped(self, step: ClockStep) -> None:
+        """The wall clock stepped: the log, and every table's pit (journaled notices)."""
+        log.warning(
+            "clock.stepped",
+            direction=step.direction,
+            seconds=round(step.seconds, 3),
+            wall=utc_timestamp(step.wall),
+            journal_time=utc_timestamp(step.journal),
+            found="at start" if step.found_at_start else "running",
+        )
+        message = step.message()
+        for table in self.tables.values():
+            table.queue.put_nowait(NoticeItem("clock_stepped", message))
+        if self._ready_sent:
+            self.status_line.changed()
 
     async def _on_message(self, message: InboundMessage) -> None:
         claims = self.claims.heard(message.topic, message.payload)
@@ -813,8 +869,11 @@ class Daemon:
         rounds = sum(1 for t in self.tables.values() if t.service.engine.round_open)
         count = len(self.tables)
         fault = self.storage.describe()
+        behind = self.clock.behind().total_seconds()
+        clock = f"CLOCK {describe_seconds(behind)} BEHIND THE JOURNAL; " if behind >= 1 else ""
         return (
             ("" if fault is None else f"{fault}; ")
+            + clock
             + f"broker {self.broker_state}; {len(self.outbox)} queued; "
             f"{count} table{'s' if count != 1 else ''}, readers "
             + ", ".join(f"{n} {link}" for link, n in sorted(readers.items()))

@@ -83,7 +83,7 @@ def journal_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitC
     topics = Topics(config.mqtt.base_topic) if config is not None else Topics()
     try:
         reader = JournalReader(path, Archive(archive_directory), topics)
-    except JournalError as exc:
+    except (ArchiveError, JournalError) as exc:
         return failure(err, "journal", exc)
     try:
         return _act(args, reader, out, err)
@@ -95,14 +95,19 @@ def journal_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitC
 
 def _act(args: argparse.Namespace, reader: JournalReader, out: TextIO, err: TextIO) -> ExitCode:
     if args.action == "list":
+        err.writelines(f"journal: {unread}\n" for unread in reader.unread)
         out.writelines(_line(found.to_mapping()) for found in reader.rounds(args.table))
         return ExitCode.OK
     if args.action == "verify":
         verdicts = reader.verify()
+        out.writelines(f"{unread}\n" for unread in reader.unread)
         out.writelines(f"{verdict}\n" for verdict in verdicts)
         broken = [v for v in verdicts if not v.ok]
         if broken:
             problem = f"verify: the chain is broken at {len(broken)} of {len(verdicts)} tables"
+            return failure(err, "journal", problem)
+        if reader.unread:
+            problem = f"verify: {len(reader.unread)} quarantined archive(s) not read"
             return failure(err, "journal", problem)
         return ExitCode.OK
     try:

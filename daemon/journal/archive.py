@@ -1,55 +1,68 @@
 """The archive: closed rounds older than `[journal] keep_days`, out of the live database.
 
-Per table and day, one gzip-compressed round log (docs/events.md, format 2):
-`<archive directory>/<table>/<YYYY-MM-DD>.jsonl.gz`. Its first line is the `table` line with
-the table's state where the file begins (a checkpoint); then, for every journaled event, its
-`journal` line (the event as the database held it: number, kind, time, body, hash, and the
-round it belongs to), the rules events it made, and a `published` line for every message it
-caused, exactly as the pit received it. `shoe2mqtt replay FILE` replays the day's table
-events; `shoe2mqtt journal verify` follows the hash chain through the journal lines and
-replays each file to check every other line.
+Per table, gzip-compressed round logs (docs/events.md, format 2), each a run of the table's
+events by number, named after the day they were journaled on:
+`<archive directory>/<table>/<YYYY-MM-DD>.jsonl.gz`, and `<YYYY-MM-DD>.2.jsonl.gz`, `.3`, …
+for a later run of events dated the same day (a clock that stepped back into a day already
+archived, in a journal written before the journal's time was held: daemon/journal/clock.py).
+A file's first line is the `table` line with the table's state where the file begins (a
+checkpoint); then, for every journaled event, its `journal` line (number, kind, time, body,
+hash, and the round it belongs to), the rules events it made, and a `published` line for
+every message it caused, exactly as the pit received it.
 
-`manifest.json` lists the files, oldest first per table, with the event numbers and hashes at
-their ends, their size and SHA-256, and the rounds each holds (what `journal list` shows).
+`manifest.json` lists the files per table in the order of their events, with the event
+numbers and hashes at their ends, their size and SHA-256, and the rounds each holds (what
+`journal list` shows). A file is never overwritten and an entry never replaced: the archive
+only grows. A manifest that is not one (valid JSON of another shape, say) is quarantined:
+the whole archive moves aside into `quarantine.d/<when>/`, never deleted, and a fresh
+archive begins; `journal verify` names it until it is repaired in place.
 
-A day is archived once every message it caused has reached the broker, up to its last
-checkpoint between rounds (a round that runs past midnight goes with the next day). The
-order makes every crash harmless: the file is written to a temporary name, synced and
-renamed; the manifest likewise; only then do the events leave the database, in one
-transaction. A crash before that leaves the events where they were, and the next run writes
-the file again (or finds it in the manifest and only deletes).
+This module is the directory and its manifest. The files are written by the archiver, a
+process of its own (daemon/journal/archiver.py), so the daemon's tables never wait on the
+work; `archive_due` is the daemon's side: what is due, the archiver run, and the events
+leaving the database once the manifest names their file.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import fcntl
 import gzip
 import hashlib
+import itertools
 import json
 import os
+import re
+import sys
 import tempfile
-from dataclasses import asdict, dataclass
+import time
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 
-from daemon.journal import database, schema
-from daemon.journal.database import RoundEntry
-from daemon.journal.replay import TableReplay, archive_lines, table_line
+from daemon.journal import database
+from daemon.journal.database import Checkpoint, RoundEntry
 
 if TYPE_CHECKING:
-    import sqlite3
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Collection, Iterator, Mapping
 
-    from daemon.journal.database import Checkpoint
     from daemon.journal.store import Journal
     from daemon.topics import Topics
 
 MANIFEST: Final = "manifest.json"
 MANIFEST_FORMAT: Final = 1
 ARCHIVE_DIRECTORY_NAME: Final = "archive"  # under the state directory, unless configured
+QUARANTINE: Final = "quarantine.d"  # a dot: no table id has one (rules/config.py)
+QUARANTINE_REASON: Final = "reason.txt"
+LOCK: Final = ".lock"
+TEMPORARY_SUFFIX: Final = ".tmp"
+_HASH = re.compile(r"[0-9a-f]{64}")
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_FILE = re.compile(r"[a-z0-9][a-z0-9_-]*/\d{4}-\d{2}-\d{2}(\.[0-9]+)?\.jsonl\.gz")
 log = structlog.get_logger("journal.archive")
 
 
@@ -57,9 +70,22 @@ class ArchiveError(Exception):
     """The archive cannot be written or read as its manifest says."""
 
 
+class ManifestError(ArchiveError):
+    """The manifest is not a manifest: not JSON, or JSON of another shape."""
+
+
+class LineError(ArchiveError):
+    """A day file's line is not a round log's line of its kind: `where` names it."""
+
+    def __init__(self, where: str, detail: str) -> None:
+        super().__init__(f"{where}: {detail}")
+        self.where = where
+        self.detail = detail
+
+
 @dataclass(frozen=True, slots=True)
 class ArchiveFile:
-    """One day of one table, as the manifest lists it."""
+    """One run of one table's events, as the manifest lists it."""
 
     table: str
     day: str
@@ -75,7 +101,108 @@ class ArchiveFile:
     def round_entries(self) -> list[RoundEntry]:
         return [RoundEntry.from_mapping(r) for r in self.rounds]
 
+    def to_mapping(self) -> dict[str, Any]:
+        return {
+            "table": self.table, "day": self.day, "file": self.file, "first_n": self.first_n,
+            "last_n": self.last_n, "last_hash": self.last_hash, "lines": self.lines,
+            "bytes": self.bytes, "sha256": self.sha256, "rounds": list(self.rounds),
+        }  # fmt: skip
 
+
+@dataclass(frozen=True, slots=True)
+class Quarantined:
+    """An archive moved aside because its manifest was not one."""
+
+    directory: Path
+    reason: str
+
+
+# ---------------------------------------------------------------- the manifest's shape
+_ROUND_FIELDS: Final = {
+    "table": str, "round": int, "first": int, "last": int, "started": str, "ended": str,
+    "settlements": int, "voided": bool, "review": list,
+}  # fmt: skip
+
+
+def _field(entry: Mapping[str, Any], key: str, kind: type, where: str) -> Any:  # noqa: ANN401 - of the kind asked for
+    if key not in entry:
+        raise ManifestError(f"{where}: no {key!r}")
+    value = entry[key]
+    # A bool is an int to Python; no count or number here is ever one.
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ManifestError(f"{where}: {key!r} is not a {kind.__name__}: {value!r:.60}")
+    if isinstance(value, int) and value < 0:
+        raise ManifestError(f"{where}: {key!r} is negative")
+    return value
+
+
+def _round(data: object, where: str) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise ManifestError(f"{where}: not an object")
+    for key, kind in _ROUND_FIELDS.items():
+        _field(data, key, kind, where)
+    if not all(isinstance(reason, str) for reason in data["review"]):
+        raise ManifestError(f"{where}: 'review' holds something other than words")
+    return data
+
+
+def _entry(data: object, where: str) -> ArchiveFile:
+    if not isinstance(data, dict):
+        raise ManifestError(f"{where}: not an object")
+    table, day, file = (_field(data, k, str, where) for k in ("table", "day", "file"))
+    first_n, last_n, lines, size = (
+        _field(data, k, int, where) for k in ("first_n", "last_n", "lines", "bytes")
+    )
+    last_hash, sha256 = (_field(data, k, str, where) for k in ("last_hash", "sha256"))
+    rounds = _field(data, "rounds", list, where)
+    if not _DAY.fullmatch(day):
+        raise ManifestError(f"{where}: 'day' is not a day: {day!r:.60}")
+    if not _FILE.fullmatch(file) or not file.startswith(f"{table}/"):
+        # Never a path out of the archive: the tools open what the manifest names.
+        raise ManifestError(f"{where}: 'file' is not a day file of table {table!r}: {file!r:.80}")
+    if not (_HASH.fullmatch(last_hash) and _HASH.fullmatch(sha256)):
+        raise ManifestError(f"{where}: a hash is not 64 hex digits")
+    if not 1 <= first_n <= last_n:
+        raise ManifestError(f"{where}: events {first_n}-{last_n} are no run of events")
+    checked = tuple(_round(r, f"{where} round {i}") for i, r in enumerate(rounds))
+    return ArchiveFile(table, day, file, first_n, last_n, last_hash, lines, size, sha256, checked)
+
+
+def parse_manifest(data: object) -> list[ArchiveFile]:
+    """The files a manifest lists, ordered per table by their events; `ManifestError` (and
+    only that) for anything that is not a manifest of this format."""
+    if not isinstance(data, dict):
+        raise ManifestError("not a JSON object")
+    if data.get("format") != MANIFEST_FORMAT or isinstance(data.get("format"), bool):
+        raise ManifestError(f"format {data.get('format')!r:.20}; this shoe2mqtt reads 1")
+    entries = data.get("files")
+    if not isinstance(entries, list):
+        raise ManifestError("'files' is not a list")
+    return _in_order([_entry(e, f"files[{i}]") for i, e in enumerate(entries)])
+
+
+def _in_order(listed: list[ArchiveFile]) -> list[ArchiveFile]:
+    """The files per table in the order of their events; `ManifestError` if two hold the
+    same name or the same events."""
+    files = sorted(listed, key=lambda f: (f.table, f.first_n))
+    names = [f.file for f in files]
+    if len(set(names)) != len(names):
+        raise ManifestError("a file is listed twice")
+    for before, after in itertools.pairwise(files):
+        if before.table == after.table and after.first_n <= before.last_n:
+            raise ManifestError(
+                f"{after.file} holds events from {after.first_n}, which {before.file} holds"
+            )
+    return files
+
+
+def manifest_text(files: list[ArchiveFile]) -> str:
+    return json.dumps(
+        {"format": MANIFEST_FORMAT, "files": [f.to_mapping() for f in files]}, indent=1
+    )
+
+
+# ---------------------------------------------------------------- the directory
 class Archive:
     """The archive directory and its manifest."""
 
@@ -86,82 +213,177 @@ class Archive:
     def manifest_path(self) -> Path:
         return self.directory / MANIFEST
 
+    @property
+    def exists(self) -> bool:
+        return self.manifest_path.exists()
+
     def files(self, table_id: str | None = None) -> list[ArchiveFile]:
-        """Every file the manifest lists (of one table), oldest first per table."""
+        """Every file the manifest lists (of one table), in the order of their events per
+        table. `ManifestError` if the manifest is not one; `ArchiveError` if it cannot be
+        read."""
         try:
-            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            text = self.manifest_path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return []
-        except (OSError, ValueError) as exc:
+        except (OSError, UnicodeDecodeError) as exc:
             raise ArchiveError(f"{self.manifest_path}: {exc}") from exc
-        files = [ArchiveFile(**{**f, "rounds": tuple(f["rounds"])}) for f in data["files"]]
-        chosen = [f for f in files if table_id is None or f.table == table_id]
-        return sorted(chosen, key=lambda f: (f.table, f.first_n))
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise ManifestError(f"{self.manifest_path}: not JSON: {exc}") from exc
+        except RecursionError as exc:  # JSON nested deeper than Python recurses
+            raise ManifestError(f"{self.manifest_path}: nested too deep") from exc
+        try:
+            files = parse_manifest(data)
+        except ManifestError as exc:
+            raise ManifestError(f"{self.manifest_path}: {exc}") from exc
+        return [f for f in files if table_id is None or f.table == table_id]
 
     def lines(self, file: ArchiveFile) -> Iterator[tuple[int, dict[str, Any]]]:
-        """(line number, line) of a file, from 1."""
+        """(line number, line) of a file, from 1; `ArchiveError` at the first line that is
+        not a JSON object with a `type`."""
         path = self.directory / file.file
         try:
             with gzip.open(path, "rt", encoding="utf-8") as text:
-                for number, line in enumerate(text, start=1):
-                    yield number, json.loads(line)
-        except (OSError, EOFError, ValueError) as exc:
+                for number, raw in enumerate(text, start=1):
+                    try:
+                        line = json.loads(raw)
+                    except (ValueError, RecursionError) as exc:
+                        raise LineError(f"{file.file} line {number}", f"not JSON: {exc}") from exc
+                    if not isinstance(line, dict) or not isinstance(line.get("type"), str):
+                        raise LineError(f"{file.file} line {number}", "not a round-log line")
+                    yield number, line
+        except (OSError, EOFError, UnicodeDecodeError) as exc:
             raise ArchiveError(f"{path}: {exc}") from exc
 
-    def write(
-        self, table_id: str, day: str, lines: Iterable[dict[str, Any]], rounds: list[RoundEntry]
-    ) -> ArchiveFile:
-        """Write a day's file (synced, renamed into place) and list it in the manifest."""
-        relative = f"{table_id}/{day}.jsonl.gz"
-        path = self.directory / relative
+    def name(self, listed: list[ArchiveFile], new: ArchiveFile) -> list[ArchiveFile]:
+        """List `new` in the manifest beside `listed` (what it lists now), synced and renamed
+        into place; returns what it lists then. No entry is ever replaced."""
+        try:
+            files = _in_order([*listed, new])
+        except ManifestError as exc:
+            raise ArchiveError(f"{new.file} cannot be listed: {exc}") from exc
+        self._replace(self.manifest_path, manifest_text(files).encode())
+        return files
+
+    def place(
+        self, temporary: Path, table_id: str, day: str, sha256: str, listed: Collection[str]
+    ) -> str:
+        """Give a checked file its name: `<table>/<day>.jsonl.gz`, or the day's next free
+        `.<k>` name; never over another file, except the very same bytes left unnamed by an
+        archiver that stopped before the manifest named them (`listed`: the names the
+        manifest holds). Returns the name (relative)."""
+        for k in itertools.count(1):
+            relative = f"{table_id}/{day}.jsonl.gz" if k == 1 else f"{table_id}/{day}.{k}.jsonl.gz"
+            path = self.directory / relative
+            if not path.exists():
+                temporary.replace(path)  # the archiver holds the lock: no other writer
+                break
+            if relative not in listed and _file_sha256(path) == sha256:
+                temporary.unlink()
+                break
+        _sync_directory(path.parent)
+        return relative
+
+    @contextlib.contextmanager
+    def temporary(self, table_id: str, day: str) -> Iterator[Path]:
+        """A temporary file in the table's directory, removed unless placed."""
+        directory = self.directory / table_id
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        handle, name = tempfile.mkstemp(dir=directory, prefix=f".{day}.", suffix=TEMPORARY_SUFFIX)
+        os.close(handle)
+        path = Path(name)
+        try:
+            yield path
+        finally:
+            path.unlink(missing_ok=True)
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """One writer at a time (an archiver left running by a daemon that was killed ends
+        before the next one writes)."""
+        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        descriptor = os.open(self.directory / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.lockf(descriptor, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(descriptor)
+
+    def quarantine(self, reason: str) -> Path:
+        """Move the whole archive aside into `quarantine.d/<now>/` (never deleted), with the
+        reason beside it; the archive is then empty, ready for a fresh manifest."""
+        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H%M%SZ")
+        holder = self.directory / QUARANTINE
+        holder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        for k in itertools.count(1):
+            target = holder / (stamp if k == 1 else f"{stamp}.{k}")
+            with contextlib.suppress(FileExistsError):
+                target.mkdir(mode=0o700)
+                break
+        for entry in sorted(self.directory.iterdir()):
+            if entry.name not in (QUARANTINE, LOCK):
+                entry.rename(target / entry.name)
+        self._replace(target / QUARANTINE_REASON, f"{reason}\n".encode())
+        _sync_directory(self.directory)
+        _sync_directory(holder)
+        return target
+
+    def quarantined(self) -> list[Quarantined]:
+        """The archives moved aside, oldest first."""
+        holder = self.directory / QUARANTINE
+        if not holder.is_dir():
+            return []
+        found = []
+        for directory in sorted(p for p in holder.iterdir() if p.is_dir()):
+            try:
+                reason = (directory / QUARANTINE_REASON).read_text(encoding="utf-8").strip()
+            except OSError:
+                reason = "(no reason kept)"
+            found.append(Quarantined(directory, reason))
+        return found
+
+    def remove_temporaries(self) -> tuple[int, int]:
+        """Remove what an archiver killed mid-work left (`.*.tmp` in the archive and its
+        tables' directories); returns how many files and bytes."""
+        count = size = 0
+        if not self.directory.is_dir():
+            return 0, 0
+        places = [self.directory] + [
+            d for d in self.directory.iterdir() if d.is_dir() and d.name != QUARANTINE
+        ]
+        for place in places:
+            for path in place.glob(f".*{TEMPORARY_SUFFIX}"):
+                with contextlib.suppress(FileNotFoundError):
+                    size += path.stat().st_size
+                    path.unlink()
+                    count += 1
+        return count, size
+
+    def _replace(self, path: Path, data: bytes) -> None:
+        """Write `data` as `path`: a synced temporary renamed into place."""
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        digest = hashlib.sha256()
-        count, first_n, last_n, last_hash = 0, 0, 0, ""
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{day}.", suffix=".tmp")
+        handle, temporary = tempfile.mkstemp(
+            dir=path.parent, prefix=f".{path.name}.", suffix=TEMPORARY_SUFFIX
+        )
         try:
             with os.fdopen(handle, "wb") as raw:
-                with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as packed:
-                    for line in lines:
-                        packed.write((json.dumps(line, ensure_ascii=False) + "\n").encode())
-                        count += 1
-                        if line["type"] == "journal":
-                            first_n = first_n or line["n"]
-                            last_n, last_hash = line["n"], line["hash"]
+                raw.write(data)
                 raw.flush()
                 os.fsync(raw.fileno())
-            digest.update(Path(temporary).read_bytes())
             Path(temporary).replace(path)
         except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                Path(temporary).unlink()
+            Path(temporary).unlink(missing_ok=True)
             raise
         _sync_directory(path.parent)
-        entry = ArchiveFile(
-            table_id,
-            day,
-            relative,
-            first_n,
-            last_n,
-            last_hash,
-            count,
-            path.stat().st_size,
-            digest.hexdigest(),
-            tuple(r.to_mapping() for r in rounds),
-        )
-        kept = [f for f in self.files() if not (f.table == table_id and f.day == day)]
-        self._write_manifest([*kept, entry])
-        return entry
 
-    def _write_manifest(self, files: list[ArchiveFile]) -> None:
-        data = {"format": MANIFEST_FORMAT, "files": [asdict(f) for f in files]}
-        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        handle, temporary = tempfile.mkstemp(dir=self.directory, prefix=".manifest.", suffix=".tmp")
-        with os.fdopen(handle, "w", encoding="utf-8") as text:
-            json.dump(data, text, indent=1)
-            text.flush()
-            os.fsync(text.fileno())
-        Path(temporary).replace(self.manifest_path)
-        _sync_directory(self.directory)
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as raw:
+        for block in iter(lambda: raw.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _sync_directory(directory: Path) -> None:
@@ -173,62 +395,27 @@ def _sync_directory(directory: Path) -> None:
         os.close(descriptor)
 
 
-def _candidates(table_id: str, before: str) -> Callable[[sqlite3.Connection], list[Checkpoint]]:
-    return lambda db: database.archive_candidates(db, table_id, before)
-
-
 def cutoff_day(keep_days: int, now: datetime | None = None) -> str:
     """Days before this one (UTC, YYYY-MM-DD) are older than `keep_days`."""
     moment = (now or datetime.now(UTC)).astimezone(UTC)
     return (moment - timedelta(days=keep_days)).date().isoformat()
 
 
-def write_day(
-    journal_path: Path,
-    archive: Archive,
-    table_id: str,
-    through: Checkpoint,
-    topics: Topics,
-) -> ArchiveFile:
-    """Replay the table's events from where the archive ends through `through` and write them
-    as the file of `through`'s day (runs in a worker thread, with its own reading connection
-    beside the daemon's writer)."""
-    day = through.at[:10]
-    db = schema.connect(journal_path, read_only=True)
-    try:
-        table = database.read_table(db, table_id)
-        base = (
-            database.read_checkpoint(db, table_id, table.archived_n) if table.archived_n else None
-        )
-        replay = TableReplay.begin(
-            table,
-            topics,
-            database.read_epoch(db),
-            checkpoint=base,
-            first_config=None if base is not None else database.first_config(db, table_id),
-            record_rules=True,
-        )
-        header = table_line(replay.service.config, replay.checkpoint())
-        rounds: list[RoundEntry] = []
+# ---------------------------------------------------------------- the daemon's side
+ARCHIVER_COMMAND: Final = (sys.executable, "-m", "daemon.journal.archiver")
+_REPORT_LIMIT: Final = 1 << 26  # bytes in one report line (a checkpoint rides in it)
 
-        def lines() -> Iterator[dict[str, Any]]:
-            yield header
-            for event in database.iter_events(
-                db, table_id, after=table.archived_n, through=through.n
-            ):
-                applied = replay.apply(event)
-                if applied.ended is not None:
-                    rounds.append(applied.ended)
-                yield from archive_lines(applied)
 
-        file = archive.write(table_id, day, lines(), rounds)
-        if replay.checkpoint().state != through.state:
-            # The replay must land on the checkpoint the live table took: if not, the file
-            # does not hold what the table did, and the events stay in the database.
-            raise ArchiveError(f"{table_id} {day}: the replay does not reach the checkpoint")
-        return file
-    finally:
-        db.close()
+@dataclass(frozen=True, slots=True)
+class Archived:
+    """A file the archiver wrote and the manifest names; its events have left the database."""
+
+    table: str
+    day: str
+    file: str
+    first_n: int
+    last_n: int
+    rounds: int
 
 
 async def archive_due(
@@ -238,34 +425,123 @@ async def archive_due(
     topics: Topics,
     *,
     now: datetime | None = None,
-) -> list[ArchiveFile]:
-    """Archive every table's days older than `keep_days`; returns the files written."""
-    import asyncio
-
+    look_at_manifest: bool = False,
+    on_quarantine: Callable[[Quarantined], None] | None = None,
+) -> list[Archived]:
+    """Archive every table's events older than `keep_days`, by event number: the archiver
+    (a process) writes, checks and names the files; as the manifest names each, its events
+    leave the database. Runs the archiver only when something is due, or (`look_at_manifest`:
+    at start) when there is a manifest to check. Returns what was archived."""
     before = cutoff_day(keep_days, now)
-    written: list[ArchiveFile] = []
-    for table_id, table in (await journal.tables()).items():
-        candidates = await journal.read(_candidates(table_id, before))
-        listed = {(f.table, f.day): f for f in archive.files(table_id)}
-        archived_n = table.archived_n
-        for checkpoint in candidates:
-            day = checkpoint.at[:10]
-            done = listed.get((table_id, day))
-            if done is None or done.last_n < checkpoint.n or done.first_n != archived_n + 1:
-                done = await asyncio.to_thread(
-                    write_day, journal.path, archive, table_id, checkpoint, topics
-                )
-                written.append(done)
-            await journal.drop_archived(table_id, checkpoint.n)
-            archived_n = checkpoint.n
-            log.info(
-                "journal.archived",
-                table=table_id,
-                day=day,
-                events=done.last_n - done.first_n + 1,
-                rounds=len(done.rounds),
-                file=done.file,
-            )
-    if written:
+    due = await journal.read(lambda db: database.archive_may_be_due(db, before))
+    if not due and not (look_at_manifest and archive.exists):
+        return []
+    job = {
+        "journal": str(journal.path),
+        "archive": str(archive.directory),
+        "base_topic": topics.base,
+        "before": before,
+    }
+    began = time.monotonic()
+    done = await _run_archiver(journal, job, on_quarantine)
+    if done:
         await journal.give_back_space()
-    return written
+        log.info(
+            "journal.archive_run",
+            files=len(done),
+            events=sum(a.last_n - a.first_n + 1 for a in done),
+            seconds=round(time.monotonic() - began, 3),
+        )
+    return done
+
+
+async def _run_archiver(
+    journal: Journal,
+    job: dict[str, str],
+    on_quarantine: Callable[[Quarantined], None] | None,
+) -> list[Archived]:
+    """One archiver process: the job on its standard input, a report a line on its standard
+    output; killed if the daemon stops meanwhile (what it leaves is harmless: a temporary
+    file removed at the next start, or a named file whose events leave the database at the
+    next run)."""
+    process = await asyncio.create_subprocess_exec(
+        *ARCHIVER_COMMAND,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        limit=_REPORT_LIMIT,
+    )
+    done: list[Archived] = []
+    said: list[str] = []  # what is not a report: a traceback, say
+    try:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        process.stdin.write(json.dumps(job).encode())
+        await process.stdin.drain()
+        process.stdin.close()
+        async for raw in process.stdout:
+            report = _report(raw)
+            if report is None:
+                said.append(raw.decode(errors="replace").rstrip())
+                continue
+            archived = await _take_report(journal, report, on_quarantine)
+            if archived is not None:
+                done.append(archived)
+        code = await process.wait()
+    except BaseException:
+        if process.returncode is None:
+            process.kill()
+        await process.wait()
+        raise
+    if code != 0:
+        raise ArchiveError(f"the archiver exited with {code}: {' | '.join(said[-5:])}")
+    return done
+
+
+def _report(raw: bytes) -> dict[str, Any] | None:
+    try:
+        report = json.loads(raw)
+    except ValueError:
+        return None
+    return report if isinstance(report, dict) else None
+
+
+async def _take_report(
+    journal: Journal,
+    report: dict[str, Any],
+    on_quarantine: Callable[[Quarantined], None] | None,
+) -> Archived | None:
+    if "quarantined" in report:
+        quarantined = Quarantined(Path(report["quarantined"]), str(report["reason"]))
+        log.error(
+            "journal.archive_quarantined",
+            directory=str(quarantined.directory),
+            reason=quarantined.reason,
+            todo="the archive was moved aside (nothing deleted) and a fresh one begun; repair "
+            "its manifest.json in place: `shoe2mqtt journal verify` reads it again",
+        )
+        if on_quarantine is not None:
+            on_quarantine(quarantined)
+        return None
+    if "failed" in report:
+        log.error("journal.archive_failed", table=report["failed"], error=report["error"])
+        return None
+    entry, mark = report["archived"], report["checkpoint"]
+    table_id = entry["table"]
+    checkpoint = Checkpoint(
+        table_id, mark["n"], mark["next_seq"], mark["at"], mark["open_round"], mark["state"]
+    )
+    # The manifest names the file: its events may leave the database.
+    await journal.drop_archived(table_id, checkpoint)
+    archived = Archived(
+        table_id, entry["day"], entry["file"], entry["first_n"], entry["last_n"], entry["rounds"]
+    )
+    log.info(
+        "journal.archived",
+        table=table_id,
+        day=archived.day,
+        events=archived.last_n - archived.first_n + 1,
+        rounds=archived.rounds,
+        file=archived.file,
+    )
+    return archived

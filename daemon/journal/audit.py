@@ -2,7 +2,9 @@
 published; one round as a replay log; and whether anything was changed after the fact.
 
 Read-only: the database through a read-only connection (WAL lets it in beside the running
-daemon), the archive through its manifest. A round is found in the live database's round
+daemon), the archive through its manifest, and any archive the daemon quarantined (moved
+aside, its manifest not one) once its manifest is repaired in place; one still unreadable
+is named (`unread`), and `verify` fails while it is. A round is found in the live database's round
 index, in the manifest of the archive, or (a round still open, or ended since the last
 checkpoint) by replaying the table's last events; then it is replayed from the checkpoint
 before it, so what `show` prints is what the daemon published, ids, `seq` and `ts` included.
@@ -10,13 +12,14 @@ before it, so what `show` prints is what the daemon published, ids, `seq` and `t
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from daemon.journal import database, schema
-from daemon.journal.archive import Archive, ArchiveError, ArchiveFile
+from daemon.journal.archive import Archive, ArchiveError, ArchiveFile, LineError
 from daemon.journal.chain import ChainBreak, ChainEnd, ChainRecord, body_text, check_chain
 from daemon.journal.replay import (
     TableReplay,
@@ -69,15 +72,38 @@ class JournalReader:
         self.archive = archive
         self.topics = topics or Topics()
         self._tables = database.read_tables(self.db)
+        self.unread: list[Unread] = []  # quarantined archives whose manifest is still not one
+        self._archived = self._read_archives()
 
     def close(self) -> None:
         self.db.close()
+
+    def _read_archives(self) -> list[ArchiveFile]:
+        """The archive's files, and those of every quarantined archive whose manifest reads
+        again (named from the archive directory), where the archive does not hold the same
+        events: the archive's manifest is the one the daemon keeps."""
+        files = self.archive.files()
+        for quarantined in self.archive.quarantined():
+            where = quarantined.directory.relative_to(self.archive.directory)
+            try:
+                inner = Archive(quarantined.directory).files()
+            except ArchiveError as exc:
+                self.unread.append(Unread(str(where), str(exc)))
+                continue
+            for file in inner:
+                if not any(_overlap(file, f) for f in files):
+                    files.append(dataclasses.replace(file, file=f"{where}/{file.file}"))
+        return sorted(files, key=lambda f: (f.table, f.first_n))
 
     def _files(self, table_id: str | None = None) -> list[ArchiveFile]:
         """The archive's files as far as this snapshot's database says the archive reaches
         (a file the daemon writes meanwhile holds events the snapshot still has)."""
         reach = {t: record.archived_n for t, record in self._tables.items()}
-        return [f for f in self.archive.files(table_id) if f.last_n <= reach.get(f.table, 0)]
+        return [
+            f
+            for f in self._archived
+            if (table_id is None or f.table == table_id) and f.last_n <= reach.get(f.table, 0)
+        ]
 
     def tables(self) -> list[str]:
         return sorted(self._tables.keys() | {f.table for f in self._files()})
@@ -239,8 +265,12 @@ class JournalReader:
                 problem = self._verify_files(table_id, files)
                 if problem is not None:
                     result = problem
+        except LineError as exc:
+            result = ChainBreak(table_id, exc.where, "changed", exc.detail)
         except ArchiveError as exc:
             result = ChainBreak(table_id, "the archive", "removed", str(exc))
+        except (KeyError, TypeError, ValueError) as exc:  # a line of another shape, replayed
+            result = ChainBreak(table_id, "the archive", "changed", f"a line not read: {exc!r}")
         if isinstance(result, ChainBreak):
             return Verdict(table_id, result, files=len(files))
         return Verdict(table_id, None, result, files=len(files), archived=table.archived_n)
@@ -248,15 +278,14 @@ class JournalReader:
     def _archive_records(self, file: ArchiveFile) -> Iterator[ChainRecord]:
         for number, line in self.archive.lines(file):
             if line.get("type") == "journal":
-                yield ChainRecord(
-                    f"{file.file} line {number}",
-                    line["table"],
-                    line["n"],
-                    line["kind"],
-                    line["at"],
-                    body_text(line["body"]),
-                    line["hash"],
-                )
+                where = f"{file.file} line {number}"
+                try:
+                    yield ChainRecord(
+                        where, line["table"], line["n"], line["kind"], line["at"],
+                        body_text(line["body"]), line["hash"],
+                    )  # fmt: skip
+                except (KeyError, TypeError, ValueError) as exc:
+                    raise LineError(where, f"not a journal line ({exc!r})") from exc
 
     def _live_records(self, table_id: str) -> Iterator[ChainRecord]:
         for rowid, n, kind, at, body, digest in database.iter_rows(self.db, table_id):
@@ -336,6 +365,25 @@ def _settings(header: dict[str, Any]) -> dict[str, Any]:
 def _chain(*parts: Iterable[Any]) -> Iterator[Any]:
     for part in parts:
         yield from part
+
+
+def _overlap(one: ArchiveFile, other: ArchiveFile) -> bool:
+    return one.table == other.table and one.first_n <= other.last_n and other.first_n <= one.last_n
+
+
+@dataclass(frozen=True, slots=True)
+class Unread:
+    """A quarantined archive (relative to the archive directory) whose manifest is still not
+    one, and why."""
+
+    directory: str
+    reason: str
+
+    def __str__(self) -> str:
+        return (
+            f"archive {self.directory}: quarantined, not read: {self.reason} (repair its "
+            "manifest.json in place)"
+        )
 
 
 @dataclass(frozen=True, slots=True)

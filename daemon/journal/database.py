@@ -221,10 +221,23 @@ def write_round(db: sqlite3.Connection, entry: RoundEntry) -> None:
     )
 
 
-def drop_archived(db: sqlite3.Connection, table_id: str, through_n: int) -> None:
-    """The archive holds the table's events up to `through_n`: they leave the database, with
-    the checkpoints and round entries before them; the checkpoint at `through_n` becomes the
-    base that replays of the live database start from."""
+def drop_archived(db: sqlite3.Connection, table_id: str, through: Checkpoint) -> None:
+    """The archive holds the table's events up to `through.n`: they leave the database, with
+    the checkpoints and round entries before them; the checkpoint `through` (written again
+    if it went meanwhile) becomes the base that replays of the live database start from."""
+    through_n = through.n
+    db.execute(
+        "INSERT OR IGNORE INTO checkpoints (table_id, n, next_seq, at, open_round, keep, state) "
+        "VALUES (?, ?, ?, ?, ?, '', ?)",
+        (
+            table_id,
+            through_n,
+            through.next_seq,
+            through.at,
+            int(through.open_round),
+            json.dumps(through.state, separators=(",", ":")),
+        ),
+    )
     db.execute("DELETE FROM events WHERE table_id = ? AND n <= ?", (table_id, through_n))
     db.execute("DELETE FROM checkpoints WHERE table_id = ? AND n < ?", (table_id, through_n))
     db.execute(
@@ -333,17 +346,55 @@ def checkpoint_before(
     return None if row is None else read_checkpoint(db, table_id, int(row[0]))
 
 
-def archive_candidates(db: sqlite3.Connection, table_id: str, before_day: str) -> list[Checkpoint]:
-    """Per day before `before_day` (YYYY-MM-DD), the table's last checkpoint between rounds
-    whose messages all reached the broker, oldest day first, past what is archived."""
+def archive_may_be_due(db: sqlite3.Connection, before_day: str) -> bool:
+    """Whether any table has a checkpoint the archive could cut at (between rounds, every
+    message before it delivered, dated before `before_day`) past what is archived: cheap,
+    so the daemon runs the archiver only when there may be work."""
+    row = db.execute(
+        "SELECT 1 FROM checkpoints c JOIN tables t USING (table_id) WHERE c.n > t.archived_n "
+        "AND c.open_round = 0 AND c.next_seq <= t.delivered_seq + 1 AND substr(c.at, 1, 10) < ? "
+        "LIMIT 1",
+        (before_day,),
+    ).fetchone()
+    return row is not None
+
+
+def archive_cuts(db: sqlite3.Connection, table_id: str, before_day: str) -> list[Checkpoint]:
+    """Where the archive cuts the table's events into files, in the order of their numbers.
+
+    From the first event past what is archived, as long as every event is dated before
+    `before_day` (YYYY-MM-DD) and every message it caused reached the broker: the last
+    checkpoint between rounds of each run of events of one day. Times are for people, the
+    order is the numbers': a day that comes again after another (a clock stepped back, in a
+    journal written before the journal's time was held) makes a run, and a file, of its own.
+    """
+    table = read_table(db, table_id)
     rows = db.execute(
-        "SELECT c.n, substr(c.at, 1, 10) AS day FROM checkpoints c JOIN tables t "
-        "USING (table_id) WHERE c.table_id = ? AND c.open_round = 0 AND c.n > t.archived_n "
-        "AND c.next_seq <= t.delivered_seq + 1 AND substr(c.at, 1, 10) < ? ORDER BY c.n",
-        (table_id, before_day),
+        "SELECT c.n, substr(c.at, 1, 10), c.open_round FROM checkpoints c JOIN tables t "
+        "USING (table_id) WHERE c.table_id = ? AND c.n > t.archived_n "
+        "AND c.next_seq <= t.delivered_seq + 1 ORDER BY c.n",
+        (table_id,),
     ).fetchall()
-    last_of_day = {day: n for n, day in rows}  # in order: each day's last wins
-    found = [read_checkpoint(db, table_id, n) for n in last_of_day.values()]
+    cuts: list[tuple[int, str]] = []  # (n, day), the last between rounds of each run
+    for n, day, open_round in rows:
+        if day >= before_day:
+            break
+        if open_round:
+            continue
+        if cuts and cuts[-1][1] == day:
+            cuts[-1] = (n, day)
+        else:
+            cuts.append((n, day))
+    if cuts:
+        # An event dated later than the checkpoint after it (such a clock again) holds the
+        # archive back there.
+        newer = db.execute(
+            "SELECT min(n) FROM events WHERE table_id = ? AND n > ? AND n <= ? "
+            "AND substr(at, 1, 10) >= ?",
+            (table_id, table.archived_n, cuts[-1][0], before_day),
+        ).fetchone()[0]
+        cuts = [c for c in cuts if newer is None or c[0] < newer]
+    found = [read_checkpoint(db, table_id, n) for n, _ in cuts]
     return [c for c in found if c is not None]
 
 

@@ -35,6 +35,9 @@ from rules.config import TableConfig
 from rules.events import event_to_mapping
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from datetime import datetime
+
     from daemon.envelope import Outbound
     from daemon.journal.database import TableRecord
     from daemon.table_service import Recorded
@@ -77,7 +80,7 @@ class TableReplay:
     _recorded: list[Recorded] = field(default_factory=list)
 
     @classmethod
-    def begin(
+    def begin(  # noqa: PLR0913 - keywords only, each a part of the start
         cls,
         table: TableRecord,
         topics: Topics,
@@ -88,11 +91,13 @@ class TableReplay:
         protocol: str | None = None,
         record_rules: bool = False,
         quiet: bool = True,
+        clock: Callable[[], datetime] | None = None,
     ) -> TableReplay:
         """A replay at `checkpoint`, or before the table's first event (whose settings are
         `first_config`). `protocol` when the table has none recorded (a fresh journal);
         `quiet`: log nothing (a tool's replay: it was all logged when it happened); the
-        daemon's table is not quiet, once it is recovered."""
+        daemon's table is not quiet, once it is recovered. `clock`: the time of what is
+        not journaled (the daemon's journal clock: a refusal's `ts` never runs back)."""
         shoe_protocol = table.protocol or protocol
         if checkpoint is None and first_config is None:
             raise ReplayStartError(f"table {table.table_id}: no checkpoint and no settings")
@@ -102,7 +107,7 @@ class TableReplay:
         service = TableService(
             config,
             topics,
-            Envelopes(config.table_id, epoch=epoch),
+            Envelopes(config.table_id, epoch=epoch, clock=clock),
             **({} if shoe_protocol is None else {"protocol": shoe_protocol}),
         )
         service.quiet = quiet
@@ -245,12 +250,7 @@ def event_of_line(line: dict[str, Any]) -> JournalEvent:
 
 def archive_lines(applied: Applied) -> list[dict[str, Any]]:
     """The journaled event, the rules events and settings it made, the messages it caused."""
-    lines = [journal_line(applied.event, applied.owner)]
-    for recorded in applied.recorded:
-        if isinstance(recorded, TableConfig):
-            lines.append(table_line(recorded))
-        else:
-            lines.append(event_to_mapping(recorded))
+    lines = [journal_line(applied.event, applied.owner), *rules_lines(applied)]
     lines.extend(
         {
             "type": "published",
@@ -261,3 +261,11 @@ def archive_lines(applied: Applied) -> list[dict[str, Any]]:
         for message in applied.messages
     )
     return lines
+
+
+def rules_lines(applied: Applied) -> list[dict[str, Any]]:
+    """The rules events the journaled event made, and the settings it put in force."""
+    return [
+        table_line(recorded) if isinstance(recorded, TableConfig) else event_to_mapping(recorded)
+        for recorded in applied.recorded
+    ]

@@ -318,8 +318,10 @@ class Journal:
         """Commit what rides along now (an empty batch still carries it)."""
         await self._run(_nothing)
 
-    async def drop_archived(self, table_id: str, through_n: int) -> None:
-        await self._run(lambda db: database.drop_archived(db, table_id, through_n))
+    async def drop_archived(self, table_id: str, through: Checkpoint) -> None:
+        """The archive's manifest names a file holding the table's events up to
+        `through.n`: they leave the database, `through` becomes its base."""
+        await self._run(lambda db: database.drop_archived(db, table_id, through))
 
     async def give_back_space(self) -> None:
         """Return the free pages deleted rows left to the file system (auto_vacuum)."""

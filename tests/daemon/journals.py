@@ -10,6 +10,10 @@ refused request).
 `real_journal` plays rounds at a real pit (daemon, mosquitto, emulated shoe) and archives
 the first of them (`archive_due` with a clock three days ahead): a journal made by the
 daemon's own code, with an archive and a live part, for tests that copy and edit it.
+
+`dated_journal` journals such a session through the daemon's own journal and replay, each
+round on the day a test gives (days that go back, as a clock stepped back would have dated
+them in a journal written before the journal's time was held), every message delivered.
 """
 
 from __future__ import annotations
@@ -23,9 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 from daemon.console import console_request
 from daemon.inbound import to_record
-from daemon.journal import Journal
+from daemon.journal import Journal, JournalEvent
 from daemon.journal.archive import Archive, archive_due
 from daemon.journal.audit import JournalReader
+from daemon.journal.chain import body_text
+from daemon.journal.replay import TableReplay
 from daemon.requests import request_record
 from daemon.testing import Mosquitto
 from daemon.testing.recorder import until
@@ -39,6 +45,7 @@ from rules.player import Dealer
 from tests.daemon.pit import play, read_example, running_pit, shoe_script
 
 if TYPE_CHECKING:
+    from datetime import date
     from pathlib import Path
 
     from daemon.journal import EventKind
@@ -173,3 +180,39 @@ async def _real_journal(directory: Path) -> RealJournal:
         async with running_pit(table, again, broker, state_directory=state) as pit:
             await play(pit, round_again)
     return RealJournal(state, state / "archive", table["id"], shown, exported)
+
+
+async def dated_journal(
+    path: Path, config: TableConfig, days: list[date], *, seed: int = 7, rounds_from: int = 0
+) -> int:
+    """Journal rounds of play at `path` (opened, or created), round `i` dated `days[i]`
+    (events a second apart from noon), checkpoints at each round's end as the daemon takes
+    them, every message delivered: the rounds `rounds_from` on of a seeded session (a later
+    call goes on where an earlier one, with `rounds_from` rounds, stopped). Returns the
+    table's last event number."""
+    journal = Journal(path)
+    await journal.open()
+    table = config.table_id
+    history = await journal.history(table)
+    replay = TableReplay.begin(
+        history.table, Topics(), journal.epoch, checkpoint=history.checkpoint,
+        first_config=history.first_config or config.to_mapping(),
+    )  # fmt: skip
+    for event in history.events:
+        replay.apply(event)
+    records = event_stream(config, seed, rounds_from + len(days))[history.table.last_n :]
+    ended = 0
+    for second, (kind, record) in enumerate(records, start=1):
+        if ended >= len(days):
+            break
+        body = json.loads(body_text(record))
+        at = f"{days[ended].isoformat()}T12:{second // 60 % 60:02d}:{second % 60:02d}.000Z"
+        n = await journal.append_event(table, kind, body, at)
+        applied = replay.apply(JournalEvent(table, n, kind, body, at))
+        if applied.ended is not None:
+            journal.note_checkpoint(replay.checkpoint(), applied.ended)
+            ended += 1
+    journal.note_delivered(table, replay.service.envelopes.next_seq - 1)
+    await journal.flush()
+    await journal.close()
+    return replay.n

@@ -20,7 +20,7 @@ import aiomqtt
 
 from daemon.config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
 from daemon.journal import SCHEMA_VERSION, Journal
-from daemon.journal.archive import Archive, ArchiveFile, archive_due
+from daemon.journal.archive import Archive, Archived, archive_due
 from daemon.journal.audit import JournalReader
 from daemon.mqtt.settings import MqttSettings
 from daemon.notify import Notifier
@@ -87,7 +87,7 @@ async def _daemon(
             yield recorder, bj_shoe, client
 
 
-async def _archive_now(state: Path) -> list[ArchiveFile]:
+async def _archive_now(state: Path) -> list[Archived]:
     """Archive as the daemon does, three days from now, with keep_days = 1."""
     journal = Journal(state / "journal.sqlite3")
     await journal.open()
