@@ -20,8 +20,9 @@ Tasks (all named, all children of one TaskGroup, all cancelled together on shutd
 - `status`: the `systemctl status` line, at most once a second (daemon.status_line);
 - `bridge-info`: publishes `<base>/bridge/<node>/info` again when a reload read a changed file;
 - `metrics`: with `[metrics] enabled`, serves `/metrics` for Prometheus (daemon/metrics/);
-- `archive`: every hour, moves the days older than `keep_days` to the archive (the
-  archiver process writes the files: daemon/journal/archiver.py);
+- `archive`: every hour (and at once when the clock stepped), moves the days older than
+  `keep_days` to the archive (the archiver process writes the files:
+  daemon/journal/archiver.py);
 - `clock`: once a second, holds the wall clock against the monotonic one: a step either
   way is logged (`clock.stepped`) and noticed at every table (daemon/journal/clock.py).
 
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import dataclasses
 import functools
 import json
@@ -58,10 +60,11 @@ from daemon.journal import (
     JournalError,
     JournalEvent,
     StorageFault,
+    database,
     journal_error,
     prepare_state_directory,
 )
-from daemon.journal.archive import Archive, ArchiveError, Quarantined, archive_due
+from daemon.journal.archive import Archive, ArchiveError, Quarantined, archive_due, cutoff_day
 from daemon.journal.chain import body_text
 from daemon.journal.clock import WATCH_EVERY, ClockStep, JournalClock, describe_seconds
 from daemon.journal.outbox import JournalOutbox
@@ -105,6 +108,8 @@ _T = TypeVar("_T")
 CHECKPOINT_BETWEEN_ROUNDS: Final = 500
 CHECKPOINT_ALWAYS: Final = 5000
 ARCHIVE_EVERY: Final = 3600.0  # seconds between looks for days to archive
+ARCHIVE_WAITING: Final = 60.0  # ... while days are due but for the broker
+ARCHIVE_START_WAIT: Final = 30.0  # at most, for the broker to take the backlog at start
 # Requests that queued together are journaled in one commit, up to this many: a round's
 # wagers from a chip-recognition layout fit, and a card waits behind one commit, not dozens.
 REQUESTS_PER_COMMIT: Final = 64
@@ -258,6 +263,7 @@ class Daemon:
         self.config = config
         self.clock = clock or JournalClock()
         self.clock.on_step = self._clock_stepped
+        self._clock_changed = asyncio.Event()  # the archive looks again at once
         self.topics = Topics(config.mqtt.base_topic)
         self.journal = Journal(
             config.state_directory / JOURNAL_FILE,
@@ -704,24 +710,28 @@ class Daemon:
             table.checkpoint_n = applied.event.n
 
     async def _archive(self) -> None:
-        """Every hour, move the days older than `keep_days` to the archive. At start, first
-        remove what an archiver killed mid-work left, and check the manifest."""
+        """Every hour, move the days older than `keep_days` to the archive; within a minute
+        when days are due but for messages the broker has yet to take. At start, first
+        remove what an archiver killed mid-work left, give the broker what the last run
+        left undelivered, and check the manifest."""
         archive = Archive(self.config.archive_path)
-        try:
-            count, size = await asyncio.to_thread(archive.remove_temporaries)
-        except OSError as exc:
-            log.error("journal.archive_failed", error=str(exc), directory=str(archive.directory))  # noqa: TRY400 - the reason is the message
-        else:
-            if count:
-                log.info("journal.archive_temporaries_removed", files=count, bytes=size)
+        await self._remove_temporaries(archive)
+        await self._backlog_delivered(ARCHIVE_START_WAIT)
         starting = True
         while True:
+            now = self.clock.now()
             try:
                 await archive_due(
-                    self.journal, archive, self.config.keep_days, self.topics,
-                    now=self.clock.now(), look_at_manifest=starting,
-                    on_quarantine=self._archive_quarantined,
+                    self.journal, archive, self.config.keep_days, self.topics, now=now,
+                    look_at_manifest=starting, on_quarantine=self._archive_quarantined,
                 )  # fmt: skip
+                waiting = await self.journal.read(
+                    functools.partial(
+                        database.archive_may_be_due,
+                        before_day=cutoff_day(self.config.keep_days, now),
+                        delivered=False,
+                    )
+                )
             except (ArchiveError, JournalError, OSError) as exc:
                 log.error(  # noqa: TRY400 - the reason is the message; it is retried
                     "journal.archive_failed",
@@ -729,8 +739,34 @@ class Daemon:
                     directory=str(archive.directory),
                     retry_in=ARCHIVE_EVERY,
                 )
+                waiting = False
             starting = False
-            await asyncio.sleep(ARCHIVE_EVERY)
+            await self._archive_later(ARCHIVE_WAITING if waiting else ARCHIVE_EVERY)
+
+    async def _archive_later(self, seconds: float) -> None:
+        """Until the next look: `seconds`, or at once when the clock stepped (what is due
+        depends on the date, and the date changed)."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds):
+                await self._clock_changed.wait()
+        self._clock_changed.clear()
+
+    async def _remove_temporaries(self, archive: Archive) -> None:
+        try:
+            count, size = await asyncio.to_thread(archive.remove_temporaries)
+        except OSError as exc:
+            log.error("journal.archive_failed", error=str(exc), directory=str(archive.directory))  # noqa: TRY400 - the reason is the message
+            return
+        if count:
+            log.info("journal.archive_temporaries_removed", files=count, bytes=size)
+
+    async def _backlog_delivered(self, within: float) -> None:
+        """Until the outbox is empty (what the last run left undelivered has reached the
+        broker: its days are due only then), or `within` seconds."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + within
+        while len(self.outbox) and loop.time() < deadline:  # noqa: ASYNC110 - the outbox signals arrivals, not emptiness; once, at start
+            await asyncio.sleep(0.2)
 
     def _archive_quarantined(self, quarantined: Quarantined) -> None:
         """Every table's pit hears that the archive's manifest was not one."""
@@ -762,6 +798,7 @@ class Daemon:
         message = step.message()
         for table in self.tables.values():
             table.queue.put_nowait(NoticeItem("clock_stepped", message))
+        self._clock_changed.set()
         if self._ready_sent:
             self.status_line.changed()
 

@@ -433,6 +433,7 @@ async def archive_due(
     leave the database. Runs the archiver only when something is due, or (`look_at_manifest`:
     at start) when there is a manifest to check. Returns what was archived."""
     before = cutoff_day(keep_days, now)
+    await journal.flush()  # the delivered watermarks ride on commits: the latest, first
     due = await journal.read(lambda db: database.archive_may_be_due(db, before))
     if not due and not (look_at_manifest and archive.exists):
         return []

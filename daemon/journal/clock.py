@@ -65,7 +65,7 @@ def describe_seconds(seconds: float) -> str:
     left = abs(seconds)
     if left < 60:
         return f"{left:.1f} s"
-    days, left = divmod(int(left), 86400)
+    days, left = divmod(round(left), 86400)
     hours, left = divmod(left, 3600)
     minutes, secs = divmod(left, 60)
     parts = [f"{days} day{'s' if days != 1 else ''}"] if days else []

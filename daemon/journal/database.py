@@ -346,15 +346,16 @@ def checkpoint_before(
     return None if row is None else read_checkpoint(db, table_id, int(row[0]))
 
 
-def archive_may_be_due(db: sqlite3.Connection, before_day: str) -> bool:
-    """Whether any table has a checkpoint the archive could cut at (between rounds, every
-    message before it delivered, dated before `before_day`) past what is archived: cheap,
-    so the daemon runs the archiver only when there may be work."""
+def archive_may_be_due(db: sqlite3.Connection, before_day: str, *, delivered: bool = True) -> bool:
+    """Whether any table has a checkpoint the archive could cut at (between rounds, dated
+    before `before_day`, past what is archived) whose messages all reached the broker (or,
+    `delivered=False`, some of which wait for it): cheap, so the daemon runs the archiver
+    only when there may be work, and looks again soon when the broker holds it back."""
     row = db.execute(
         "SELECT 1 FROM checkpoints c JOIN tables t USING (table_id) WHERE c.n > t.archived_n "
-        "AND c.open_round = 0 AND c.next_seq <= t.delivered_seq + 1 AND substr(c.at, 1, 10) < ? "
-        "LIMIT 1",
-        (before_day,),
+        "AND c.open_round = 0 AND (c.next_seq <= t.delivered_seq + 1) = ? "
+        "AND substr(c.at, 1, 10) < ? LIMIT 1",
+        (int(delivered), before_day),
     ).fetchone()
     return row is not None
 
