@@ -30,6 +30,7 @@ from daemon.cli.demo import DEMO_TABLES
 from daemon.config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
 from daemon.journal import JOURNAL_FILE, prepare_state_directory
 from daemon.journal.archive import Archive, archive_due
+from daemon.journal.clock import JournalClock
 from daemon.mqtt.settings import MqttSettings
 from daemon.service import Daemon
 from drivers.transports import SerialSettings
@@ -90,7 +91,9 @@ async def deal(args: argparse.Namespace, directory: Path) -> None:
     )
     logs.configure(fmt="console", level="warning", raw_frames=False)
     clock = SimulatedClock(datetime(2026, 1, 1, OPENS, tzinfo=UTC))
-    daemon = Daemon(config, driver_factory=lambda _: None, clock=clock)  # type: ignore[arg-type,return-value]
+    # The simulated days are the monotonic clock too: no step is seen.
+    journal_clock = JournalClock(clock, lambda: clock.now.timestamp())  # noqa: PLW0108 - `now` moves
+    daemon = Daemon(config, driver_factory=lambda _: None, clock=journal_clock)  # type: ignore[arg-type,return-value]
     archive = Archive(config.archive_path)
     await daemon.journal.open()
     await daemon._recover()  # noqa: SLF001 - as a first start does

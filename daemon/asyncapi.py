@@ -150,13 +150,15 @@ _NOTICE_KINDS = [k.value for k in NoticeKind] + [
     "card_outside_game",
     "sequence_conflict",
     "reader_silent",
-    # The daemon's own (daemon.request_gate, daemon.mqtt.takeover, daemon.claims).
+    # The daemon's own (daemon.request_gate, daemon.mqtt.takeover, daemon.claims, daemon.journal).
     "requests_refused",
     "requests_muted",
     "client_id_in_use",
     "link_unstable",
     "table_claimed",
     "table_claim_ended",
+    "clock_stepped",
+    "archive_quarantined",
     # What the shoe's line cost the table (daemon.shoe_line): noise, and an inbox it overfilled.
     "line_noise",
     "reader_overflow",

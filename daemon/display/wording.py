@@ -80,6 +80,8 @@ NOTICE_CLASSES: Final = {
     "card_outside_game": ("review", "HOLD"),
     "sequence_conflict": ("review", "HOLD"),
     "reader_silent": ("fault", "READER"),
+    "clock_stepped": ("fault", "CLOCK"),
+    "archive_quarantined": ("fault", "ARCHIVE"),
 }
 
 
