@@ -712,8 +712,8 @@ class Daemon:
     async def _archive(self) -> None:
         """Every hour, move the days older than `keep_days` to the archive; within a minute
         when days are due but for messages the broker has yet to take. At start, first
-        remove what an archiver killed mid-work left, give the broker what the last run
-        left undelivered, and check the manifest."""
+        remove what an archiver killed mid-work left, wait for READY=1 and for the broker to
+        take what the last run left undelivered, and check the manifest."""
         archive = Archive(self.config.archive_path)
         await self._remove_temporaries(archive)
         await self._backlog_delivered(ARCHIVE_START_WAIT)
@@ -761,11 +761,12 @@ class Daemon:
             log.info("journal.archive_temporaries_removed", files=count, bytes=size)
 
     async def _backlog_delivered(self, within: float) -> None:
-        """Until the outbox is empty (what the last run left undelivered has reached the
-        broker: its days are due only then), or `within` seconds."""
+        """Until the daemon is ready (READY=1 never waits on the archive) and its outbox
+        empty (what the last run left undelivered has reached the broker: its days are due
+        only then), or `within` seconds."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + within
-        while len(self.outbox) and loop.time() < deadline:  # noqa: ASYNC110 - the outbox signals arrivals, not emptiness; once, at start
+        while (not self._ready_sent or len(self.outbox)) and loop.time() < deadline:  # noqa: ASYNC110 - neither signals its end; once, at start
             await asyncio.sleep(0.2)
 
     def _archive_quarantined(self, quarantined: Quarantined) -> None:

@@ -101,6 +101,13 @@ class ArchiveFile:
     def round_entries(self) -> list[RoundEntry]:
         return [RoundEntry.from_mapping(r) for r in self.rounds]
 
+    @property
+    def empty(self) -> bool:
+        """A file holding no event: only an earlier version wrote one (its archive cut a
+        day before the one it had archived, when the clock had stepped back). Kept in the
+        manifest as it was, and read past."""
+        return self.last_n == 0
+
     def to_mapping(self) -> dict[str, Any]:
         return {
             "table": self.table, "day": self.day, "file": self.file, "first_n": self.first_n,
@@ -160,9 +167,10 @@ def _entry(data: object, where: str) -> ArchiveFile:
     if not _FILE.fullmatch(file) or not file.startswith(f"{table}/"):
         # Never a path out of the archive: the tools open what the manifest names.
         raise ManifestError(f"{where}: 'file' is not a day file of table {table!r}: {file!r:.80}")
-    if not (_HASH.fullmatch(last_hash) and _HASH.fullmatch(sha256)):
+    empty = first_n == last_n == 0
+    if not ((empty or _HASH.fullmatch(last_hash)) and _HASH.fullmatch(sha256)):
         raise ManifestError(f"{where}: a hash is not 64 hex digits")
-    if not 1 <= first_n <= last_n:
+    if not (empty or 1 <= first_n <= last_n):
         raise ManifestError(f"{where}: events {first_n}-{last_n} are no run of events")
     checked = tuple(_round(r, f"{where} round {i}") for i, r in enumerate(rounds))
     return ArchiveFile(table, day, file, first_n, last_n, last_hash, lines, size, sha256, checked)
@@ -188,7 +196,7 @@ def _in_order(listed: list[ArchiveFile]) -> list[ArchiveFile]:
     names = [f.file for f in files]
     if len(set(names)) != len(names):
         raise ManifestError("a file is listed twice")
-    for before, after in itertools.pairwise(files):
+    for before, after in itertools.pairwise(f for f in files if not f.empty):
         if before.table == after.table and after.first_n <= before.last_n:
             raise ManifestError(
                 f"{after.file} holds events from {after.first_n}, which {before.file} holds"

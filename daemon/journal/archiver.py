@@ -94,7 +94,7 @@ def run(job: Job, report: Callable[[dict[str, Any]], None]) -> None:
             db.execute("BEGIN")  # one snapshot of the journal for the whole job
             for table_id in database.read_tables(db):
                 try:
-                    listed = _archive_table(db, archive, listed, table_id, job, report)
+                    _archive_table(db, archive, listed, table_id, job, report)
                 except _TABLE_FAILURES as exc:
                     report({"failed": table_id, "error": str(exc)})
         finally:
@@ -108,9 +108,12 @@ def _archive_table(
     table_id: str,
     job: Job,
     report: Callable[[dict[str, Any]], None],
-) -> list[ArchiveFile]:
+) -> None:
+    """The table's files due, each named in the manifest as soon as it is checked: `listed`
+    (what the manifest lists) grows with each, so that a table that fails later keeps what
+    was named before."""
     table = database.read_table(db, table_id)
-    ours = [f for f in listed if f.table == table_id]
+    ours = [f for f in listed if f.table == table_id and not f.empty]
     after = table.archived_n
     # Files a run named before the daemon took their events out of the database (it stopped
     # in between): their events leave it now.
@@ -123,14 +126,13 @@ def _archive_table(
             after = file.last_n
     cuts = [c for c in database.archive_cuts(db, table_id, job.before) if c.n > after]
     if not cuts:
-        return listed
+        return
     before = next((f.last_hash for f in ours if f.last_n == after), GENESIS if not after else None)
     writer = _TableWriter(db, archive, table_id, job.topics, after, before)
     for cut in cuts:
         file = writer.write(cut, {f.file for f in listed})
-        listed = archive.name(listed, file)
+        listed[:] = archive.name(listed, file)
         report(_archived(file, cut))
-    return listed
 
 
 def _archived(file: ArchiveFile, checkpoint: Checkpoint) -> dict[str, Any]:

@@ -82,7 +82,7 @@ class JournalReader:
         """The archive's files, and those of every quarantined archive whose manifest reads
         again (named from the archive directory), where the archive does not hold the same
         events: the archive's manifest is the one the daemon keeps."""
-        files = self.archive.files()
+        files = [f for f in self.archive.files() if not f.empty]
         for quarantined in self.archive.quarantined():
             where = quarantined.directory.relative_to(self.archive.directory)
             try:
@@ -91,7 +91,7 @@ class JournalReader:
                 self.unread.append(Unread(str(where), str(exc)))
                 continue
             for file in inner:
-                if not any(_overlap(file, f) for f in files):
+                if not file.empty and not any(_overlap(file, f) for f in files):
                     files.append(dataclasses.replace(file, file=f"{where}/{file.file}"))
         return sorted(files, key=lambda f: (f.table, f.first_n))
 

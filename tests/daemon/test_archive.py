@@ -257,3 +257,30 @@ def test_temporary_files_left_by_a_killed_archiver_are_removed(tmp_path: Path) -
     kept.write_bytes(b"z")
     assert archive.remove_temporaries() == (2, 1024)
     assert sorted(p.name for p in archive.directory.rglob("*") if p.is_file()) == [kept.name]
+
+
+async def test_a_table_that_fails_keeps_what_was_named_and_the_others_go_on(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    journal = state / "journal.sqlite3"
+    days = [TODAY - timedelta(days=3), TODAY - timedelta(days=2)]
+    await dated_journal(journal, _config(), days)
+    other = TableConfig.from_mapping({**DEMO_TABLES[Game.BLACKJACK], "id": "bj-2"})
+    await dated_journal(journal, other, days[:1])
+    with contextlib.closing(sqlite3.connect(journal)) as db, db:  # bj-1's second day's cut
+        db.execute(
+            "UPDATE checkpoints SET state = json_set(state, '$.service.next_round', 99) "
+            "WHERE table_id = 'bj-1' AND n = (SELECT max(n) FROM checkpoints "
+            "WHERE table_id = 'bj-1')"
+        )
+    done = await _archive(state)
+    assert [(a.table, a.day) for a in done] == [
+        ("bj-1", days[0].isoformat()), ("bj-2", days[0].isoformat()),
+    ]  # fmt: skip
+    assert [(f.table, f.day) for f in Archive(state / "archive").files()] == [
+        (a.table, a.day) for a in done
+    ]
+    verified = shoe2mqtt("journal", "--state-directory", str(state), "verify")
+    assert verified.returncode == 0, verified.stdout + verified.stderr

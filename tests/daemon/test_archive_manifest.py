@@ -3,9 +3,9 @@
 Hypothesis writes manifests of every shape (any JSON, and valid manifests with one part
 changed, removed or of another type) and the archive reads each: a manifest's files, read
 back exactly, or `ManifestError`, and nothing else. A daemon that finds such a manifest
-moves the archive aside (nothing deleted), tells the pit, goes on serving and archives into
-a fresh manifest; `journal verify` names the quarantined archive until its manifest is
-repaired in place, and reads it again then.
+moves the archive aside (nothing deleted but what a killed archiver left half written),
+tells the pit, goes on serving and archives into a fresh manifest; `journal verify` names
+the quarantined archive until its manifest is repaired in place, and reads it again then.
 """
 
 from __future__ import annotations
@@ -164,6 +164,8 @@ async def test_a_daemon_quarantines_a_manifest_of_another_shape_and_serves_on(
     assert (listed.returncode, listed.stdout) == (1, "")
     assert "manifest.json: files[0]: no 'rounds'" in listed.stderr
 
+    left = journal_copy.archive / "bj-1" / ".2026-11-29.k1ll3d.tmp"  # a killed archiver's
+    left.write_bytes(bytes(4096))
     table, events, _ = read_example("blackjack-queen-of-hearts.jsonl")
     again = shoe_script(events).replace("SHUFFLE BURN ", "")
     async with running_pit(table, again, mosquitto, state_directory=state) as pit:
@@ -173,6 +175,7 @@ async def test_a_daemon_quarantines_a_manifest_of_another_shape_and_serves_on(
     [quarantined] = (journal_copy.archive / QUARANTINE).iterdir()
     assert json.loads((quarantined / "manifest.json").read_text()) == bad  # moved, kept
     assert (quarantined / "bj-1").is_dir()
+    assert not (quarantined / "bj-1" / left.name).exists()  # removed at start, before it
     assert not (journal_copy.archive / "bj-1").exists()
     assert not (journal_copy.archive / "manifest.json").exists()  # fresh: nothing due yet
 
@@ -206,3 +209,21 @@ def test_a_day_file_of_another_shape_is_named_by_verify(journal_copy: RealJourna
     shutil.rmtree(journal_copy.archive / "bj-1")
     done = shoe2mqtt("journal", "--state-directory", str(journal_copy.state), "verify")
     assert (done.returncode, "bj-1: the archive: removed:") == (1, done.stdout[:27])
+
+
+def test_an_empty_file_an_earlier_version_listed_is_read_past(journal_copy: RealJournal) -> None:
+    """An earlier version, its clock stepped back, could list a file holding no event (its
+    `table` line alone), and `verify` then failed for ever after: such an entry is kept as
+    it is, and read past."""
+    manifest = _manifest(journal_copy)
+    [day] = manifest["files"]
+    empty = {**day, "file": "bj-1/2026-11-28.jsonl.gz", "day": "2026-11-28", "first_n": 0,
+             "last_n": 0, "last_hash": "", "lines": 1, "rounds": []}  # fmt: skip
+    manifest["files"].append(empty)
+    (journal_copy.archive / "manifest.json").write_text(json.dumps(manifest))
+    shutil.copy(journal_copy.archive / day["file"], journal_copy.archive / empty["file"])
+    as_typed = ("journal", "--state-directory", str(journal_copy.state))
+    verified = shoe2mqtt(*as_typed, "verify")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    listed = shoe2mqtt(*as_typed, "list").stdout.splitlines()
+    assert [json.loads(line)["round"] for line in listed] == [1, 2, 3]

@@ -156,9 +156,9 @@ async def test_a_clock_stepped_both_ways_across_the_archive_loses_no_round(
         recovery_run(
             tmp_path,
             mosquitto,
-            random.Random(SEED),
+            random.Random(SEED),  # noqa: S311 - a seeded table
             shoe=shoe,
-            daemon_prefix=clock.prefix,  # noqa: S311 - a seeded table
+            daemon_prefix=clock.prefix,
         ) as run,
     ):
         _keep_one_day(run.daemon.config)
