@@ -29,7 +29,8 @@ from daemon import logs
 from daemon.cli.demo import DEMO_TABLES
 from daemon.config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
 from daemon.journal import JOURNAL_FILE, prepare_state_directory
-from daemon.journal.archive import Archive, archive_due
+from daemon.journal.archive import Archive
+from daemon.journal.archiving import archive_due
 from daemon.journal.clock import JournalClock
 from daemon.mqtt.settings import MqttSettings
 from daemon.service import Daemon

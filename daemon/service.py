@@ -21,8 +21,8 @@ Tasks (all named, all children of one TaskGroup, all cancelled together on shutd
 - `bridge-info`: publishes `<base>/bridge/<node>/info` again when a reload read a changed file;
 - `metrics`: with `[metrics] enabled`, serves `/metrics` for Prometheus (daemon/metrics/);
 - `archive`: every hour (and at once when the clock stepped), moves the days older than
-  `keep_days` to the archive (the archiver process writes the files:
-  daemon/journal/archiver.py);
+  `keep_days` to the archive (daemon/journal/archiving.py; the archiver process writes the
+  files);
 - `clock`: once a second, holds the wall clock against the monotonic one: a step either
   way is logged (`clock.stepped`) and noticed at every table (daemon/journal/clock.py).
 
@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import dataclasses
 import functools
 import json
@@ -60,13 +59,13 @@ from daemon.journal import (
     JournalError,
     JournalEvent,
     StorageFault,
-    database,
     journal_error,
     prepare_state_directory,
 )
-from daemon.journal.archive import Archive, ArchiveError, Quarantined, archive_due, cutoff_day
+from daemon.journal.archive import Archive
+from daemon.journal.archiving import ArchiveTask
 from daemon.journal.chain import body_text
-from daemon.journal.clock import WATCH_EVERY, ClockStep, JournalClock, describe_seconds
+from daemon.journal.clock import ClockStep, JournalClock, describe_seconds
 from daemon.journal.outbox import JournalOutbox
 from daemon.journal.replay import Applied, TableReplay
 from daemon.metrics import DaemonMetrics, Readings, serve_metrics
@@ -107,9 +106,6 @@ _T = TypeVar("_T")
 # state after this many (a round left open for days). Start-up replays at most that far.
 CHECKPOINT_BETWEEN_ROUNDS: Final = 500
 CHECKPOINT_ALWAYS: Final = 5000
-ARCHIVE_EVERY: Final = 3600.0  # seconds between looks for days to archive
-ARCHIVE_WAITING: Final = 60.0  # ... while days are due but for the broker
-ARCHIVE_START_WAIT: Final = 30.0  # at most, for the broker to take the backlog at start
 # Requests that queued together are journaled in one commit, up to this many: a round's
 # wagers from a chip-recognition layout fit, and a card waits behind one commit, not dozens.
 REQUESTS_PER_COMMIT: Final = 64
@@ -263,12 +259,12 @@ class Daemon:
         self.config = config
         self.clock = clock or JournalClock()
         self.clock.on_step = self._clock_stepped
-        self._clock_changed = asyncio.Event()  # the archive looks again at once
         self.topics = Topics(config.mqtt.base_topic)
         self.journal = Journal(
             config.state_directory / JOURNAL_FILE,
             sync="normal" if config.journal_sync == "normal" else "full",
         )
+        self.archiving = self._archive_task()
         self.outbox = JournalOutbox(
             self.journal, config.outbox_limit, on_high_water=self._outbox_filling
         )
@@ -309,6 +305,14 @@ class Daemon:
             self.outbox.add_state,
             lambda: self.notifier.status(self._status_text()),
         )
+
+    def _archive_task(self) -> ArchiveTask:
+        config = self.config
+        return ArchiveTask(
+            self.journal, Archive(config.archive_path), config.keep_days, self.topics,
+            self.clock, ready=lambda: self._ready_sent, backlog=lambda: len(self.outbox),
+            notice=self._notice_every_table,
+        )  # fmt: skip
 
     def _new_table(self, setup: TableSetup, driver: ShoeDriver) -> _Table:
         return _Table(
@@ -402,8 +406,8 @@ class Daemon:
                     group.create_task(
                         serve_metrics(self.metrics, self.config.metrics), name="metrics"
                     )
-                group.create_task(self._archive(), name="archive")
-                group.create_task(self._watch_clock(), name="clock")
+                group.create_task(self.archiving.run(), name="archive")
+                group.create_task(self.clock.watch(), name="clock")
         except* _Stop:
             pass
 
@@ -709,83 +713,6 @@ class Daemon:
             self.journal.note_checkpoint(table.replay.checkpoint(), applied.ended)
             table.checkpoint_n = applied.event.n
 
-    async def _archive(self) -> None:
-        """Every hour, move the days older than `keep_days` to the archive; within a minute
-        when days are due but for messages the broker has yet to take. At start, first
-        remove what an archiver killed mid-work left, wait for READY=1 and for the broker to
-        take what the last run left undelivered, and check the manifest."""
-        archive = Archive(self.config.archive_path)
-        await self._remove_temporaries(archive)
-        await self._backlog_delivered(ARCHIVE_START_WAIT)
-        starting = True
-        while True:
-            now = self.clock.now()
-            try:
-                await archive_due(
-                    self.journal, archive, self.config.keep_days, self.topics, now=now,
-                    look_at_manifest=starting, on_quarantine=self._archive_quarantined,
-                )  # fmt: skip
-                waiting = await self.journal.read(
-                    functools.partial(
-                        database.archive_may_be_due,
-                        before_day=cutoff_day(self.config.keep_days, now),
-                        delivered=False,
-                    )
-                )
-            except (ArchiveError, JournalError, OSError) as exc:
-                log.error(  # noqa: TRY400 - the reason is the message; it is retried
-                    "journal.archive_failed",
-                    error=str(exc),
-                    directory=str(archive.directory),
-                    retry_in=ARCHIVE_EVERY,
-                )
-                waiting = False
-            starting = False
-            await self._archive_later(ARCHIVE_WAITING if waiting else ARCHIVE_EVERY)
-
-    async def _archive_later(self, seconds: float) -> None:
-        """Until the next look: `seconds`, or at once when the clock stepped (what is due
-        depends on the date, and the date changed)."""
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(seconds):
-                await self._clock_changed.wait()
-        self._clock_changed.clear()
-
-    async def _remove_temporaries(self, archive: Archive) -> None:
-        try:
-            count, size = await asyncio.to_thread(archive.remove_temporaries)
-        except OSError as exc:
-            log.error("journal.archive_failed", error=str(exc), directory=str(archive.directory))  # noqa: TRY400 - the reason is the message
-            return
-        if count:
-            log.info("journal.archive_temporaries_removed", files=count, bytes=size)
-
-    async def _backlog_delivered(self, within: float) -> None:
-        """Until the daemon is ready (READY=1 never waits on the archive) and its outbox
-        empty (what the last run left undelivered has reached the broker: its days are due
-        only then), or `within` seconds."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + within
-        while (not self._ready_sent or len(self.outbox)) and loop.time() < deadline:  # noqa: ASYNC110 - neither signals its end; once, at start
-            await asyncio.sleep(0.2)
-
-    def _archive_quarantined(self, quarantined: Quarantined) -> None:
-        """Every table's pit hears that the archive's manifest was not one."""
-        message = (
-            f"the archive's manifest could not be read ({quarantined.reason}): the archive "
-            f"was moved aside to {quarantined.directory}, nothing deleted, and a fresh one "
-            "begun; the journal is whole. Repair that manifest in place: `shoe2mqtt journal "
-            "verify` reads it again"
-        )
-        for table in self.tables.values():
-            table.queue.put_nowait(NoticeItem("archive_quarantined", message))
-
-    async def _watch_clock(self) -> NoReturn:
-        """Hold the wall clock against the monotonic one, even while nothing is journaled."""
-        while True:
-            await asyncio.sleep(WATCH_EVERY)
-            self.clock.check()
-
     def _clock_stepped(self, step: ClockStep) -> None:
         """The wall clock stepped: the log, and every table's pit (journaled notices)."""
         log.warning(
@@ -797,11 +724,14 @@ class Daemon:
             found="at start" if step.found_at_start else "running",
         )
         message = step.message()
-        for table in self.tables.values():
-            table.queue.put_nowait(NoticeItem("clock_stepped", message))
-        self._clock_changed.set()
+        self._notice_every_table("clock_stepped", message)
+        self.archiving.clock_changed()
         if self._ready_sent:
             self.status_line.changed()
+
+    def _notice_every_table(self, kind: str, message: str) -> None:
+        for table in self.tables.values():
+            table.queue.put_nowait(NoticeItem(kind, message))
 
     async def _on_message(self, message: InboundMessage) -> None:
         claims = self.claims.heard(message.topic, message.payload)

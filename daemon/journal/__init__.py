@@ -6,7 +6,10 @@
 - `errors`: what cannot be read or written, and why (a `StorageFault`: the storage failed);
 - `chain`: the per-table hash chain and the check that names the first broken row or line;
 - `replay.TableReplay`: a table's events applied again, making the very messages published;
-- `archive`: days older than `keep_days`, out of the database into compressed round logs;
+- `clock.JournalClock`: the time events are journaled at, never back; clock steps found;
+- `archive`: days older than `keep_days`, out of the database into compressed round logs
+  (`archive` the directory and manifest, `archiver` the process that writes the files,
+  `archiving` the daemon's side);
 - `outbox.JournalOutbox`: the link's outbox, delivery journaled as a per-table watermark;
 - `audit`: what `shoe2mqtt journal` reads (rounds live and archived, show, export, verify).
 

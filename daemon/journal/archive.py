@@ -19,13 +19,12 @@ archive begins; `journal verify` names it until it is repaired in place.
 
 This module is the directory and its manifest. The files are written by the archiver, a
 process of its own (daemon/journal/archiver.py), so the daemon's tables never wait on the
-work; `archive_due` is the daemon's side: what is due, the archiver run, and the events
-leaving the database once the manifest names their file.
+work; daemon/journal/archiving.py is the daemon's side: when to look, what is due, the
+archiver run, and the events leaving the database once the manifest names their file.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import fcntl
 import gzip
@@ -34,24 +33,16 @@ import itertools
 import json
 import os
 import re
-import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-import structlog
-
-from daemon.journal import database
-from daemon.journal.database import Checkpoint, RoundEntry
+from daemon.journal.database import RoundEntry
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Iterator, Mapping
-
-    from daemon.journal.store import Journal
-    from daemon.topics import Topics
+    from collections.abc import Collection, Iterator, Mapping
 
 MANIFEST: Final = "manifest.json"
 MANIFEST_FORMAT: Final = 1
@@ -63,7 +54,6 @@ TEMPORARY_SUFFIX: Final = ".tmp"
 _HASH = re.compile(r"[0-9a-f]{64}")
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _FILE = re.compile(r"[a-z0-9][a-z0-9_-]*/\d{4}-\d{2}-\d{2}(\.[0-9]+)?\.jsonl\.gz")
-log = structlog.get_logger("journal.archive")
 
 
 class ArchiveError(Exception):
@@ -407,150 +397,3 @@ def cutoff_day(keep_days: int, now: datetime | None = None) -> str:
     """Days before this one (UTC, YYYY-MM-DD) are older than `keep_days`."""
     moment = (now or datetime.now(UTC)).astimezone(UTC)
     return (moment - timedelta(days=keep_days)).date().isoformat()
-
-
-# ---------------------------------------------------------------- the daemon's side
-ARCHIVER_COMMAND: Final = (sys.executable, "-m", "daemon.journal.archiver")
-_REPORT_LIMIT: Final = 1 << 26  # bytes in one report line (a checkpoint rides in it)
-
-
-@dataclass(frozen=True, slots=True)
-class Archived:
-    """A file the archiver wrote and the manifest names; its events have left the database."""
-
-    table: str
-    day: str
-    file: str
-    first_n: int
-    last_n: int
-    rounds: int
-
-
-async def archive_due(
-    journal: Journal,
-    archive: Archive,
-    keep_days: int,
-    topics: Topics,
-    *,
-    now: datetime | None = None,
-    look_at_manifest: bool = False,
-    on_quarantine: Callable[[Quarantined], None] | None = None,
-) -> list[Archived]:
-    """Archive every table's events older than `keep_days`, by event number: the archiver
-    (a process) writes, checks and names the files; as the manifest names each, its events
-    leave the database. Runs the archiver only when something is due, or (`look_at_manifest`:
-    at start) when there is a manifest to check. Returns what was archived."""
-    before = cutoff_day(keep_days, now)
-    await journal.flush()  # the delivered watermarks ride on commits: the latest, first
-    due = await journal.read(lambda db: database.archive_may_be_due(db, before))
-    if not due and not (look_at_manifest and archive.exists):
-        return []
-    job = {
-        "journal": str(journal.path),
-        "archive": str(archive.directory),
-        "base_topic": topics.base,
-        "before": before,
-    }
-    began = time.monotonic()
-    done = await _run_archiver(journal, job, on_quarantine)
-    if done:
-        await journal.give_back_space()
-        log.info(
-            "journal.archive_run",
-            files=len(done),
-            events=sum(a.last_n - a.first_n + 1 for a in done),
-            seconds=round(time.monotonic() - began, 3),
-        )
-    return done
-
-
-async def _run_archiver(
-    journal: Journal,
-    job: dict[str, str],
-    on_quarantine: Callable[[Quarantined], None] | None,
-) -> list[Archived]:
-    """One archiver process: the job on its standard input, a report a line on its standard
-    output; killed if the daemon stops meanwhile (what it leaves is harmless: a temporary
-    file removed at the next start, or a named file whose events leave the database at the
-    next run)."""
-    process = await asyncio.create_subprocess_exec(
-        *ARCHIVER_COMMAND,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        limit=_REPORT_LIMIT,
-    )
-    done: list[Archived] = []
-    said: list[str] = []  # what is not a report: a traceback, say
-    try:
-        assert process.stdin is not None
-        assert process.stdout is not None
-        process.stdin.write(json.dumps(job).encode())
-        await process.stdin.drain()
-        process.stdin.close()
-        async for raw in process.stdout:
-            report = _report(raw)
-            if report is None:
-                said.append(raw.decode(errors="replace").rstrip())
-                continue
-            archived = await _take_report(journal, report, on_quarantine)
-            if archived is not None:
-                done.append(archived)
-        code = await process.wait()
-    except BaseException:
-        if process.returncode is None:
-            process.kill()
-        await process.wait()
-        raise
-    if code != 0:
-        raise ArchiveError(f"the archiver exited with {code}: {' | '.join(said[-5:])}")
-    return done
-
-
-def _report(raw: bytes) -> dict[str, Any] | None:
-    try:
-        report = json.loads(raw)
-    except ValueError:
-        return None
-    return report if isinstance(report, dict) else None
-
-
-async def _take_report(
-    journal: Journal,
-    report: dict[str, Any],
-    on_quarantine: Callable[[Quarantined], None] | None,
-) -> Archived | None:
-    if "quarantined" in report:
-        quarantined = Quarantined(Path(report["quarantined"]), str(report["reason"]))
-        log.error(
-            "journal.archive_quarantined",
-            directory=str(quarantined.directory),
-            reason=quarantined.reason,
-            todo="the archive was moved aside (nothing deleted) and a fresh one begun; repair "
-            "its manifest.json in place: `shoe2mqtt journal verify` reads it again",
-        )
-        if on_quarantine is not None:
-            on_quarantine(quarantined)
-        return None
-    if "failed" in report:
-        log.error("journal.archive_failed", table=report["failed"], error=report["error"])
-        return None
-    entry, mark = report["archived"], report["checkpoint"]
-    table_id = entry["table"]
-    checkpoint = Checkpoint(
-        table_id, mark["n"], mark["next_seq"], mark["at"], mark["open_round"], mark["state"]
-    )
-    # The manifest names the file: its events may leave the database.
-    await journal.drop_archived(table_id, checkpoint)
-    archived = Archived(
-        table_id, entry["day"], entry["file"], entry["first_n"], entry["last_n"], entry["rounds"]
-    )
-    log.info(
-        "journal.archived",
-        table=table_id,
-        day=archived.day,
-        events=archived.last_n - archived.first_n + 1,
-        rounds=archived.rounds,
-        file=archived.file,
-    )
-    return archived

@@ -28,10 +28,11 @@ reading two clocks one after the other, even on a loaded machine.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NoReturn
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -156,6 +157,12 @@ class JournalClock:
     def check(self) -> None:
         """Look at the clocks (a step is reported even while nothing is journaled)."""
         self._look()
+
+    async def watch(self) -> NoReturn:
+        """The daemon's `clock` task: a look every WATCH_EVERY seconds."""
+        while True:
+            await asyncio.sleep(WATCH_EVERY)
+            self.check()
 
     def _look(self) -> datetime:
         wall = self._wall()

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 from daemon.console import console_request
 from daemon.inbound import to_record
 from daemon.journal import Journal, JournalEvent
-from daemon.journal.archive import Archive, archive_due
+from daemon.journal.archive import Archive
+from daemon.journal.archiving import archive_due
 from daemon.journal.audit import JournalReader
 from daemon.journal.chain import body_text
 from daemon.journal.replay import TableReplay

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 
 from daemon.cli.demo import DEMO_TABLES
 from daemon.journal import Journal
-from daemon.journal.archive import Archive, Archived, archive_due
+from daemon.journal.archive import Archive
+from daemon.journal.archiving import Archived, archive_due
 from daemon.journal.audit import JournalReader
 from daemon.journal.replay import checkpoint_of_line
 from daemon.topics import Topics

@@ -20,7 +20,8 @@ import aiomqtt
 
 from daemon.config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
 from daemon.journal import SCHEMA_VERSION, Journal
-from daemon.journal.archive import Archive, Archived, archive_due
+from daemon.journal.archive import Archive
+from daemon.journal.archiving import Archived, archive_due
 from daemon.journal.audit import JournalReader
 from daemon.mqtt.settings import MqttSettings
 from daemon.notify import Notifier
