@@ -4,7 +4,8 @@ and the cards dealt beside it, timed to the pit (`card_latencies`).
     python -m daemon.testing.flood --port 1883 --topic shoe2mqtt/bj-1/request/status \\
         --rate 5000 --seconds 10
 
-`Flood` starts that process and stops it; the process prints one line when done, with what it
+`Flood` starts that process and stops it; the process prints `flooding` once it floods (until
+then a stop would find it without its SIGTERM handler), and one line when done, with what it
 sent (`sent=… seconds=… rate=…`), which `Flood.stop` returns. A process of its own so that the
 flood's cost falls on neither the daemon nor the test that times the cards beside it. QoS 0,
 as the issue's flood was: the broker delivers each one, nobody acknowledges it.
@@ -68,8 +69,17 @@ class Flood:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         )  # fmt: skip
         assert self._process.stdin is not None
+        assert self._process.stdout is not None
         self._process.stdin.write(self.payload)
         self._process.stdin.close()
+        # Until it says so, it is still starting (seconds, on a loaded machine), and a stop
+        # would find it without its SIGTERM handler: wait for its first line.
+        said: list[bytes] = []  # Python's warnings, say, before it (stderr comes here too)
+        async with asyncio.timeout(_STOP_TIMEOUT):
+            while (line := await self._process.stdout.readline()) != b"flooding\n":
+                if not line:
+                    raise RuntimeError(f"the flood did not start: {b''.join(said).decode()}")
+                said.append(line)
 
     async def stop(self) -> FloodResult:
         """Stop it now (or collect it if it is done) and return what it sent."""
@@ -126,6 +136,8 @@ def flood(arguments: argparse.Namespace, payload: bytes) -> FloodResult:
         sock.sendall(_connect_packet(f"flood-{time.monotonic_ns()}"))
         if sock.recv(4)[:1] != b"\x20":  # CONNACK
             raise ConnectionError("the broker did not accept the flood's connection")
+        sys.stdout.write("flooding\n")  # Flood.start waits for this line
+        sys.stdout.flush()
         began = time.monotonic()
         while not stopping and (now := time.monotonic()) - began < arguments.seconds:
             due = int((now - began) * arguments.rate) + 1

@@ -22,6 +22,7 @@ from daemon.request_gate import (
     Refused,
     RequestGate,
     RequestLimits,
+    request_weight,
 )
 from daemon.requests import MAX_REQUEST_BYTES
 from daemon.table_inbox import TableInbox
@@ -278,3 +279,56 @@ def test_a_flood_mutes_its_table_longer_each_time_it_comes_straight_back() -> No
             gate.take_reports()
         verdict = gate.judge("bj-2", "status", STATUS, room=True)
         assert not (isinstance(verdict, Refused) and verdict.mute_for)
+
+
+def test_oversized_requests_count_towards_a_mute_by_their_bytes() -> None:
+    """Refused before the rate is asked, they take no token; what counts is what their bytes
+    would make in requests of the largest size admitted (daemon.request_gate)."""
+    limits = RequestLimits()
+    assert [request_weight(b"x" * size) for size in (2, 4096, 4100, 11_000, 1 << 20)] == [
+        1, 1, 2, 3, 256,
+    ]  # fmt: skip
+    for size, weight in ((4_100, 2), (11_000, 3)):
+        gate, clock = _gate(limits)
+        needed = -(-limits.flood_threshold // weight)
+        verdicts = [gate.judge("bj-1", "status", b"x" * size, room=True) for _ in range(needed)]
+        mutes = [v.mute_for for v in verdicts if isinstance(v, Refused) and v.mute_for]
+        assert mutes == [MUTE_SECONDS]
+        assert isinstance(verdicts[-1], Refused)
+        assert verdicts[-1].mute_for == MUTE_SECONDS  # the one that reached the threshold
+        assert {v.code for v in verdicts if isinstance(v, Refused)} == {TOO_LARGE}
+        # The rate was never asked: the other table, and this one's own bucket, are full.
+        clock.now += MUTE_SECONDS + REPORT_INTERVAL * 2
+        gate.take_reports()
+        admitted = [gate.judge("bj-1", "status", STATUS, room=True) for _ in range(limits.burst)]
+        assert admitted == [Admitted()] * limits.burst
+
+
+def test_refusals_of_shape_and_of_a_full_queue_never_mute() -> None:
+    """A malformed request took a token (a flood of them is over the rate soon enough), and a
+    full queue says the table is slow, not that its console floods it."""
+    limits = RequestLimits(rate=100, burst=100, queue=1)
+    gate, clock = _gate(limits)
+    for _ in range(3 * limits.flood_threshold):
+        clock.now += 2 / limits.rate  # a token for each: within the rate
+        for verdict in (
+            gate.judge("bj-1", "status", b"[not an object]", room=True),
+            gate.judge("bj-1", "status", STATUS, room=False),
+        ):
+            assert isinstance(verdict, Refused)
+            assert verdict.mute_for is None
+
+
+def test_new_limits_apply_from_the_next_request() -> None:
+    """A reload's `[requests]`: the bucket takes the new rate and size at once, keeping no more
+    tokens than the new size holds."""
+    gate, clock = _gate(RequestLimits(rate=20, burst=50, queue=50))
+    gate.retune(RequestLimits(rate=1, burst=2, queue=50))
+    verdicts = [gate.judge("bj-1", "status", STATUS, room=True) for _ in range(3)]
+    assert verdicts[:2] == [Admitted()] * 2
+    assert isinstance(verdicts[2], Refused)
+    assert verdicts[2].code == RATE_LIMITED
+    assert "more than 1 requests a second" in verdicts[2].message
+    clock.now += 1.0
+    assert gate.judge("bj-1", "status", STATUS, room=True) == Admitted()
+    assert gate.limits.flood_threshold == max(2, round(10 * 1 * REPORT_INTERVAL))
