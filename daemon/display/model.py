@@ -14,6 +14,12 @@ subscribes to nothing that could carry one (never `request/#`).
 - Each table keeps its current round's settlements, all of them, in the order the daemon
   published them (the regulations' order), merged from the retained snapshot and the live
   settlement messages and deduplicated; and the last `HISTORY` rounds for "on demand".
+- Every list is bounded, as the daemon bounds its own: a round's latest `ROUND_NOTICES`
+  notices (the daemon's snapshot keeps as many: a console that fills a round with refused
+  wagers grows neither), at most `ROUND_SETTLEMENTS` settlements (far more than any round
+  settles), `HISTORY` rounds, `_TABLE_NOTICES` notices between rounds; and a notice's text
+  is shown up to `NOTICE_TEXT` characters. So a table's view, and the stream's update of
+  it, has a size bound whatever the broker sends.
 - `version` grows with every change and each table remembers the version of its last
   change, so a server can send each browser only what changed since it last looked.
 """
@@ -41,6 +47,13 @@ from daemon.display.wording import (
 )
 
 HISTORY: Final = 10  # finished rounds kept per table, newest first
+# A round's latest notices: as many as the daemon's snapshot keeps (daemon.table_service
+# MAX_ROUND_NOTICES; tests/display/test_model.py holds the two equal).
+ROUND_NOTICES: Final = 50
+# Seven seats, each hand split up to four times, every wager of the game settled: a few dozen.
+# More is no round's; the first ones, in the regulations' order, are kept.
+ROUND_SETTLEMENTS: Final = 256
+NOTICE_TEXT: Final = 300  # characters of a notice shown; the daemon's own are under 200
 _TABLE_NOTICES: Final = 5  # notices outside a round (a reader unplugged between rounds)
 _SEEN_IDS: Final = 1024  # ids remembered per table to drop QoS 1 repeats
 
@@ -126,15 +139,19 @@ class TableModel:
         self.settlements = snapshot + [
             s for s in self.settlements if _settlement_key(s) not in known
         ]
+        del self.settlements[ROUND_SETTLEMENTS:]
         notices = [n for n in body.get("notices") or [] if isinstance(n, dict)]
         known = {_notice_key(n) for n in notices}
         self.notices = notices + [n for n in self.notices if _notice_key(n) not in known]
+        del self.notices[:-ROUND_NOTICES]
 
     def take_settlement(self, body: dict[str, Any]) -> None:
         round_id = _int_or_none(body.get("round"))
         if round_id is not None and self.round_id is not None and round_id < self.round_id:
             return  # a late repeat of a round already finished
-        if all(_settlement_key(s) != _settlement_key(body) for s in self.settlements):
+        if len(self.settlements) < ROUND_SETTLEMENTS and all(
+            _settlement_key(s) != _settlement_key(body) for s in self.settlements
+        ):
             self.settlements.append(body)
 
     def take_notice(self, body: dict[str, Any]) -> None:
@@ -143,6 +160,7 @@ class TableModel:
             self.table_notices.append(body)
         elif all(_notice_key(n) != _notice_key(body) for n in self.notices):
             self.notices.append(body)
+            del self.notices[:-ROUND_NOTICES]  # the latest, as the daemon keeps them
 
     def _finish_round(self) -> None:
         if self.round_id is None:
@@ -367,7 +385,10 @@ def _settlement_view(body: dict[str, Any], split_seats: set[Any]) -> dict[str, A
 def _notice_view(body: dict[str, Any]) -> dict[str, Any]:
     kind = str(body.get("kind"))
     css, label = NOTICE_CLASSES.get(kind, ("info", words(kind).upper()))
-    return {"kind": kind, "class": css, "label": label, "text": str(body.get("message") or "")}
+    text = str(body.get("message") or "")
+    if len(text) > NOTICE_TEXT:
+        text = text[: NOTICE_TEXT - 1] + "…"
+    return {"kind": kind, "class": css, "label": label, "text": text}
 
 
 def _alerts(

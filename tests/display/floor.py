@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     import random
     from collections.abc import AsyncIterator, Mapping
 
+    from daemon.request_gate import RequestLimits
     from daemon.testing import Mosquitto
     from rules.player import WagerPlan
 
@@ -200,9 +201,12 @@ async def running_floor(
     directory: Path,
     broker: Mosquitto,
     tables: Mapping[str, tuple[dict[str, Any], str | None]],
+    *,
+    requests: RequestLimits | None = None,
 ) -> AsyncIterator[Floor]:
     """The daemon and the display serving `tables` (id → its settings and the script its
-    shoe deals, or None for a seeded shoe), both from one configuration file."""
+    shoe deals, or None for a seeded shoe), both from one configuration file; `requests`:
+    the daemon's `[requests]` limits, for a console faster than a person."""
     async with contextlib.AsyncExitStack() as stack:
         shoes = {}
         for table_id, (_, script) in tables.items():
@@ -213,7 +217,7 @@ async def running_floor(
             )
             shoes[table_id] = await stack.enter_async_context(EmulatedShoe(settings))
         floor = Floor(directory, broker, {t: s for t, (s, _) in tables.items()}, shoes, free_port())
-        floor.config.write_text(_config_file(floor), encoding="utf-8")
+        floor.config.write_text(_config_file(floor, requests), encoding="utf-8")
         await floor.connect_console()
         try:
             await floor.start_daemon()
@@ -227,7 +231,7 @@ async def running_floor(
             await floor.disconnect_console()
 
 
-def _config_file(floor: Floor) -> str:
+def _config_file(floor: Floor, requests: RequestLimits | None) -> str:
     lines = [
         "[mqtt]",
         f'host = "{floor.broker.host}"',
@@ -246,6 +250,9 @@ def _config_file(floor: Floor) -> str:
         f"port = {floor.port}",
         'title = "Pit A"',
     ]
+    if requests is not None:
+        lines += ["", "[requests]", f"rate = {requests.rate:.0f}", f"burst = {requests.burst}"]
+        lines.append(f"queue = {requests.queue}")
     for table_id, settings in floor.tables.items():
         lines += ["", "[[table]]"]
         for key, value in settings.items():

@@ -9,6 +9,7 @@ the hole card, every event the page received too.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import signal
@@ -19,7 +20,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from daemon.availability import Availability
+from daemon.display.model import NOTICE_TEXT, ROUND_NOTICES
 from daemon.display.wording import settlement_text
+from daemon.request_gate import AUTOMATED_CONSOLE
 from tests.daemon.pit import shoe_script
 from tests.display.floor import NODE, Floor, running_floor
 from tests.display.rounds import (
@@ -249,6 +252,56 @@ async def test_both_views_fit_both_screens_with_nothing_cut_off(
                 )
                 browser.screenshot(target / f"display-{view}-{width}x{height}.png")
                 assert size == [width, height, width, height], (view, size)
+
+
+REFUSED_WAGERS = 1000
+# One table's view in an update: its round and alerts, and `ROUND_NOTICES` notices of at most
+# `NOTICE_TEXT` characters (four bytes each at worst) with their label and kind.
+UPDATE_BOUND = 8_000 + ROUND_NOTICES * (4 * NOTICE_TEXT + 200)
+
+
+async def test_a_flood_of_refused_wagers_keeps_the_page_and_its_updates_bounded(
+    tmp_path: Path, mosquitto: Mosquitto, browser: Browser
+) -> None:
+    """A console that fills a round with wagers at seats the table has not: each a notice
+    of its own (the seat differs), and the display keeps the latest `ROUND_NOTICES`, as the
+    daemon's snapshot does; no update the page receives grows with the flood."""
+    table, settings, events = _log_table("blackjack-queen-of-hearts.jsonl")
+    async with running_floor(
+        tmp_path, mosquitto, {table: (settings, shoe_script(events))}, requests=AUTOMATED_CONSOLE
+    ) as floor:
+        await floor.play_log(table, events[:3])  # the shuffle, the burn card, the first wager
+        browser.open(f"{floor.url}table/{table}")
+        for seat in range(100, 100 + REFUSED_WAGERS):
+            wager = {"transaction": f"w{seat}", "seat": seat, "kind": "blackjack", "amount": "25"}
+            await floor.client.publish(f"shoe2mqtt/{table}/request/wager", json.dumps(wager))
+        # Served in order: once the page shows this one, it has had every refusal before it.
+        await floor.request(table, "wager", seat=2, kind="blackjack", amount="25.00")
+        received: list[tuple[str, str]] = []
+
+        def caught_up() -> bool:
+            received.extend(browser.received())
+            return any(_shows_seat(data, table, 2) for _, data in received[-3:])
+
+        await _until(caught_up, browser, "the wager after the flood", within=60)
+    updates = [data for name, data in received if name in ("full", "update")]
+    sizes = [len(data.encode()) for data in updates]
+    print(  # noqa: T201 - the figure the test is about
+        f"\n{REFUSED_WAGERS} refused wagers: {len(updates)} updates, {sum(sizes):,} bytes, "
+        f"largest {max(sizes):,} bytes (bound {UPDATE_BOUND:,})"
+    )
+    view = json.loads(updates[-1])["tables"][table]
+    assert len(view["notices"]) == ROUND_NOTICES
+    latest = range(100 + REFUSED_WAGERS - ROUND_NOTICES, 100 + REFUSED_WAGERS)
+    assert [n["text"] for n in view["notices"]] == [
+        f"seat {seat} blackjack: this table has seats 1 to 7" for seat in latest
+    ]
+    assert max(sizes) <= UPDATE_BOUND
+
+
+def _shows_seat(data: str, table: str, seat: int) -> bool:
+    view = json.loads(data).get("tables", {}).get(table) or {}
+    return any(s["seat"] == seat for s in (view.get("round") or {}).get("seats") or [])
 
 
 # ---------------------------------------------------------------------- waiting

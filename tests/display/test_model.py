@@ -6,13 +6,24 @@ import json
 from typing import TYPE_CHECKING
 
 import pytest
+import structlog
 
 from daemon.availability import Availability, availability_payload
-from daemon.display.model import HISTORY, PitModel
+from daemon.display.model import (
+    HISTORY,
+    NOTICE_TEXT,
+    ROUND_NOTICES,
+    ROUND_SETTLEMENTS,
+    PitModel,
+)
 from daemon.display.wording import money, settlement_text
+from daemon.envelope import Envelopes
+from daemon.table_service import MAX_ROUND_NOTICES, TableService
 from daemon.topics import Topics
+from rules.config import TableConfig
 from tests.display.rounds import (
     BASE,
+    example,
     expected_settlements,
     played,
     unreadable_card_fault_and_gap,
@@ -20,7 +31,6 @@ from tests.display.rounds import (
 
 if TYPE_CHECKING:
     from daemon.envelope import Outbound
-    from daemon.table_service import TableService
 
 
 def _online(model: PitModel, table: str, node: str = "pc-a") -> None:
@@ -247,3 +257,53 @@ def test_a_card_waiting_for_the_console_and_a_card_held_for_a_doubt_stand_out() 
     [alert] = [a for a in _fed(held, "bj-1").alerts("bj-1") if a["label"] == "HOLD"]
     assert "a card came before any wager" in alert["text"]
     assert "1 card held" in alert["text"]
+
+
+def _wager(seat: int) -> bytes:
+    return json.dumps({"transaction": f"w{seat}", "seat": seat, "kind": "blackjack",
+                       "amount": "25.00"}).encode()  # fmt: skip
+
+
+def test_a_round_full_of_refused_wagers_keeps_what_the_daemon_keeps() -> None:
+    """Wagers at seats the table has not: each a notice of its own. The display keeps the
+    latest `ROUND_NOTICES`, which are the daemon's own snapshot's (its MAX_ROUND_NOTICES),
+    and each later round it remembers keeps no more."""
+    assert ROUND_NOTICES == MAX_ROUND_NOTICES
+    table, _, _ = example("blackjack-queen-of-hearts.jsonl")
+    settings = {k: v for k, v in table.items() if k not in {"type", "format"}}
+    config = TableConfig.from_mapping(settings)
+    service = TableService(config, Topics(BASE), Envelopes(config.table_id))
+    with structlog.testing.capture_logs():
+        messages = service.on_request("wager", _wager(1))
+        for seat in range(100, 1100):
+            messages += service.on_request("wager", _wager(seat))
+        daemon_keeps = service.snapshot()
+    model = _fed(messages, "bj-1")
+    shown = [n["text"] for n in model.view("bj-1")["notices"]]
+    assert shown == [n["message"] for n in json.loads(daemon_keeps.payload)["notices"]]
+    assert shown[0] == "seat 1050 blackjack: this table has seats 1 to 7"
+    assert len(shown) == ROUND_NOTICES
+    model.apply(daemon_keeps.topic, daemon_keeps.payload)  # the snapshot after them: the same
+    assert [n["text"] for n in model.view("bj-1")["notices"]] == shown
+    # Finished rounds keep no more than the round did.
+    for round_id in range(2, 2 + HISTORY + 3):
+        body = json.loads(daemon_keeps.payload)
+        body["id"], body["round"]["id"] = f"{round_id:032x}", round_id
+        model.apply(daemon_keeps.topic, json.dumps(body).encode())
+    assert len(model.history("bj-1")) == HISTORY
+    assert all(len(past["notices"]) == ROUND_NOTICES for past in model.history("bj-1"))
+
+
+def test_a_view_is_bounded_whatever_the_broker_sends() -> None:
+    """Settlements past any round's count, and a notice of a page of text."""
+    model = _fed(played("double-attack-three-eights.jsonl")[:3], "da-1")
+    round_id = model.tables["da-1"].round_id
+    for n in range(ROUND_SETTLEMENTS + 50):
+        settled = {"id": f"s{n}", "round": round_id, "seat": n, "hand": None, "wager": "x"}
+        model.apply(f"{BASE}/da-1/settlement", json.dumps(settled).encode())
+    notice = {"id": "n", "round": round_id, "kind": "x", "message": "y" * 10_000}
+    model.apply(f"{BASE}/da-1/notice/x", json.dumps(notice).encode())
+    view = model.view("da-1")
+    assert [s["seat"] for s in view["settlements"]] == list(range(ROUND_SETTLEMENTS))
+    shown = [n["text"] for n in view["notices"] + view["table_notices"]]
+    assert shown == ["y" * (NOTICE_TEXT - 1) + "…"]
