@@ -1,7 +1,12 @@
 """`shoe2mqtt check-config FILE...`: every mistake of each configuration file, each with its
 line and field, and apart from them what this host lacks for it (a CA or password file
 missing or unreadable), before the service is started on it; or one line per file saying
-what it will serve."""
+what it will serve. Warnings (a setting on its way out, a pit display served in clear
+beyond this PC) are printed and fail nothing.
+
+`--daemon` checks what `shoe2mqtt run` reads and nothing of the pit display's files: the
+systemd units run it as ExecReload= before they signal the daemon, as the daemon's user, so
+that `systemctl reload` fails on a file the daemon would refuse."""
 
 from __future__ import annotations
 
@@ -18,6 +23,12 @@ if TYPE_CHECKING:
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument(
+        "--daemon",
+        action="store_true",
+        help="only what `shoe2mqtt run` reads, not the pit display's files "
+        "(what `systemctl reload` checks)",
+    )
+    cmd.add_argument(
         "config",
         type=Path,
         nargs="+",
@@ -26,23 +37,27 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
-    results = [_check(path, out, err) for path in args.config]
+    results = [_check(path, out, err, display=not args.daemon) for path in args.config]
     # EX_CONFIG, as `run` answers the same file: a script or a unit can test either alike.
     return ExitCode.OK if all(results) else ExitCode.CONFIG
 
 
-def _check(path: Path, out: TextIO, err: TextIO) -> bool:
+def _check(path: Path, out: TextIO, err: TextIO, *, display: bool) -> bool:
     from daemon.config import ConfigErrors, load_config
+    from daemon.display.config import file_warnings
 
     try:
         config = load_config(path)
     except ConfigErrors as exc:
         write_config_errors(err, exc)
-        _write_display_problems(path, err)
+        if display:
+            _write_display_problems(path, err)
         return False
-    if _write_display_problems(path, err):
+    if display and _write_display_problems(path, err):
         return False
     err.writelines(f"{note} (deprecated)\n" for note in config.deprecations)
+    if display:
+        err.writelines(f"{warning} (warning)\n" for warning in file_warnings(path))
     tables = ", ".join(
         f"{t.table.table_id} ({t.table.game.value}, {t.shoe.protocol})" for t in config.tables
     )

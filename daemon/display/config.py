@@ -189,6 +189,41 @@ def file_problems(path: Path) -> list[ConfigFileError]:
     ]
 
 
+def plain_http_warning(bind: str, *, https: bool, login: bool) -> str | None:
+    """Why serving the pages on `bind` deserves a warning, or None: plain HTTP beyond this
+    PC lets anyone on that network read the pit, and a login's password with it (HTTP Basic
+    sends it with every request). A warning, not a mistake: a site may have put its own TLS
+    in front on another host, or run the display on a network of its own."""
+    if https or ipaddress.ip_address(bind).is_loopback:
+        return None
+    password = ", and the login's password crosses it in clear with every request" if login else ""
+    return (
+        f"the pit display is served over plain HTTP beyond this PC (bind {bind}): anyone on "
+        f"that network can read the pit{password}; set [display.https], or bind 127.0.0.1 "
+        "behind a TLS reverse proxy (docs/security.md)"
+    )
+
+
+def file_warnings(path: Path) -> list[ConfigFileError]:
+    """What `check-config` warns of in `path`'s `[display]` (none when the section has
+    mistakes: those are reported instead)."""
+    try:
+        document, text = read_toml(path)
+    except ConfigFileError:
+        return []
+    section = document.get("display")
+    if section is None or check_display(section, read_files=False)[1]:
+        return []
+    assert isinstance(section, dict)  # checked just above
+    warning = plain_http_warning(
+        section.get("bind", DEFAULT_BIND), https="https" in section, login="login" in section
+    )
+    if warning is None:
+        return []
+    where = ("display", "bind")
+    return [ConfigFileError(str(path), locate(text, where), format_field(where), warning)]
+
+
 def _broker(
     section: object,
     display: DisplaySettings | None,

@@ -19,19 +19,25 @@ import binascii
 import hmac
 import html
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+import structlog
 from aiohttp import web
 
+from daemon.display.login_guard import LoginGuard
 from daemon.topics import valid_segment
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from daemon.display.config import DisplaySettings, Login
+    from daemon.display.login_guard import Wait
     from daemon.display.model import PitModel
+
+log = structlog.get_logger("display")
 
 STATIC: Final = Path(__file__).parent / "static"
 HEARTBEAT: Final = 5.0  # seconds between `beat` events; the page gives up after three missed
@@ -68,16 +74,28 @@ class _State:
     changes: Changes
     settings: DisplaySettings
     page: str
+    guard: LoginGuard
     closing: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 _STATE: Final = web.AppKey("display", _State)
 
 
-def build_app(model: PitModel, changes: Changes, settings: DisplaySettings) -> web.Application:
+def build_app(
+    model: PitModel,
+    changes: Changes,
+    settings: DisplaySettings,
+    *,
+    guard: LoginGuard | None = None,
+) -> web.Application:
+    """`guard`: who may try the login's password when (a test's own clock; one by default)."""
     app = web.Application(middlewares=[_security_headers, _login_required])
     app[_STATE] = _State(
-        model, changes, settings, (STATIC / "page.html").read_text(encoding="utf-8")
+        model,
+        changes,
+        settings,
+        (STATIC / "page.html").read_text(encoding="utf-8"),
+        guard if guard is not None else LoginGuard(),
     )
     app.router.add_get("/", _pit_page)
     app.router.add_get("/table/{table}", _table_page)
@@ -198,12 +216,47 @@ async def _security_headers(
 async def _login_required(
     request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
 ) -> web.StreamResponse:
-    login = request.app[_STATE].settings.login
-    if login is not None and not _authorised(request.headers.get("Authorization"), login):
-        raise web.HTTPUnauthorized(
-            headers={"WWW-Authenticate": 'Basic realm="shoe2mqtt display", charset="UTF-8"'}
+    """HTTP Basic, slowed after wrong passwords (daemon/display/login_guard.py): a client
+    that must wait gets 429 with Retry-After, and its password is not looked at."""
+    state = request.app[_STATE]
+    login = state.settings.login
+    if login is None:
+        return await handler(request)
+    address = request.remote or "unknown"
+    wait = state.guard.wait(address)
+    if wait is not None:
+        raise _too_many(address, wait)
+    header = request.headers.get("Authorization")
+    if header is None:  # no password tried yet: the browser asks the person for one
+        raise _challenge()
+    if not _authorised(header, login):
+        failure = state.guard.failed(address)
+        log.warning(
+            "display.login_failed",
+            address=address,
+            failures=failure.failures,
+            wait=round(failure.wait, 1),
         )
+        raise _challenge()
+    state.guard.succeeded(address)
     return await handler(request)
+
+
+def _challenge() -> web.HTTPUnauthorized:
+    return web.HTTPUnauthorized(
+        headers={"WWW-Authenticate": 'Basic realm="shoe2mqtt display", charset="UTF-8"'}
+    )
+
+
+def _too_many(address: str, wait: Wait) -> web.HTTPTooManyRequests:
+    seconds = max(1, math.ceil(wait.seconds))
+    where = "at this display" if wait.overall else f"from {address}"
+    if wait.first:  # once a wait, however many requests it refuses
+        log.warning("display.login_waiting", address=address, seconds=seconds, overall=wait.overall)
+    return web.HTTPTooManyRequests(
+        headers={"Retry-After": str(seconds)},
+        text=f"too many wrong passwords {where}: try again in {seconds} s\n",
+    )
 
 
 def _authorised(header: str | None, login: Login) -> bool:

@@ -22,6 +22,7 @@ import structlog
 from aiohttp import web
 
 from daemon.display.broker import follow_broker
+from daemon.display.config import plain_http_warning
 from daemon.display.model import PitModel
 from daemon.display.server import Changes, build_app
 from daemon.notify import Notifier
@@ -85,6 +86,12 @@ async def serve(config: DisplayConfig, *, notifier: Notifier | None = None) -> N
     """Serve the pages until SIGTERM or SIGINT (or cancellation)."""
     notifier = notifier if notifier is not None else Notifier.from_environment()
     async with running_display(config) as display:
+        settings = config.display
+        warning = plain_http_warning(
+            settings.bind, https=settings.https is not None, login=settings.login is not None
+        )
+        if warning is not None:
+            log.warning("display.plain_http", bind=settings.bind, message=warning)
         log.info(
             "display.serving", url=display.url, broker=f"{config.mqtt.host}:{config.mqtt.port}"
         )
