@@ -280,9 +280,10 @@ def _bridge_channels(api: _Channels, base: str) -> None:
     api.add(
         "bridge_info",
         f"{base}/bridge/{{node}}/info",
-        "What one daemon is (retained, QoS 1): its version, node name, tables, start time "
-        "and the SHA-256 of its configuration file. Published on every connect and after a "
-        "reload that read a changed file; kept on a clean stop (it says what ran there).",
+        "What one daemon is (retained, QoS 1): its version, node name, the tables it serves, "
+        "start time, the SHA-256 of the configuration file its settings were taken from and "
+        "what of that file waits for a restart. Published on every connect and after a "
+        "reload that changed it; kept on a clean stop (it says what ran there).",
         _message(
             "bridge_info",
             _object(
@@ -297,6 +298,13 @@ def _bridge_channels(api: _Channels, base: str) -> None:
                             {"type": "null"},
                         ],
                         "description": "of the file's bytes (`sha256sum`); null without a file",
+                    },
+                    "restart_needed": {
+                        "type": "array",
+                        "items": _STR,
+                        "description": "what of that file does not run yet and waits for a "
+                        "restart (mqtt, metrics, journal, `table <id> shoe`, `table <id> added`, "
+                        "`table <id> removed`); empty: the daemon runs that file exactly",
                     },
                 }
             ),

@@ -4,7 +4,7 @@ when, and from which configuration (docs/mqtt.md, "Bridge info").
 Beside the daemon's `bridge/<node>/state` (decision D1) and in the manner of zigbee2mqtt's
 `bridge/info`: what a site's engineer asks first of a PC on the floor, answered from the
 broker without logging in to it. Published retained on every (re)connect, published again
-when a reload (SIGHUP) read a changed file, and left in place on a clean stop: it says what
+when a reload (SIGHUP) changed what it says, and left in place on a clean stop: it says what
 ran there last, and the state beside it says whether it runs.
 
 The configuration is named by the SHA-256 of its file's bytes, so `sha256sum` of the file on
@@ -15,23 +15,12 @@ or `password_env`), so neither does the hash, and the hash is published, never t
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from pathlib import Path
-
-
-def configuration_digest(path: Path) -> str | None:
-    """The SHA-256 (hex) of the configuration file's bytes; None without a readable file (a
-    configuration built in memory, as the demo's is)."""
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +31,12 @@ class BridgeInfo:
     node: str
     tables: Sequence[str]  # the ids of the tables this daemon serves, in configuration order
     started: str  # when this process started, UTC, ISO 8601 with milliseconds
-    config_sha256: str | None  # of the file read at start, or at the last reload
+    # Of the file the running settings were last taken from: read at start, or at the last
+    # reload that accepted it (a refused file is never named here).
+    config_sha256: str | None
+    # What of that file does not run yet and waits for a restart (daemon.reload): while this
+    # is empty the daemon runs that file exactly.
+    restart_needed: Sequence[str] = ()
 
     def to_mapping(self) -> dict[str, Any]:
         return {
@@ -51,6 +45,7 @@ class BridgeInfo:
             "tables": list(self.tables),
             "started": self.started,
             "config_sha256": self.config_sha256,
+            "restart_needed": list(self.restart_needed),
         }
 
     def payload(self) -> bytes:

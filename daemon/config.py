@@ -11,6 +11,8 @@ where it is, are in docs/configuration.md.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -153,6 +155,12 @@ class ServiceConfig:
     archive_directory: Path | None = None  # None: `archive` in the state directory
     requests: RequestLimits = field(default_factory=RequestLimits)  # [requests], per table
     timing: TimingConfig = field(default_factory=TimingConfig)
+    # SHA-256 of the bytes these settings were read from (what `sha256sum` prints for the
+    # file); None for a configuration built in memory (the demo's).
+    sha256: str | None = None
+    # `[display]` as written, in a canonical form: the daemon does not run it, but a reload
+    # says when it changed (the display reads it at its own start: daemon.reload).
+    display_section: str = "null"
 
     @property
     def archive_path(self) -> Path:
@@ -227,6 +235,7 @@ class _Checker:
         self, path: Path, text: str, environ: Mapping[str, str], *, read_host_files: bool
     ) -> None:
         self.path = path
+        self.text = text
         self.lines = FieldLines(text)
         self.environ = environ
         self.read_host_files = read_host_files
@@ -285,6 +294,9 @@ class _Checker:
             **keeping,
             requests=requests,
             timing=timing,
+            # The text was decoded from the file's bytes strictly, so this is their hash.
+            sha256=hashlib.sha256(self.text.encode("utf-8")).hexdigest(),
+            display_section=json.dumps(document.get("display"), sort_keys=True, default=str),
         )
 
     def _mqtt(self, section: object) -> MqttSettings | None:

@@ -14,11 +14,12 @@ Tasks (all named, all children of one TaskGroup, all cancelled together on shutd
 - `request-reports`: once per interval, one notice per table that refused requests
   without answering each (a flood: `daemon.request_gate`);
 - `signals`: ends the group when SIGTERM or SIGINT asked for a stop; SIGHUP reloads the
-  configuration where that is safe (logging at once; a table's game settings at the end of
-  its round). The handlers are installed before the journal is replayed, and reach the loop
+  configuration (daemon.reload: `[logging]`, `[requests]` and `[timing]` at once, a table's
+  game settings at the end of its round, every other change named as waiting for a
+  restart). The handlers are installed before the journal is replayed, and reach the loop
   however busy it is (daemon.signals): a stop is honoured within a second at any time;
 - `status`: the `systemctl status` line, at most once a second (daemon.status_line);
-- `bridge-info`: publishes `<base>/bridge/<node>/info` again when a reload read a changed file;
+- `bridge-info`: publishes `<base>/bridge/<node>/info` again when a reload changed it;
 - `metrics`: with `[metrics] enabled`, serves `/metrics` for Prometheus (daemon/metrics/);
 - `archive`: every hour (and at once when the clock stepped), moves the days older than
   `keep_days` to the archive (daemon/journal/archiving.py; the archiver process writes the
@@ -46,7 +47,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, NoReturn, TypeVar
 import structlog
 
 from daemon import logs, signals
-from daemon.bridge_info import BridgeInfo, configuration_digest
+from daemon.bridge_info import BridgeInfo
 from daemon.claims import TableClaims
 from daemon.config import ConfigErrors, TableSetup, load_config
 from daemon.envelope import Envelopes, utc_timestamp
@@ -72,6 +73,7 @@ from daemon.metrics import DaemonMetrics, Readings, serve_metrics
 from daemon.mqtt.link import InboundMessage, LinkState, LinkStateChange, MqttLink, Presence
 from daemon.mqtt.outbox import OutboundMessage
 from daemon.notify import Notifier
+from daemon.reload import log_plan, plan_reload
 from daemon.request_gate import REPORT_INTERVAL, Refused, RequestGate
 from daemon.requests import request_record
 from daemon.shoe_line import Overflow, ShoeLine
@@ -240,6 +242,7 @@ class _Table:
     # Everything the table hears, in arrival order; the shoe's and requests bounded.
     queue: TableInbox[TableItem]
     line: ShoeLine  # what the shoe's line costs the table: noise, overflow
+    timers: TableTimers  # the table's deadlines, on the monotonic clock ([timing])
     replay: TableReplay | None = None  # from the journal, once recovered
     checkpoint_n: int = 0  # the event the last checkpoint followed
 
@@ -279,7 +282,7 @@ class Daemon:
             config.mqtt.node,
             tuple(self.tables),
             utc_timestamp(),
-            configuration_digest(config.path),
+            config.sha256,
         )
         self._info_changed = asyncio.Event()
         self.metrics = DaemonMetrics(
@@ -291,7 +294,7 @@ class Daemon:
         for table in self.tables.values():
             table.service.observer = self.metrics
         self.link = self._mqtt_link()
-        self.logging = config.logging  # as configured by run_service, changed by reloads
+        self._reload_note: str | None = None  # for `systemctl status`: a refusal, a restart due
         self._stop = asyncio.Event()
         self._on_ready = on_ready
         self._ready_sent = False
@@ -327,6 +330,7 @@ class Daemon:
             driver,
             TableInbox(self.config.requests.queue),
             ShoeLine(reliable=_keeps_frames(setup.shoe.protocol)),
+            TableTimers(self.config.timing.seconds()),
         )
 
     def _mqtt_link(self) -> MqttLink:
@@ -550,7 +554,7 @@ class Daemon:
     async def _consume(self, table: _Table) -> None:
         table_id = table.setup.table.table_id
         loop = asyncio.get_running_loop()
-        timers = TableTimers(self.config.timing.seconds())
+        timers = table.timers
         timers.follow(table.service.timers(), loop.time())
         while True:
             item = await self._next_item(table, timers)
@@ -846,6 +850,7 @@ class Daemon:
             f"{count} table{'s' if count != 1 else ''}, readers "
             + ", ".join(f"{n} {link}" for link, n in sorted(readers.items()))
             + f"; {rounds} round{'s' if rounds != 1 else ''} open"
+            + ("" if self._reload_note is None else f"; {self._reload_note}")
         )
 
     def _readings(self) -> Readings:
@@ -870,7 +875,12 @@ class Daemon:
             await self.link.announce(self._info_presence())
 
     def reload(self) -> None:
-        """SIGHUP: re-read the file; apply what is safe now, say what needs a restart."""
+        """SIGHUP: re-read the file; apply what is safe now, say what needs a restart.
+
+        systemd is told RELOADING=1, then READY=1 with the status line, which names a
+        refusal or what waits for a restart. Debian 12's systemd (252) takes no verdict from
+        the daemon: `systemctl reload` fails because the unit's ExecReload= checks the file
+        first (`shoe2mqtt check-config --daemon`) and stops before the signal."""
         if self._ready_sent:
             self.notifier.reloading()
         try:
@@ -887,41 +897,42 @@ class Daemon:
                 "config.reload_refused",
                 errors=[str(e) for e in exc.errors],
                 host_problems=[str(e) for e in exc.host_problems],
+                running_sha256=self.info.config_sha256,
+            )
+            count = len(exc.errors) + len(exc.host_problems)
+            self._reload_note = (
+                f"reload refused ({count} mistake{'s' if count != 1 else ''} in "
+                f"{self.config.path}, the log names them); the earlier settings run"
             )
             return
-        if fresh.logging != self.logging:
-            self.logging = fresh.logging
-            logs.configure(
-                fmt=fresh.logging.format,
-                level=fresh.logging.level,
-                raw_frames=fresh.logging.raw_frames,
-            )
-        digest = configuration_digest(self.config.path)
-        if digest != self.info.config_sha256:
-            self.info = dataclasses.replace(self.info, config_sha256=digest)
+        plan = plan_reload(self.config, fresh)
+        running = plan.running
+        if plan.logging:
+            logging = running.logging
+            logs.configure(fmt=logging.format, level=logging.level, raw_frames=logging.raw_frames)
+        if plan.requests:
+            self.gate.retune(running.requests)
+        for table in self.tables.values():
+            if plan.requests:
+                table.queue.request_capacity = running.requests.queue
+            if plan.timing:
+                table.timers.retime(running.timing.seconds())
+        for setup in plan.games:
+            # Journaled and applied in the table's order: at once between rounds, else when
+            # the round in progress ends.
+            table = self.tables[setup.table.table_id]
+            table.setup = setup
+            table.queue.put_nowait(ConfigItem(setup.table))
+        self.config = running
+        log_plan(plan)
+        info = dataclasses.replace(
+            self.info, config_sha256=running.sha256, restart_needed=plan.restart_needed
+        )
+        if info != self.info:
+            self.info = info
             self._info_changed.set()
-        if fresh.mqtt != self.config.mqtt:
-            log.warning("config.reload_needs_restart", section="mqtt")
-        if fresh.metrics != self.config.metrics:
-            log.warning("config.reload_needs_restart", section="metrics")
-        for setup in fresh.tables:
-            table = self.tables.get(setup.table.table_id)
-            if table is None:
-                log.warning(
-                    "config.reload_needs_restart", section="table", table=setup.table.table_id
-                )
-                continue
-            if setup.shoe != table.setup.shoe:
-                log.warning(
-                    "config.reload_needs_restart", section="shoe", table=setup.table.table_id
-                )
-            if setup.table != table.setup.table:
-                # Journaled and applied in the table's order: at once between rounds, else
-                # when the round in progress ends.
-                table.setup = TableSetup(setup.table, table.setup.shoe)
-                table.queue.put_nowait(ConfigItem(setup.table))
-                log.info("config.reload_queued", table=setup.table.table_id)
-        log.info("config.reloaded")
+        waiting = ", ".join(plan.restart_needed)
+        self._reload_note = f"restart needed for: {waiting}" if waiting else None
 
 
 def _keeps_frames(protocol: str) -> bool:

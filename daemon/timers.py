@@ -26,18 +26,28 @@ class TableTimers:
         """`seconds`: how long each kind of timer runs (`[timing]`, docs/configuration.md)."""
         self._seconds = dict(seconds)
         self._deadlines: dict[Timer, float] = {}
+        self._lengths: dict[Timer, float] = {}  # each running timer's length when it began
 
     def seconds(self, timer: Timer) -> float:
-        return self._seconds[timer.kind]
+        """How long `timer` runs: as long as it was set for when it began."""
+        return self._lengths.get(timer, self._seconds[timer.kind])
+
+    def retime(self, seconds: Mapping[str, float]) -> None:
+        """New lengths (a reload's `[timing]`) for the timers that begin from now on: one
+        already running keeps the deadline it began with, so a reload never turns a wait
+        into a doubt at once, nor stretches one a supervisor is already counting on."""
+        self._seconds = dict(seconds)
 
     def follow(self, running: Iterable[Timer], now: float) -> None:
         """The table's timers now: new ones start at `now`, ended ones are forgotten."""
         running = tuple(running)
-        deadlines = self._deadlines
-        for timer in [t for t in deadlines if t not in running]:
-            del deadlines[timer]
+        for timer in [t for t in self._lengths if t not in running]:
+            self._deadlines.pop(timer, None)
+            del self._lengths[timer]
         for timer in running:
-            deadlines.setdefault(timer, now + self._seconds[timer.kind])
+            if timer not in self._deadlines:  # new, or passed and set again by the table
+                self._lengths[timer] = self._seconds[timer.kind]
+                self._deadlines[timer] = now + self._lengths[timer]
 
     def next_due(self) -> float | None:
         return min(self._deadlines.values(), default=None)

@@ -57,6 +57,7 @@ async def test_info_names_the_daemon_its_tables_and_its_configuration_file(
                 "node": "pit-a",
                 "tables": [TABLE_SETTINGS["id"]],
                 "config_sha256": _sha256sum(config),
+                "restart_needed": [],
             }
 
             # A reload that reads a changed file says so; the daemon did not restart.

@@ -92,3 +92,27 @@ def test_reload_names_what_needs_a_restart(tmp_path: Path) -> None:
         (entry["event"], entry.get("section")) == ("config.reload_needs_restart", "shoe")
         for entry in logs
     )
+
+
+def test_what_waits_is_judged_against_what_runs_so_a_file_put_back_waits_for_nothing(
+    tmp_path: Path,
+) -> None:
+    """The second reload of a file whose shoe change waits still names it (the daemon still
+    runs the old shoe); the first file again names nothing, and the info says so."""
+    daemon, path = _daemon(tmp_path)
+    first = daemon.info
+    path.write_text(CONFIG.replace("/dev/ttyUSB0", "/dev/ttyUSB1"), encoding="utf-8")
+    with structlog.testing.capture_logs():
+        daemon.reload()
+        daemon.reload()
+    assert daemon.info.restart_needed == ("table bj-1 shoe",)
+    assert daemon.config.tables[0].shoe.transport == _transport_of(CONFIG, tmp_path)
+    path.write_text(CONFIG, encoding="utf-8")
+    with structlog.testing.capture_logs() as logs:
+        daemon.reload()
+    assert daemon.info == first
+    assert [entry["event"] for entry in logs] == ["config.reloaded"]
+
+
+def _transport_of(text: str, tmp_path: Path) -> object:
+    return load_config(_write(tmp_path, text), environ={}).tables[0].shoe.transport

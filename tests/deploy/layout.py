@@ -25,3 +25,17 @@ def run_script(name: str, destdir: Path, *args: str) -> subprocess.CompletedProc
     )
     assert result.returncode == 0, f"scripts/{name} failed:\n{result.stdout}\n{result.stderr}"
     return result
+
+
+def service_section(unit: Path) -> dict[str, list[str]]:
+    """Key → values of [Service], comments dropped (systemd allows a key more than once)."""
+    section: dict[str, list[str]] = {}
+    current = None
+    for raw in unit.read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            current = line
+        elif current == "[Service]" and line and not line.startswith("#"):
+            key, _, value = line.partition("=")
+            section.setdefault(key, []).append(value)
+    return section

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.deploy.layout import INSTALLED_UNITS, SYSTEMD, UNITS
+from tests.deploy.layout import INSTALLED_UNITS, SYSTEMD, UNITS, service_section
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -31,20 +31,6 @@ def analyze(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
         check=False,
         cwd=cwd,
     )
-
-
-def service_section(unit: Path) -> dict[str, list[str]]:
-    """Key → values of [Service], comments dropped (systemd allows a key more than once)."""
-    section: dict[str, list[str]] = {}
-    current = None
-    for raw in unit.read_text(encoding="utf-8").splitlines():
-        line = raw.strip()
-        if line.startswith("["):
-            current = line
-        elif current == "[Service]" and line and not line.startswith("#"):
-            key, _, value = line.partition("=")
-            section.setdefault(key, []).append(value)
-    return section
 
 
 DAEMON_UNITS = [SYSTEMD / "shoe2mqtt.service", SYSTEMD / "shoe2mqtt@.service"]
@@ -86,7 +72,7 @@ def test_exposure_is_at_most_the_goal(unit: Path) -> None:
 def test_the_template_is_hardened_exactly_like_the_main_unit() -> None:
     main = service_section(SYSTEMD / "shoe2mqtt.service")
     template = service_section(SYSTEMD / "shoe2mqtt@.service")
-    per_instance = {"ExecStart", "StateDirectory", "DeviceAllow", "Environment"}
+    per_instance = {"ExecStart", "ExecReload", "StateDirectory", "DeviceAllow", "Environment"}
     assert {k: v for k, v in main.items() if k not in per_instance} == {
         k: v for k, v in template.items() if k not in per_instance
     }
@@ -94,6 +80,14 @@ def test_the_template_is_hardened_exactly_like_the_main_unit() -> None:
         "/opt/shoe2mqtt/bin/shoe2mqtt run --config /etc/shoe2mqtt/%i.toml"
     ]
     assert template["DeviceAllow"] == ["/dev/shoe2mqtt/%i rw"]
+    assert template["ExecReload"] == [
+        "/opt/shoe2mqtt/bin/shoe2mqtt check-config --daemon /etc/shoe2mqtt/%i.toml",
+        "/bin/kill -HUP $MAINPID",
+    ]
+    assert main["ExecReload"] == [
+        "/opt/shoe2mqtt/bin/shoe2mqtt check-config --daemon /etc/shoe2mqtt/shoe2mqtt.toml",
+        "/bin/kill -HUP $MAINPID",
+    ]
     # Decision D1: the default node name of an instance is `<hostname>-<instance>`.
     assert template["Environment"] == ["SHOE2MQTT_INSTANCE=%i"]
 
