@@ -83,10 +83,12 @@ class Site:
 
 
 class DaemonLog:
-    """The daemon's JSON Lines, read on from where the last reload's ended."""
+    """The daemon's JSON Lines, read on from where the last reload's ended; and what it told
+    systemd (`listener`), if it was given one."""
 
-    def __init__(self, daemon: DaemonProcess) -> None:
+    def __init__(self, daemon: DaemonProcess, listener: Listener | None = None) -> None:
         self.daemon = daemon
+        self.listener = listener
         self._read = 0
 
     def lines(self) -> list[dict[str, Any]]:
@@ -100,9 +102,16 @@ class DaemonLog:
     async def reload(self) -> list[dict[str, Any]]:
         """SIGHUP, and the `config.*` lines of that reload once it is done."""
         self._read = len(self.daemon.log.read_text(errors="replace").splitlines())
+        told = len(self._ready())
         self.daemon.send_signal(signal.SIGHUP)
         await until(lambda: any(line.get("event") in DONE for line in self.lines()))
+        if self.listener is not None:  # READY=1 follows the log lines, by another socket
+            await until(lambda: len(self._ready()) > told)
         return [line for line in self.lines() if str(line.get("event")).startswith("config.")]
+
+    def _ready(self) -> list[dict[str, str]]:
+        listener = self.listener
+        return [] if listener is None else [m for m in listener.messages() if "READY" in m]
 
 
 def _is_info(message: Received) -> bool:
@@ -148,7 +157,7 @@ async def test_each_change_is_applied_or_waits_for_a_restart_and_says_so(
     site = Site(tmp_path, mosquitto)
     first = site.write(TWO)
     async with _running(site, mosquitto, listener) as (daemon, pit):
-        log = DaemonLog(daemon)
+        log = DaemonLog(daemon, listener)
         started = (await pit.wait(_is_info)).body
         assert started["restart_needed"] == []
         assert started["config_sha256"] == first
