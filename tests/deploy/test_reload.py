@@ -18,6 +18,7 @@ import shlex
 import signal
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -151,104 +152,125 @@ def _last_status(listener: Listener) -> str:
 TWO = {"bj-1": "shoe-1", "bj-2": "shoe-2"}
 
 
+@dataclass
+class Reloading:
+    """A running daemon, the engineer's file, and everything that tells what runs."""
+
+    site: Site
+    pit: Collector
+    log: DaemonLog
+    listener: Listener
+
+    async def info_after(self, mark: int) -> dict[str, Any]:
+        info: dict[str, Any] = (await self.pit.wait(_is_info, after=mark)).body
+        return info
+
+
 async def test_each_change_is_applied_or_waits_for_a_restart_and_says_so(
     tmp_path: Path, mosquitto: Mosquitto, listener: Listener
 ) -> None:
     site = Site(tmp_path, mosquitto)
     first = site.write(TWO)
     async with _running(site, mosquitto, listener) as (daemon, pit):
-        log = DaemonLog(daemon, listener)
-        started = (await pit.wait(_is_info)).body
-        assert started["restart_needed"] == []
-        assert started["config_sha256"] == first
-
-        # A table removed: it serves on until a restart, and everything says so.
-        mark, removed = pit.mark(), site.write({"bj-1": "shoe-1"})
-        lines = await log.reload()
-        assert _restarts(lines) == [{"section": "table", "table": "bj-2", "change": "removed"}]
-        info = (await pit.wait(_is_info, after=mark)).body
-        assert (info["tables"], info["config_sha256"]) == (["bj-1", "bj-2"], removed)
-        assert info["restart_needed"] == ["table bj-2 removed"]
-        assert _last_status(listener).endswith("; restart needed for: table bj-2 removed")
-        told = [m for m in listener.messages() if "RELOADING" in m or "READY" in m]
-        assert [("RELOADING" in m, "READY" in m) for m in told[-2:]] == [
-            (True, False),
-            (False, True),
-        ]
-
-        # [requests], [timing] and [logging] at once; a game's settings at the round's end.
+        steps = Reloading(site, pit, DaemonLog(daemon, listener), listener)
+        started = await steps.info_after(0)
+        assert (started["config_sha256"], started["restart_needed"]) == (first, [])
+        await _a_table_removed(steps)
+        await _what_applies_at_once(steps)
+        waiting = await _what_waits_for_a_restart(steps, tmp_path)
         mark = pit.mark()
-        applied = site.write(
-            TWO,
-            edits={'level = "info"': 'level = "debug"', 'paytable = "B"': 'paytable = "A"'},
-            extra="[requests]\nrate = 1\nburst = 1\nqueue = 5\n"
-            "[timing]\ndeclaration_wait = 10\nshoe_silence = 60\n",
-        )
-        lines = await log.reload()
-        assert [(line["event"], line.get("section")) for line in lines] == [
-            ("config.reload_applied", "logging"),
-            ("config.reload_applied", "requests"),
-            ("config.reload_applied", "timing"),
-            ("config.reload_queued", "table"),  # bj-1's paytable: between rounds, at once
-            ("config.reloaded", None),
-        ]
-        requests = next(line for line in lines if line.get("section") == "requests")
-        assert (requests["rate"], requests["burst"], requests["queue"]) == (1.0, 1, 5)
-        info = (await pit.wait(_is_info, after=mark)).body
-        assert (info["config_sha256"], info["restart_needed"]) == (applied, [])
-        assert "restart needed" not in _last_status(listener)
-        await _only_one_request_a_second(pit)
-
-        # What a running daemon cannot take: named, section by section, setting by setting.
-        mark = pit.mark()
-        edits = {
-            f'node = "{NODE}"': f'node = "{NODE}"\nkeepalive = 45',
-            'level = "info"': 'level = "debug"',
-            "[logging]": "keep_days = 7\n[logging]",  # in [journal], just above
-            'port = "' + str(tmp_path / "shoe-1"): 'port = "' + str(tmp_path / "shoe-9"),
-        }
-        waiting = site.write(
-            {**TWO, "bj-3": "shoe-3"},
-            edits=edits,
-            extra=f"[requests]\nrate = 1\nburst = 1\nqueue = 5\n[metrics]\nenabled = true\n"
-            f'port = {free_port()}\n[display]\ntitle = "Pit A"\n',
-        )
-        lines = await log.reload()
-        assert _restarts(lines) == [
-            {"section": "mqtt", "settings": ["keepalive"]},
-            {"section": "metrics", "settings": ["enabled", "port"]},
-            {"section": "journal", "settings": ["keep_days"]},
-            {"section": "shoe", "table": "bj-1", "change": "changed", "settings": ["transport"]},
-            {"section": "table", "table": "bj-3", "change": "added"},
-        ]
-        assert [line["event"] for line in lines if line.get("section") == "display"] == [
-            "config.reload_not_daemons"
-        ]
-        info = (await pit.wait(_is_info, after=mark)).body
-        assert info["tables"] == ["bj-1", "bj-2"]  # the tables that serve: not bj-3
-        assert info["config_sha256"] == waiting
-        assert info["restart_needed"] == [
-            "mqtt", "metrics", "journal", "table bj-1 shoe", "table bj-3 added",
-        ]  # fmt: skip
-
-        # A file with a mistake: refused, and the settings that ran go on running.
-        mark = pit.mark()
-        site.path.write_text(site.path.read_text(encoding="utf-8") + "[bogus]\n")
-        [refused] = await log.reload()
-        assert refused["event"] == "config.reload_refused"
-        assert refused["running_sha256"] == waiting
-        assert any("bogus: unknown section" in error for error in refused["errors"])
-        assert _last_status(listener).endswith(
-            f"; reload refused (1 mistake in {site.path}, the log names them); "
-            "the earlier settings run"
-        )
-
+        await _a_file_with_a_mistake(steps, waiting)
         # The first file again: nothing waits, and the info says so with its hash.
         site.write(TWO)
-        lines = await log.reload()
-        assert _restarts(lines) == []
-        info = (await pit.wait(_is_info, after=mark)).body  # the refusal published nothing
-        assert info == started
+        assert _restarts(await steps.log.reload()) == []
+        assert await steps.info_after(mark) == started  # the refusal published nothing
+
+
+async def _a_table_removed(steps: Reloading) -> None:
+    """A table removed: it serves on until a restart, and everything says so."""
+    mark, removed = steps.pit.mark(), steps.site.write({"bj-1": "shoe-1"})
+    lines = await steps.log.reload()
+    assert _restarts(lines) == [{"section": "table", "table": "bj-2", "change": "removed"}]
+    info = await steps.info_after(mark)
+    assert (info["tables"], info["config_sha256"]) == (["bj-1", "bj-2"], removed)
+    assert info["restart_needed"] == ["table bj-2 removed"]
+    assert _last_status(steps.listener).endswith("; restart needed for: table bj-2 removed")
+    told = [m for m in steps.listener.messages() if "RELOADING" in m or "READY" in m]
+    assert [("RELOADING" in m, "READY" in m) for m in told[-2:]] == [(True, False), (False, True)]
+
+
+async def _what_applies_at_once(steps: Reloading) -> None:
+    """[requests], [timing] and [logging] at once; a game's settings at the round's end."""
+    mark = steps.pit.mark()
+    applied = steps.site.write(
+        TWO,
+        edits={'level = "info"': 'level = "debug"', 'paytable = "B"': 'paytable = "A"'},
+        extra="[requests]\nrate = 1\nburst = 1\nqueue = 5\n"
+        "[timing]\ndeclaration_wait = 10\nshoe_silence = 60\n",
+    )
+    lines = await steps.log.reload()
+    assert [(line["event"], line.get("section")) for line in lines] == [
+        ("config.reload_applied", "logging"),
+        ("config.reload_applied", "requests"),
+        ("config.reload_applied", "timing"),
+        ("config.reload_queued", "table"),  # bj-1's paytable: between rounds, at once
+        ("config.reloaded", None),
+    ]
+    requests = next(line for line in lines if line.get("section") == "requests")
+    assert (requests["rate"], requests["burst"], requests["queue"]) == (1.0, 1, 5)
+    info = await steps.info_after(mark)
+    assert (info["config_sha256"], info["restart_needed"]) == (applied, [])
+    assert "restart needed" not in _last_status(steps.listener)
+    await _only_one_request_a_second(steps.pit)
+
+
+async def _what_waits_for_a_restart(steps: Reloading, directory: Path) -> str:
+    """What a running daemon cannot take: named, section by section, setting by setting;
+    the hash of the file it was read from."""
+    mark = steps.pit.mark()
+    edits = {
+        f'node = "{NODE}"': f'node = "{NODE}"\nkeepalive = 45',
+        'level = "info"': 'level = "debug"',
+        "[logging]": "keep_days = 7\n[logging]",  # in [journal], just above
+        'port = "' + str(directory / "shoe-1"): 'port = "' + str(directory / "shoe-9"),
+    }
+    waiting = steps.site.write(
+        {**TWO, "bj-3": "shoe-3"},
+        edits=edits,
+        extra=f"[requests]\nrate = 1\nburst = 1\nqueue = 5\n[metrics]\nenabled = true\n"
+        f'port = {free_port()}\n[display]\ntitle = "Pit A"\n',
+    )
+    lines = await steps.log.reload()
+    assert _restarts(lines) == [
+        {"section": "mqtt", "settings": ["keepalive"]},
+        {"section": "metrics", "settings": ["enabled", "port"]},
+        {"section": "journal", "settings": ["keep_days"]},
+        {"section": "shoe", "table": "bj-1", "change": "changed", "settings": ["transport"]},
+        {"section": "table", "table": "bj-3", "change": "added"},
+    ]
+    assert [line["event"] for line in lines if line.get("section") == "display"] == [
+        "config.reload_not_daemons"
+    ]
+    info = await steps.info_after(mark)
+    assert info["tables"] == ["bj-1", "bj-2"]  # the tables that serve: not bj-3
+    assert info["config_sha256"] == waiting
+    assert info["restart_needed"] == [
+        "mqtt", "metrics", "journal", "table bj-1 shoe", "table bj-3 added",
+    ]  # fmt: skip
+    return waiting
+
+
+async def _a_file_with_a_mistake(steps: Reloading, running: str) -> None:
+    """Refused, and the settings that ran go on running; nothing is published."""
+    path = steps.site.path
+    path.write_text(path.read_text(encoding="utf-8") + "[bogus]\n", encoding="utf-8")
+    [refused] = await steps.log.reload()
+    assert refused["event"] == "config.reload_refused"
+    assert refused["running_sha256"] == running
+    assert any("bogus: unknown section" in error for error in refused["errors"])
+    assert _last_status(steps.listener).endswith(
+        f"; reload refused (1 mistake in {path}, the log names them); the earlier settings run"
+    )
 
 
 async def _only_one_request_a_second(pit: Collector) -> None:
