@@ -485,6 +485,11 @@ def _request_channels(api: _Channels, base: str) -> None:
             {
                 "data": {"type": "object", "description": "when status is ok"},
                 "error": _object({"code": _STR, "message": _STR}),
+                "duplicate": {
+                    "const": True,
+                    "description": "the broker delivered this request again: answered as "
+                    "before, not obeyed again",
+                },
             },
         )
         api.add(

@@ -55,8 +55,6 @@ class Custody:
         self.doubt_at = 0
         self.wait: Wait | None = None
         self.waits = 0
-        # The last card the shoe read: a retransmitted card (`R`) that repeats it is a repeat.
-        self.last_card: str | None = None
         # A shoe that keeps nothing went unheard between rounds (the daemon restarted, its
         # link was down): the table's first message after it. A round opened by a request
         # from a console that had not seen that message may have missed its first cards.
@@ -175,7 +173,6 @@ class Custody:
             if wait is None
             else {"number": wait.number, "since": wait.since, **wait.awaiting.to_mapping()},
             "waits": self.waits,
-            "last_card": self.last_card,
             "unheard": self.unheard,
         }
 
@@ -191,7 +188,6 @@ class Custody:
             awaiting = Awaiting(wait["declaration"], wait["seat"], wait["hand"])
             custody.wait = Wait(int(wait["number"]), str(wait["since"]), awaiting)
         custody.waits = int(data.get("waits", 0))
-        custody.last_card = data.get("last_card")
         unheard = data.get("unheard")
         custody.unheard = None if unheard is None else int(unheard)
         return custody

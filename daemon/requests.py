@@ -63,24 +63,17 @@ def parse_request(payload: bytes) -> Request:
 
 
 def response_body(
-    command: str,
-    transaction: object,
-    node: str | None,
-    *,
-    data: dict[str, Any] | None = None,
-    error: RequestError | None = None,
+    command: str, transaction: object, node: str | None, answer: dict[str, Any]
 ) -> dict[str, Any]:
     """The answer to a request: it repeats the transaction and names the node that answered
-    (two daemons answering one table show as two nodes)."""
-    body: dict[str, Any] = {
-        "type": "response",
-        "command": command,
-        "transaction": transaction,
-        "node": node,
-    }
-    if error is None:
-        return body | {"status": "ok", "data": data or {}}
-    return body | {"status": "error", "error": {"code": error.code, "message": error.message}}
+    (two daemons answering one table show as two nodes); `answer` is its `status` with its
+    `data` (ok) or `error` (`refusal`)."""
+    head = {"type": "response", "command": command, "transaction": transaction, "node": node}
+    return head | answer
+
+
+def refusal(error: RequestError) -> dict[str, Any]:
+    return {"status": "error", "error": {"code": error.code, "message": error.message}}
 
 
 def request_record(command: str, payload: bytes) -> dict[str, Any]:

@@ -44,7 +44,8 @@ from daemon.crossing import RoundHistory
 from daemon.custody import NOTHING_READY, Custody
 from daemon.inbound import from_record
 from daemon.reader_state import ReaderState
-from daemon.requests import RequestError, no_fields, parse_request, response_body
+from daemon.redelivery import Answered
+from daemon.requests import RequestError, no_fields, parse_request, refusal, response_body
 from daemon.table_observer import UNOBSERVED
 from daemon.topics import COMMANDS
 from drivers import events as shoe
@@ -150,6 +151,7 @@ class TableService:
         self.reader = ReaderState()
         self.custody = Custody()
         self.history = RoundHistory()
+        self.answered = Answered()  # the latest answers, for requests delivered again
         self.review: list[str] = []  # why the current round needs review; empty when it does not
         self.round_settlements: list[dict[str, Any]] = []
         self.round_notices: list[dict[str, Any]] = []
@@ -221,6 +223,7 @@ class TableService:
             "reader": self.reader.state(),
             "custody": self.custody.state(),
             "history": self.history.state(),
+            "answered": self.answered.state(),
             "review": list(self.review),
             "round_settlements": list(self.round_settlements),
             "round_notices": list(self.round_notices),
@@ -253,11 +256,12 @@ class TableService:
             # the top level.
             custody = Custody.from_state(state.get("custody", state))
             history = RoundHistory.from_state(state.get("history"))
+            answered = Answered.from_state(state.get("answered"))
             receiver = _receiver(state["protocol"], state["receiver"])
         except (KeyError, TypeError, ValueError, RulesError) as exc:
             raise CheckpointError(f"checkpoint: {type(exc).__name__}: {exc}") from None
         self.config, self.engine, self.reader = config, engine, reader
-        self.custody, self.history = custody, history
+        self.custody, self.history, self.answered = custody, history, answered
         self.pending_config = pending_config
         self.review = list(state["review"])
         self.round_settlements = list(state["round_settlements"])
@@ -555,17 +559,16 @@ class TableService:
         self._told.card_read(self.table_id, readable=True)
         card = DealCard(Card.parse(event.code), burned=event.burned)
         if event.origin == "retransmission":
-            if event.code == self.custody.last_card:
-                return []  # the shoe repeated the card it had just sent
-            self.custody.last_card = event.code
+            # Whether it repeats the card before it or brings one the table never received
+            # cannot be told from the frame: a six-deck shoe deals the same face twice in a
+            # row about once in sixty. Only the dealer knows.
             out = self._doubt(
                 "retransmitted_card",
-                "the shoe sent again a card this table never received: a card went by "
-                "unread before it",
+                "the shoe sent a card again: it repeats the card before it or brings one that "
+                "went by unread, and only the dealer knows which",
                 always=True,
             )
             return [*out, *self._from_shoe(card)]
-        self.custody.last_card = event.code
         if event.origin == "outside_game":
             if not self._at_stake():
                 return [
@@ -737,8 +740,10 @@ class TableService:
         if not self.custody.holding:
             return []
         dropped = self.custody.drop()
+        if not dropped:
+            return [self.snapshot()]
         notice = self.notice("held_cards_dropped", f"{dropped} held cards dropped: {why}")
-        return [*([notice] if dropped else []), self.snapshot()]
+        return [notice, self.snapshot()]
 
     # ------------------------------------------------------------------ requests
     def on_request(
@@ -747,9 +752,15 @@ class TableService:
         """Answer a request. `outbox_full` is journaled with the request (the outbox is not
         table state), so a replay refuses exactly what was refused."""
         transaction: object = None
+        key: str | None = None
         try:
             request = parse_request(payload)
             transaction = request.transaction
+            if transaction is not None and command != "status":
+                key = Answered.key(command, payload)
+                earlier = self.answered.get(key)
+                if earlier is not None:  # delivered again: answered again, not obeyed again
+                    return [self._answer(command, transaction, {**earlier, "duplicate": True})]
             data, out = self._request(command, request, outbox_full=outbox_full)
         except RequestError as exc:
             self._told.rejected(self.table_id, "request", exc.code)
@@ -764,8 +775,14 @@ class TableService:
             # The pit sees refused wagers too, not only the console that placed them.
             notice = [self.notice(exc.code, exc.message)] if exc.code == "wager_rejected" else []
             crossed = exc.outputs if isinstance(exc, _Crossed) else []
-            return [*crossed, *notice, self._response(command, transaction, error=exc)]
-        return [*out, self._response(command, transaction, data=data)]
+            refused = refusal(exc)
+            if key is not None:
+                self.answered.keep(key, refused)
+            return [*crossed, *notice, self._answer(command, transaction, refused)]
+        answer = {"status": "ok", "data": data}
+        if key is not None:
+            self.answered.keep(key, answer)
+        return [*out, self._answer(command, transaction, answer)]
 
     def refuse(self, command: str, transaction: object, code: str, message: str) -> list[Outbound]:
         """The response to a request refused before it reached the table (the request gate):
@@ -774,7 +791,7 @@ class TableService:
             "table.request_refused", table=self.table_id, round=self.round_id,
             command=command, code=code, reason=message,
         )  # fmt: skip
-        body = response_body(command, transaction, self.node, error=RequestError(code, message))
+        body = response_body(command, transaction, self.node, refusal(RequestError(code, message)))
         return [self.envelopes.seal_unsequenced(self.topics.response(self.table_id, command), body)]
 
     def _request(  # noqa: PLR0911 - a dispatch, one return per command
@@ -785,8 +802,7 @@ class TableService:
             return {"reader": self.reader.to_mapping(), "round": self._snapshot_body()}, []
         if command == "shuffle":
             no_fields(request)
-            out = self._apply_or_refuse(Shuffle())
-            return {}, [*out, *self._drop_held("a new shoe")]
+            return {}, self._shuffle_asked()
         if command == "card":
             return {}, self._manual_card(request)
         if command == "resume":
@@ -829,6 +845,16 @@ class TableService:
                 doubt = self._doubt("crossed_request", message, always=True)
                 raise _Crossed(message + ": it is not applied", doubt)
         return self._apply_or_refuse(event, seen)
+
+    def _shuffle_asked(self) -> list[Outbound]:
+        """A new shoe the console announces. Cards the table holds between rounds may have
+        come before it (the old shoe's) or after it (the new shoe's burn and first cards: the
+        console's word was late): they stay held, for the floorperson to set aside the old
+        ones (`resume` with `discard`) and let the rest be burned and dealt."""
+        out = self._apply_or_refuse(Shuffle())
+        if self.custody.cards_held and self.custody.doubt is None:
+            out += self._card_before_round()
+        return [*out, self.snapshot()]
 
     def _resume(self, request: Request) -> tuple[dict[str, Any], list[Outbound]]:
         """The dealer confirms that no card went by unread (any that did were entered), and
@@ -931,6 +957,7 @@ class TableService:
 
     def _publish(self, outputs: list[Output]) -> list[Outbound]:
         out: list[Outbound] = []
+        ended = False
         for output in outputs:
             body = output.to_mapping()
             kind = body["type"]
@@ -940,6 +967,8 @@ class TableService:
                 self.round_notices.clear()
                 if self.custody.doubt is not None:  # raised before the round, over its cards
                     self.review.append(self.custody.doubt)
+            if kind == "round_ended":
+                ended = True
             if isinstance(output, Settlement):
                 body["review"] = bool(self.review)
                 self._told.settled(self.table_id, output.result.value)
@@ -965,6 +994,10 @@ class TableService:
                 out.append(self.envelopes.seal(self.topics.event(self.table_id, kind), body))
         if self.pending_config is not None and not self.engine.round_open:
             self.reconfigure(self.pending_config)
+        if ended and self.custody.cards_held and self.custody.doubt is None:
+            # A card came during the round that no decision of it took: the next round's
+            # first card, early, or one no round needed. As a card with no round open.
+            out += self._card_before_round()
         if outputs:
             out.append(self.snapshot())
         return out
@@ -1036,15 +1069,9 @@ class TableService:
         }
         return self.envelopes.seal(self.topics.table_state(self.table_id), body, retain=True)
 
-    def _response(
-        self,
-        command: str,
-        transaction: object,
-        *,
-        data: dict[str, Any] | None = None,
-        error: RequestError | None = None,
-    ) -> Outbound:
-        body = response_body(command, transaction, self.node, data=data, error=error)
+    def _answer(self, command: str, transaction: object, answer: dict[str, Any]) -> Outbound:
+        """The response: `answer` is its status with its data or error (and `duplicate`)."""
+        body = response_body(command, transaction, self.node, answer)
         return self.envelopes.seal(self.topics.response(self.table_id, command), body)
 
 

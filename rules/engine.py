@@ -593,8 +593,7 @@ class TableEngine:
         self._check_action(action, seat, hand)
         out: list[Output] = [PlayerActed(round_.round_id, seat.number, hand.number, name)]
         hand.acted = True
-        # A hit declared takes the next card; any other decision replaces a hit not yet dealt.
-        hand.drawing = action is Action.HIT
+        hand.drawing = action is Action.HIT  # the next card of the hand is its hit's
         if action is Action.STAND:
             out.append(self._end_hand(round_, seat, hand, HandEnd.STAND))
             out.extend(self._next_turn(round_))
@@ -612,8 +611,12 @@ class TableEngine:
     def _check_action(self, action: Action, seat: Seat, hand: Hand) -> None:
         name = action.value
         two_cards = len(hand.cards) == 2
-        if action is Action.HIT and hand.drawing:
-            raise ActionRejected(name, "already_drawing", "a hit is declared: its card is awaited")
+        if hand.drawing:
+            # A hit declared is dealt before anything else is decided for the hand: its card
+            # may be on its way (held, unread) when a later decision arrives.
+            raise ActionRejected(
+                name, "hit_pending", "a hit is declared: its card comes before any other decision"
+            )
         if hand.doubled:
             # A doubled hand receives exactly one more card and no further decision
             # (36.5: doubling matches every attack wager once; a second double would not).

@@ -260,10 +260,11 @@ def test_an_enq_error_frame_mid_round_holds_the_cards_until_the_dealer_says() ->
     assert _review(out) == {True}
 
 
-def test_an_r_frame_repeating_the_last_card_is_a_repeat_and_one_never_seen_a_doubt() -> None:
+def test_an_r_frame_is_held_for_the_dealer_whatever_its_face() -> None:
+    """An `R` frame repeats the card before it or brings one that went by unread: its face
+    cannot say which (a six-deck shoe deals the same face twice in a row about once in
+    sixty), so the dealer does: here seat 1's 7H, whose `D` frame never came."""
     service = _enq_round_to_the_upcard()
-    again = shoe.CardDrawn("6", "S", seq=0x40, origin="retransmission")
-    assert service.on_shoe_event(again, seen_at=SEEN) == []
     unseen = shoe.CardDrawn("7", "H", seq=0x41, origin="retransmission")
     out = service.on_shoe_event(unseen, seen_at=SEEN)
     assert bodies(out, "/notice/retransmitted_card")
@@ -274,6 +275,20 @@ def test_an_r_frame_repeating_the_last_card_is_a_repeat_and_one_never_seen_a_dou
     out += drawn(service, DRAW)
     assert _settled(out) == TRUTH
     assert _review(out) == {True}
+
+
+def test_an_r_frame_with_the_face_of_the_card_before_it_is_held_too() -> None:
+    service = _enq_round_to_the_upcard()
+    again = shoe.CardDrawn("6", "S", seq=0x40, origin="retransmission")
+    out = service.on_shoe_event(again, seen_at=SEEN)
+    assert bodies(out, "/notice/retransmitted_card")
+    assert (service.doubt, service.cards_held) == ("retransmitted_card", 1)
+    # A repeat after all: the floorperson sets it aside, and the round goes on.
+    assert response(request(service, "resume", discard=1))["data"] == {"released": 0}
+    out = drawn(service, f"7H 2D QD {HOLE}")
+    out += _stands(service)
+    out += drawn(service, DRAW)
+    assert _settled(out) == TRUTH
 
 
 def test_a_card_drawn_outside_a_game_is_held_in_a_round_and_dropped_between_rounds() -> None:
@@ -345,3 +360,64 @@ def test_custody_and_history_survive_a_checkpoint() -> None:
     assert restored.checkpoint() == service.checkpoint()
     out = request(restored, "close_betting", seen=seen)
     assert [(b["seat"], b["card"]) for b in bodies(out, "/event/card_dealt")] == [(1, "10C")]
+
+
+def test_a_request_delivered_again_is_answered_again_and_not_obeyed_again() -> None:
+    """MQTT delivers a QoS 1 request again when its acknowledgement is lost: a hit obeyed
+    twice would take a second card, a "No more bets" obeyed twice would close the next
+    window. A request with a transaction, delivered again byte for byte, is answered as it
+    was and changes nothing."""
+    service = make_service("triple_attack")
+    request(service, "wager", transaction="w1", seat=1, kind="first_attack", amount="10")
+    payload = b'{"transaction": "c1", "seen": 3}'
+    first = service.on_request("close_betting", payload)
+    drawn(service, "5C")  # seat 1's first card: the second attack window opens
+    again = service.on_request("close_betting", payload)
+    assert response(again) | {"seq": None, "id": None} == response(first) | {
+        "seq": None, "id": None, "duplicate": True,
+    }  # fmt: skip
+    assert service.engine.public_view()["round"]["betting_open"] is True
+    refused = service.on_request("action", b'{"transaction": "a1", "seat": 1, "action": "hit"}')
+    assert response(refused)["error"]["code"] == "action_rejected"
+    again = service.on_request("action", b'{"transaction": "a1", "seat": 1, "action": "hit"}')
+    assert response(again)["error"] == response(refused)["error"]
+    assert response(again)["duplicate"] is True
+
+
+def test_a_shuffle_announced_after_its_burn_card_keeps_the_card_for_the_floorperson() -> None:
+    """An ENQ shoe says nothing of a shuffle: the console's word came after the burn card.
+    The card is held, not dropped: once the floorperson resumes, it is the burn."""
+    service = make_service(protocol="enq")
+    drawn(service, "9H")  # the burn, before the console's shuffle
+    request(service, "shuffle")
+    assert (service.doubt, service.cards_held) == ("card_before_round", 1)
+    request(service, "resume")
+    _wagers(service)
+    request(service, "close_betting")
+    out = drawn(service, f"{FIRST_CARDS} {UPCARD} {SECOND_CARDS} {HOLE}")
+    out += _stands(service)
+    out += drawn(service, DRAW)
+    assert _settled(out) == TRUTH
+
+
+def test_a_card_no_decision_of_the_round_took_holds_the_next_round() -> None:
+    """A card that came during the round and that no decision took is not dealt to the next
+    round's first seat in silence: seat 1 surrenders, no hand needs the dealer's total
+    (decision 7) and the round ends with the card still held."""
+    service = make_service()
+    request(service, "wager", seat=1, kind="blackjack", amount="10")
+    request(service, "close_betting")
+    drawn(service, "10C 9S 6D 8H")  # seat 1: 16 against a 9; the hole card 8H
+    drawn(service, "4S")  # dealt early, or by mistake: it waits for seat 1's decision
+    out = request(service, "action", seat=1, action="surrender")
+    assert bodies(out, "/event/round_ended")
+    assert bodies(out, "/notice/card_before_round")
+    assert (service.doubt, service.cards_held) == ("card_before_round", 1)
+
+
+def test_a_shuffle_during_a_doubt_that_holds_no_card_leaves_no_hole_in_seq() -> None:
+    service = make_service()
+    service.apply_record("notice", {"kind": "table_claimed", "message": "x", "hold": True}, SEEN)
+    out = request(service, "shuffle")
+    seqs = [b["seq"] for b in bodies(out)]
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))

@@ -111,17 +111,22 @@ def test_a_double_and_a_split_take_their_cards_without_another_decision() -> Non
     assert (dealt.seat, dealt.hand) == (2, 1)
 
 
-def test_a_hit_is_declared_once_and_another_decision_replaces_it() -> None:
+def test_a_hit_declared_is_dealt_before_any_other_decision_of_its_hand() -> None:
+    """The dealer deals the card a hit calls for before anything else is decided for the
+    hand: a stand that comes while that card is on its way (held, unread) must not take its
+    place, or the card would go to the next hand."""
     engine = make_engine("blackjack")
     feed(engine, [wager(1, "blackjack", "25"), CLOSE])
     play(engine, "5C 6S 7H 9C")
     engine.apply(action("hit", 1))
-    with pytest.raises(ActionRejected) as caught:
-        engine.apply(action("hit", 1))
-    assert caught.value.reason == "already_drawing"
+    for name in ("hit", "stand", "surrender"):
+        with pytest.raises(ActionRejected) as caught:
+            engine.apply(action(name, 1))
+        assert caught.value.reason == "hit_pending"
+    [dealt] = of_type(play(engine, "4D"), CardDealt)
+    assert (dealt.seat, dealt.hand) == (1, 1)
     [acted] = of_type(engine.apply(action("stand", 1)), PlayerActed)
     assert acted.action == "stand"
-    assert engine.awaiting() is None  # the dealer's turn: the hit was never dealt
 
 
 def test_36_5_f_each_attack_window_is_closed_by_the_dealer() -> None:

@@ -354,7 +354,7 @@ def test_surrender_after_hitting_is_rejected() -> None:
 def test_surrender_after_a_hit_decision_before_its_card_is_rejected() -> None:
     engine = bj_round({1: "KC 6C"}, upcard="9S", hole="7H")
     assert feed(engine, [action("hit", 1)]) == [PlayerActed(1, 1, 1, "hit")]
-    assert rejected(engine, action("surrender", 1), ActionRejected).reason == "too_late"
+    assert rejected(engine, action("surrender", 1), ActionRejected).reason == "hit_pending"
     assert play(engine, "2D") == [CardDealt(1, 1, 1, card("2D"))]
 
 
