@@ -8,8 +8,8 @@
     analyze, simulate    the mathematics of each paytable         analyze.py, simulate.py
     asyncapi             the document of every topic              asyncapi.py
 
-`main` (main.py) registers every command alike and runs the one asked for; what its exit
-status means is `ExitCode` (exit_codes.py).
+`main` (main.py) lists every command by name and runs the one asked for, importing that
+command's module alone; what its exit status means is `ExitCode` (exit_codes.py).
 """
 
 from daemon.cli.command import Command

@@ -315,8 +315,6 @@ def plot_house_edges(path: Path, requests: Iterable[Request] = ()) -> None:
 
 
 COMMAND: Final = Command(
-    name="analyze",
-    help="exact odds, hit frequency, return and house edge of each paytable",
     description="Work out exactly (rational arithmetic, no sampling) the probability of "
     "every outcome of the 20 point bonus (13:69F-2.24) and the Double Attack optional "
     "bonus (13:69F-26.6) with their hit frequency, expected return and house edge, and "

@@ -31,8 +31,6 @@ def _run(args: argparse.Namespace, out: TextIO, _err: TextIO) -> ExitCode:
 
 
 COMMAND: Final = Command(
-    name="asyncapi",
-    help="print the AsyncAPI 3.0 document of every topic and payload",
     description="Print the AsyncAPI 3.0 document (JSON) of every MQTT topic and payload.",
     add_arguments=_add_arguments,
     run=_run,

@@ -1,4 +1,4 @@
-"""`shoe2mqtt check-config FILE...`: every mistake of each configuration file, each with its
+"""`shoe2mqtt check-config [FILE...]`: every mistake of each configuration file, each with its
 line and field, and apart from them what this host lacks for it (a CA or password file
 missing or unreadable), before the service is started on it; or one line per file saying
 what it will serve. Warnings (a setting on its way out, a pit display served in clear
@@ -6,14 +6,18 @@ beyond this PC) are printed and fail nothing.
 
 `--daemon` checks what `shoe2mqtt run` reads and nothing of the pit display's files: the
 systemd units run it as ExecReload= before they signal the daemon, as the daemon's user, so
-that `systemctl reload` fails on a file the daemon would refuse."""
+that `systemctl reload` fails on a file the daemon would refuse.
+
+The files are named after the options (as the systemd units and the docs do), or each with
+`--config FILE` as `run`, `watch` and `display` take theirs; with neither, the file `run`
+reads by default is checked."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from daemon.cli.command import Command, write_config_errors
+from daemon.cli.command import DEFAULT_CONFIG, Command, write_config_errors
 from daemon.cli.exit_codes import ExitCode
 
 if TYPE_CHECKING:
@@ -29,15 +33,27 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
         "(what `systemctl reload` checks)",
     )
     cmd.add_argument(
-        "config",
+        "files",
         type=Path,
-        nargs="+",
-        help="the configuration file; several, e.g. /etc/shoe2mqtt/*.toml, one per instance",
+        nargs="*",
+        metavar="FILE",
+        help="a configuration file; several, e.g. /etc/shoe2mqtt/*.toml, one per instance "
+        f"(default: {DEFAULT_CONFIG})",
+    )
+    cmd.add_argument(
+        "--config",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a configuration file, as `run --config FILE` names it; repeatable, and the same "
+        "as naming it after the options",
     )
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
-    results = [_check(path, out, err, display=not args.daemon) for path in args.config]
+    paths = [*args.config, *args.files] or [DEFAULT_CONFIG]
+    results = [_check(path, out, err, display=not args.daemon) for path in paths]
     # EX_CONFIG, as `run` answers the same file: a script or a unit can test either alike.
     return ExitCode.OK if all(results) else ExitCode.CONFIG
 
@@ -86,10 +102,9 @@ DISPLAY_PROBLEMS_HEADING: Final = (
 
 
 COMMAND: Final = Command(
-    name="check-config",
-    help="check configuration files: every mistake with its line and field, and what this "
-    "host lacks for them",
-    description=None,
+    description="Check configuration files before the service starts on them: every mistake "
+    "of each, with its line and field, then what this host lacks for it (a CA or password "
+    "file missing or unreadable); or a line per file saying what it will serve.",
     add_arguments=_add_arguments,
     run=_run,
 )

@@ -1,20 +1,21 @@
 """What a `shoe2mqtt` command is, and the few things every command does the same way.
 
-Each command module builds one `Command`: its name and help, a function that adds its
-arguments to its own parser, and the function that runs it. `daemon.cli.main` lists the
-commands and registers each alike; a command never touches the main parser.
+Each command module builds one `Command`: the text its `--help` opens with, a function that
+adds its arguments to its own parser, and the function that runs it. `daemon.cli.main` lists
+the commands by name, with the line `shoe2mqtt --help` shows for each, and imports a
+command's module only when the command is the one asked for (or the whole parser is built,
+for the manual page and the completion); a command never touches the main parser.
+
+This module is imported before any command runs, so it imports nothing heavy at its top.
 """
 
 from __future__ import annotations
 
-import asyncio
-import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from daemon.cli.exit_codes import ExitCode
-from daemon.mqtt.settings import DEFAULT_PORT
 
 DEFAULT_CONFIG: Final = Path("/etc/shoe2mqtt/shoe2mqtt.toml")
 
@@ -32,16 +33,16 @@ Handler: TypeAlias = "Callable[[argparse.Namespace, TextIO, TextIO], ExitCode]"
 
 @dataclass(frozen=True, slots=True)
 class Command:
-    """One subcommand of `shoe2mqtt`."""
+    """One subcommand of `shoe2mqtt`, as its module builds it (its name and its line in
+    `shoe2mqtt --help` are where main.py lists it)."""
 
-    name: str
-    help: str  # the line `shoe2mqtt --help` shows
     description: str | None  # the text `shoe2mqtt NAME --help` opens with (None: none)
     add_arguments: Callable[[argparse.ArgumentParser], None]
     run: Handler
 
-    def register(self, commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-        parser = commands.add_parser(self.name, help=self.help, description=self.description)
+    def fill(self, parser: argparse.ArgumentParser) -> None:
+        """Give the command's own parser its description, its arguments and its handler."""
+        parser.description = self.description
         self.add_arguments(parser)
         parser.set_defaults(run=self.run)
 
@@ -53,6 +54,7 @@ def add_config_option(cmd: argparse.ArgumentParser, *, reads: str = "") -> None:
         "--config",
         type=Path,
         default=DEFAULT_CONFIG,
+        metavar="FILE",
         help=f"the configuration file{what} (default: {DEFAULT_CONFIG})",
     )
 
@@ -83,12 +85,17 @@ HOST_PROBLEMS_HEADING = "problems of this host, not of the file (`run` needs the
 
 def broker_address(text: str) -> tuple[str, int]:
     """`HOST[:PORT]` as typed after `--broker`; raises ValueError for a port that is no number."""
+    from daemon.mqtt.settings import DEFAULT_PORT
+
     host, colon, port = text.rpartition(":")
     return (host, int(port)) if colon else (text, DEFAULT_PORT)
 
 
 async def until_signalled(work: Coroutine[Any, Any, ExitCode]) -> ExitCode:
     """Run `work`; SIGINT or SIGTERM cancels it and the command ends with `ExitCode.OK`."""
+    import asyncio
+    import signal
+
     loop = asyncio.get_running_loop()
     task = asyncio.create_task(work, name="shoe2mqtt command")
     for signum in (signal.SIGINT, signal.SIGTERM):

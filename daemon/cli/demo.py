@@ -12,6 +12,7 @@ reads back from the broker, so every step takes the same path a real table's wou
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import dataclasses
@@ -47,7 +48,6 @@ from rules.games import GAMES, Game
 from rules.player import SimulatedRound
 
 if TYPE_CHECKING:
-    import argparse
     from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
     from typing import TextIO
 
@@ -128,7 +128,7 @@ class TableSimulator:
     shoe: EmulatedShoe
     topics: Topics
     rng: random.Random
-    pace: float = 0.0  # seconds between steps, so a person can follow the view
+    step_delay: float = 0.0  # seconds after each step, so a person can follow the view
     rounds_done: int = 0
     settlements: int = 0
     _snapshot: dict[str, Any] = field(default_factory=dict)
@@ -176,8 +176,8 @@ class TableSimulator:
             else:
                 command, body = console_request(event)
                 await self._step(client, lambda c: self._request(c, command, body))  # noqa: B023 - awaited at once
-            if self.pace:
-                await asyncio.sleep(self.pace)
+            if self.step_delay:
+                await asyncio.sleep(self.step_delay)
 
     def _wager_plan(self) -> dict[int, dict[Any, int]]:
         rules = GAMES[self.config.game]
@@ -250,7 +250,7 @@ def demo_config(
         tables=tuple(tables),
         logging=LoggingConfig(format="console", level="warning"),
         metrics=MetricsConfig(enabled=metrics_port is not None, port=metrics_port or 0),
-        # The players are programs: at --pace 0 they play as fast as the daemon answers.
+        # The players are programs: at --step-delay 0 they play as fast as the daemon answers.
         requests=AUTOMATED_CONSOLE,
     )
 
@@ -267,7 +267,7 @@ async def run_demo(  # noqa: PLR0913 - keywords only: what the demo runs and whe
     games: list[Game] | None = None,
     broker: tuple[str, int] | None = None,
     seed: int | None = None,
-    pace: float = 0.0,
+    step_delay: float = 0.0,
     on_view: Callable[[str, bytes], None] | None = None,
     display_port: int | None = None,
     on_display: Callable[[str], None] | None = None,
@@ -301,7 +301,7 @@ async def run_demo(  # noqa: PLR0913 - keywords only: what the demo runs and whe
                 shoes[setup.table.table_id],
                 topics,
                 random.Random(rng.random()),  # noqa: S311 - a demo's players, not a secret
-                pace,
+                step_delay,
             )
             for setup in config.tables
         ]
@@ -417,7 +417,17 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--rounds", type=int, help="stop after N rounds per table")
     cmd.add_argument("--broker", help="HOST[:PORT] of a broker to use instead")
     cmd.add_argument("--seed", type=int, help="deal the same shoes again")
-    cmd.add_argument("--pace", type=float, default=0.3, help="seconds per step (default 0.3)")
+    cmd.add_argument(
+        "--step-delay",
+        type=float,
+        default=0.3,
+        metavar="SECONDS",
+        help="a pause after each step of a round, so a person can follow the view "
+        "(default 0.3; 0: as fast as the daemon answers)",
+    )
+    # The old name of --step-delay, which `emulate` uses for cards a second: one meaning per
+    # option name across the commands.
+    cmd.add_argument("--pace", type=float, dest="old_step_delay", help=argparse.SUPPRESS)
     cmd.add_argument(
         "--no-view",
         dest="view",
@@ -467,7 +477,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
         rounds=args.rounds,
         broker=address,
         seed=args.seed,
-        pace=args.pace,
+        step_delay=step_delay(args, err),
         display_port=(args.display_port or free_port()) if args.display else None,
         metrics_port=args.metrics_port,
         on_display=lambda url: said.print(
@@ -484,6 +494,19 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
     )
     said.print(f"demo finished: {summary}", highlight=False, soft_wrap=True)
     return ExitCode.OK
+
+
+def step_delay(args: argparse.Namespace, err: TextIO) -> float:
+    """--step-delay, or its old name --pace with a line that says it is old."""
+    if args.old_step_delay is None:
+        delay: float = args.step_delay
+        return delay
+    err.write(
+        "shoe2mqtt demo: --pace is now called --step-delay (seconds after each step; "
+        "emulate's --pace is cards a second); the old name still works\n"
+    )
+    old: float = args.old_step_delay
+    return old
 
 
 async def _in_view(demo: Callable[..., Awaitable[DemoResult]], console: Console) -> DemoResult:
@@ -518,9 +541,6 @@ async def _as_json(demo: Callable[..., Awaitable[DemoResult]], console: Console)
 
 
 COMMAND: Final = Command(
-    name="demo",
-    help="a whole pit on this machine: broker, emulated shoes, daemon, players, live view, "
-    "pit display",
     description="Start an embedded MQTT broker (unless --broker names one), an emulated "
     "shoe per table on a virtual serial port, the daemon, a table simulator that plays "
     "every hand by basic strategy through the request topics, the live view, and the pit "

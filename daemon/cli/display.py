@@ -37,8 +37,6 @@ def _display(args: argparse.Namespace, _out: TextIO, err: TextIO) -> ExitCode:
 
 
 COMMAND: Final = Command(
-    name="display",
-    help="serve the pit display: a web page of every table, live from MQTT",
     description="Serve the pit view and the table view (docs/display.md) to browsers, as the "
     "broker's read-only display user.",
     add_arguments=_add_arguments,

@@ -48,7 +48,12 @@ def _fault_fields() -> list[str]:
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("--protocol", choices=PROTOCOLS, default="reference")
+    cmd.add_argument(
+        "--protocol",
+        choices=PROTOCOLS,
+        default="reference",
+        help="the protocol the shoe speaks (default reference; docs/protocol.md)",
+    )
     cmd.add_argument("--decks", type=int, default=6, help="decks in the shoe (default 6)")
     cmd.add_argument("--spanish", action="store_true", help="48-card decks without tens")
     cmd.add_argument(
@@ -280,8 +285,6 @@ def _dealt_record(dealt: Dealt) -> dict[str, object]:
 
 
 COMMAND: Final = Command(
-    name="emulate",
-    help="emulate a shoe on a virtual serial port",
     description="Open a pseudo-terminal that behaves like a shoe's serial port and, once a "
     "host has it open, deal cards into it until Ctrl-C or SIGTERM. After a --cards script "
     "it waits until the host has taken every card, then stays plugged in (--exit-at-end: "

@@ -5,6 +5,9 @@
     shoe2mqtt journal export ROUND --table ID       the round as a replay log (docs/events.md)
     shoe2mqtt journal verify                        the hash chain through archive and database
 
+Where the journal is (--config FILE, --state-directory DIR, --archive-directory DIR) may be
+said before the action or after it.
+
 The journal is read, never written (daemon/journal/audit.py). `show` replays the round from
 the checkpoint before it, so the messages it prints are the ones the pit received, with their
 `id`, `seq` and `ts`; `shoe2mqtt replay` on an exported round prints exactly the round's
@@ -14,9 +17,10 @@ reordered, per table.
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, TextIO
+from typing import Final, TextIO
 
 from daemon.cli.command import Command, failure, usage_error, write_config_errors
 from daemon.cli.exit_codes import ExitCode
@@ -26,40 +30,74 @@ from daemon.journal.archive import ARCHIVE_DIRECTORY_NAME, Archive, ArchiveError
 from daemon.journal.audit import JournalReader, RoundNotFound
 from daemon.topics import Topics
 
-if TYPE_CHECKING:
-    import argparse
-
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
+    # Where the journal is may be said before the action or after it, as a person types it
+    # (`journal --config FILE list`, `journal list --config FILE`): each action's parser
+    # has the same options, with no default of its own so that it never hides one said
+    # before it (argparse lets a subparser's defaults overwrite its parent's values).
+    _add_whereabouts(cmd, default=None)
+    actions = cmd.add_subparsers(dest="action", required=True, metavar="ACTION")
+    listing = _add_action(actions, "list", "every round, live or archived, a line each")
+    listing.add_argument("--table", metavar="ID", help="only this table's rounds")
+    for name, text in (
+        ("show", "a round's events and every message it published, as published"),
+        ("export", "a round as a replay log (docs/events.md)"),
+    ):
+        action = _add_action(actions, name, text)
+        action.add_argument(
+            "round", type=int, metavar="ROUND", help="the round's number at its table (`list`)"
+        )
+        action.add_argument("--table", metavar="ID", required=True, help="the round's table")
+    _add_action(
+        actions,
+        "verify",
+        "check the hash chain of every table, through the archive and the journal",
+    )
+
+
+def _add_action(
+    actions: argparse._SubParsersAction[argparse.ArgumentParser], name: str, text: str
+) -> argparse.ArgumentParser:
+    action = actions.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+    _add_whereabouts(action, default=argparse.SUPPRESS)
+    return action
+
+
+def _add_whereabouts(cmd: argparse.ArgumentParser, *, default: object) -> None:
+    """--config, --state-directory and --archive-directory: where the journal is."""
     where = cmd.add_mutually_exclusive_group()
-    where.add_argument("--config", type=Path, help="find the journal from this configuration")
+    where.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        default=default,
+        help="find the journal from this configuration file (off the table PC: its copy)",
+    )
     where.add_argument(
         "--state-directory",
         type=Path,
+        metavar="DIR",
+        default=default,
         help=f"the service's state directory (default: {DEFAULT_STATE_DIRECTORY})",
     )
     cmd.add_argument(
         "--archive-directory",
         type=Path,
+        metavar="DIR",
+        default=default,
         help="where the archive is (default: the configuration's, or archive/ in the state "
         "directory)",
-    )
-    actions = cmd.add_subparsers(dest="action", required=True, metavar="ACTION")
-    listing = actions.add_parser("list", help="every round, live or archived, a line each")
-    listing.add_argument("--table", help="only this table")
-    for name, text in (
-        ("show", "a round's events and every message it published, as published"),
-        ("export", "a round as a replay log"),
-    ):
-        action = actions.add_parser(name, help=text)
-        action.add_argument("round", type=int)
-        action.add_argument("--table", required=True)
-    actions.add_parser(
-        "verify", help="check the hash chain of every table, through the archive and the journal"
     )
 
 
 def journal_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
+    if args.config is not None and args.state_directory is not None:
+        # Each level refuses both at once; said one before the action and one after, they
+        # reach here together.
+        return usage_error(
+            err, "journal", "--config and --state-directory both say where the journal is: give one"
+        )
     try:
         # The journal is read, never the broker reached: its TLS and password files may be
         # missing here (a copy of a table PC's journal on a laptop).
@@ -124,8 +162,6 @@ def _line(record: object) -> str:
 
 
 COMMAND: Final = Command(
-    name="journal",
-    help="read the journal: list rounds, show one as published, export it, verify the chain",
     description="Read the daemon's journal and its archive (read-only). Rounds are numbered "
     "per table.",
     add_arguments=_add_arguments,

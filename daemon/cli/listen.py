@@ -343,8 +343,6 @@ class _TappedTransport(Transport):
 
 
 COMMAND: Final = Command(
-    name="listen",
-    help="print what a shoe says, decoded, as JSON Lines",
     description="Open a shoe with a driver and print every decoded event and every change "
     "of the link as one JSON object per line; --raw also prints the bytes received. A "
     "frame is acknowledged (reference protocol) once its line is printed; a repeat is not "

@@ -172,8 +172,6 @@ def usb_devices(
 
 
 COMMAND: Final = Command(
-    name="ports",
-    help="list serial ports and known USB shoe devices",
     description="List serial ports with their stable /dev/serial/by-id names (use those in "
     "the configuration: they survive replugging), and USB devices whose ids belong to a "
     "known reader or USB-serial adapter.",

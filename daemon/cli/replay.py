@@ -70,8 +70,6 @@ def _open(path: Path) -> TextIO:
 
 
 COMMAND: Final = Command(
-    name="replay",
-    help="run a round log through the rules core and print settlements and notices",
     description="Read a round log (JSON Lines, docs/events.md) and print every settlement "
     "and notice as JSON Lines, in the order they happen at the table.",
     add_arguments=_add_arguments,

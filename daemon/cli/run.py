@@ -33,8 +33,6 @@ def _run(args: argparse.Namespace, _out: TextIO, err: TextIO) -> ExitCode:
 
 
 COMMAND: Final = Command(
-    name="run",
-    help="serve the configured tables: shoes in, settlements out over MQTT",
     description="Run the daemon: read every configured shoe, settle, publish over MQTT.",
     add_arguments=_add_arguments,
     run=_run,

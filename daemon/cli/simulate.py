@@ -278,8 +278,6 @@ def _sigmas(value: float) -> str:
 
 
 COMMAND: Final = Command(
-    name="simulate",
-    help="play seeded shoes through the round engine and check them against analyze",
     description="Deal seeded shoes with the emulated shoe's model, play every seat by "
     "basic strategy, feed every event through the daemon's round engine and tally what "
     "it settles: each outcome's frequency and each wager's return with a 95 % "

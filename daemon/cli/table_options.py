@@ -47,9 +47,15 @@ def add_table_options(cmd: argparse.ArgumentParser, *, many_decks: bool) -> None
     source = cmd.add_argument_group(
         "a configured table", "instead of --game and the options below it"
     )
-    source.add_argument("--config", type=Path, help="a shoe2mqtt TOML configuration file")
-    source.add_argument("--table", help="the table's id in --config (default: every table)")
-    source.add_argument("--round-log", type=Path, help="a round log: its first, 'table' line")
+    source.add_argument(
+        "--config", type=Path, metavar="FILE", help="a shoe2mqtt TOML configuration file"
+    )
+    source.add_argument(
+        "--table", metavar="ID", help="the table's id in --config (default: every table)"
+    )
+    source.add_argument(
+        "--round-log", type=Path, metavar="FILE", help="a round log: its first, 'table' line"
+    )
     builtin = cmd.add_argument_group("a table described here")
     builtin.add_argument(
         "--game",

@@ -182,7 +182,9 @@ async def run_watch(
 # ---------------------------------------------------------------------- the command
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
     where = cmd.add_mutually_exclusive_group()
-    where.add_argument("--config", type=Path, help="take the broker settings from this file")
+    where.add_argument(
+        "--config", type=Path, metavar="FILE", help="take the broker settings from this file"
+    )
     where.add_argument(
         "--broker", default="127.0.0.1:1883", help="HOST[:PORT] (default: 127.0.0.1:1883)"
     )
@@ -213,8 +215,6 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
 
 
 COMMAND: Final = Command(
-    name="watch",
-    help="a live pit view of the tables, built from the MQTT topics alone",
     description="Show tables, seats, revealed cards, settlements and notices live, as a "
     "pit display would, from the broker's topics alone.",
     add_arguments=_add_arguments,

@@ -30,7 +30,7 @@ def test_version_prints_the_version_the_package_was_built_with() -> None:
 
 def test_the_demo_command_plays_the_rounds_asked_for_and_says_so() -> None:
     """README: `./scripts/demo --rounds 5`, which runs `shoe2mqtt demo`; here one quick round."""
-    result = shoe2mqtt("demo", "--rounds", "1", "--pace", "0", "--seed", "3", "--no-view")
+    result = shoe2mqtt("demo", "--rounds", "1", "--step-delay", "0", "--seed", "3", "--no-view")
     assert result.returncode == 0, result.stderr
     # JSON Lines and nothing else: each settlement whole on its own line, as published, so
     # `| jq` reads every line; what the demo says of itself is on standard error.
