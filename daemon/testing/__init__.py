@@ -1,4 +1,9 @@
-"""What tests and benchmarks share, shipped with shoe2mqtt as structlog ships `structlog.testing`.
+"""What this repository's tests and benchmarks share: development-only, never in the wheel.
+
+pyproject.toml leaves this package out of the wheel (it spawns openssl, mosquitto and socat
+and carries a fixed passphrase; nobody downstream tests against this application), and no
+module the wheel ships imports it (tests/deploy/test_wheel.py). The checkout's editable
+install has it, so the suite and bench/ import it as `daemon.testing`.
 
 Everything here runs real parts on this machine: Debian's mosquitto on a free loopback port
 (`Mosquitto`, with a throwaway CA for TLS from `make_certificates`), the daemon as a child
