@@ -48,6 +48,17 @@ def test_drivers_import_neither_the_daemon_nor_the_rules() -> None:
     assert crossings("drivers", STDLIB | third_party | {"drivers"}) == []
 
 
+def test_benchmarks_share_with_the_tests_only_what_daemon_testing_offers() -> None:
+    """bench/ runs from a checkout as scripts; what it shares with the suite is the
+    development-only harness (daemon.testing), never a test module."""
+    importing = [
+        str(path.relative_to(ROOT))
+        for path in sorted((ROOT / "bench").rglob("*.py"))
+        if "tests" in imported_packages(path)
+    ]
+    assert importing == []
+
+
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
