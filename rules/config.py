@@ -7,6 +7,7 @@ the field. Amounts are dollars as decimal strings (`"25.00"`) or whole-dollar in
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import re
 from collections.abc import Mapping
@@ -504,11 +505,20 @@ def describe_value(value: object, *, show: bool = True) -> str:
     quotes are the mistake. Arrays and tables are named, never printed: they may be long,
     or nested deeper than a printout can go. `show=False` names the type alone, for
     settings whose value may be a secret typed in the wrong place.
+
+    drivers.transports.errors has the same function for the transports' settings (neither
+    layer may import the other); tests/test_describe_value.py holds the two to one answer.
     """
-    kind = _KINDS.get(type(value), "a date or time")
-    if not show or isinstance(value, list | dict):
+    kind = _kind(value)
+    if not show or isinstance(value, list | tuple | dict):
         return kind
     return f"{kind} ({_shown(value)})"
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, dt.date | dt.time):  # a datetime is a date too
+        return "a date or time"
+    return _KINDS.get(type(value), f"a {type(value).__name__}")
 
 
 def out_of_range(low: object, high: object, value: int) -> str:
@@ -535,6 +545,7 @@ _KINDS: dict[type, str] = {
     float: "a decimal number",
     str: "a string",
     list: "an array",
+    tuple: "an array",
     dict: "a table",
 }
 

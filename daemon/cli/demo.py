@@ -20,7 +20,6 @@ import functools
 import itertools
 import json
 import random
-import socket
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ import structlog
 
 from daemon.cli.command import Command, broker_address, usage_error
 from daemon.cli.exit_codes import ExitCode
+from daemon.cli.loopback import LOOPBACK, free_port
 from daemon.cli.output import counted
 from daemon.config import LoggingConfig, MetricsConfig, ServiceConfig, ShoeConfig, TableSetup
 from daemon.console import console_request
@@ -93,13 +93,6 @@ DEMO_TABLES: dict[Game, dict[str, Any]] = {
 STEP_TIMEOUT = 10.0  # seconds to wait for the daemon's answer to one step of a round
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @contextlib.asynccontextmanager
 async def embedded_broker(port: int) -> AsyncIterator[None]:
     """amqtt on 127.0.0.1:`port` for the demo: anonymous, in memory, gone when we stop."""
@@ -107,7 +100,7 @@ async def embedded_broker(port: int) -> AsyncIterator[None]:
 
     broker = Broker(
         {
-            "listeners": {"default": {"type": "tcp", "bind": f"127.0.0.1:{port}"}},
+            "listeners": {"default": {"type": "tcp", "bind": f"{LOOPBACK}:{port}"}},
             "plugins": {
                 "amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}
             },
@@ -283,7 +276,7 @@ async def run_demo(  # noqa: PLR0913 - keywords only: what the demo runs and whe
     rng = random.Random(seed)  # noqa: S311 - a demo's dealing, not a secret
     async with contextlib.AsyncExitStack() as stack:
         if broker is None:
-            host, port = "127.0.0.1", free_port()
+            host, port = LOOPBACK, free_port()
             await stack.enter_async_context(embedded_broker(port))
         else:
             host, port = broker
@@ -470,7 +463,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
     # demo says about itself (addresses, the summary) goes to standard error.
     said = console if args.view else PipedConsole(file=err)
     if args.metrics_port is not None:
-        endpoint = f"http://127.0.0.1:{args.metrics_port}/metrics"
+        endpoint = f"http://{LOOPBACK}:{args.metrics_port}/metrics"
         said.print(f"metrics: {endpoint}", highlight=False, soft_wrap=True)
     demo = functools.partial(
         run_demo,

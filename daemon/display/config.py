@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Final
 from daemon.config import LOG_FORMATS, LOG_LEVELS, ConfigErrors
 from daemon.config_file import ConfigFileError, FieldPath, format_field, locate, read_toml
 from daemon.mqtt.errors import MqttSettingsError
-from daemon.mqtt.secret import Secret
+from daemon.mqtt.secret import Secret, UnreadableSecret, read_secret_file
 from daemon.mqtt.settings import MqttSettings, default_node
 
 if TYPE_CHECKING:
@@ -375,23 +375,10 @@ def _password(
     if not read:
         return None
     try:
-        text = Path(value).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        # Worded as the daemon words its own files' problems (daemon.mqtt.settings).
-        if isinstance(exc, FileNotFoundError):
-            reason = f"no such file: {value!r}"
-        elif isinstance(exc, PermissionError):
-            reason = f"the display may not read {value!r}: check its mode"
-        else:
-            detail = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-            reason = f"cannot read {value!r}: {detail}"
-        mistakes.append(((*where, key), reason))
+        return read_secret_file(Path(value), reader="the display")
+    except UnreadableSecret as exc:
+        mistakes.append(((*where, key), exc.reason))
         return None
-    password = text.removesuffix("\n").removesuffix("\r")
-    if not password:
-        mistakes.append(((*where, key), f"{value!r} is empty"))
-        return None
-    return Secret(password)
 
 
 def _is_address(text: str) -> bool:

@@ -53,6 +53,7 @@ import structlog
 from paho.mqtt.client import topic_matches_sub
 from paho.mqtt.reasoncodes import ReasonCode
 
+from daemon.availability import OFFLINE, ONLINE
 from daemon.mqtt.client import (
     connected,
     new_client,
@@ -74,8 +75,10 @@ if TYPE_CHECKING:
     from daemon.mqtt.outbox import MessageId, Outbox
     from daemon.mqtt.settings import MqttSettings
 
-ONLINE: Final = b"online"
-OFFLINE: Final = b"offline"
+# The bridge state's payload is the word itself in UTF-8 (docs/mqtt.md); the words are
+# daemon.availability's, which the display and `watch` read the same topic by.
+_BRIDGE_ONLINE: Final = ONLINE.encode()
+_BRIDGE_OFFLINE: Final = OFFLINE.encode()
 # How long one broker round trip (CONNACK, SUBACK, PUBACK) may take before the connection
 # counts as broken and is replaced; a stalled broker then behaves like a lost one.
 _OPERATION_TIMEOUT: Final = 10.0
@@ -353,7 +356,7 @@ class MqttLink:
     def _new_client(self, *, persistent: bool) -> aiomqtt.Client:
         client = new_client(
             self._settings,
-            will=aiomqtt.Will(self._settings.state_topic, OFFLINE, qos=1, retain=True),
+            will=aiomqtt.Will(self._settings.state_topic, _BRIDGE_OFFLINE, qos=1, retain=True),
             timeout=_OPERATION_TIMEOUT,
             max_inflight_messages=_MAX_IN_FLIGHT,
             clean_session=not persistent,
@@ -384,7 +387,7 @@ class MqttLink:
         if refused:
             # Reconnecting would not change the broker's ACL; say so loudly and go on.
             _log.error("mqtt.subscription_refused", topic_filters=refused)
-        await client.publish(self._settings.state_topic, ONLINE, qos=1, retain=True)
+        await client.publish(self._settings.state_topic, _BRIDGE_ONLINE, qos=1, retain=True)
         raise_if_cancelled()
         # A window of presences at a time, not one round trip each: 256 tables took 0.36 s.
         # Read at the moment of publishing: `announce` may have replaced one meanwhile.
@@ -502,7 +505,7 @@ class _Heard:
         self.will = False
 
     def take(self, payload: bytes, retained: bool) -> None:  # noqa: FBT001 - on_topic's call
-        if payload == OFFLINE and not retained:
+        if payload == _BRIDGE_OFFLINE and not retained:
             self.will = True
 
 
@@ -545,7 +548,7 @@ async def _say_goodbye(
         for p in presences
         if p.offline is not None
     ]
-    bridge = OutboundMessage(state_topic, OFFLINE, qos=1, retain=True)
+    bridge = OutboundMessage(state_topic, _BRIDGE_OFFLINE, qos=1, retain=True)
     try:
         for start in range(0, len(goodbyes), _MAX_IN_FLIGHT):  # a window at a time, as hellos
             window = goodbyes[start : start + _MAX_IN_FLIGHT]

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Final
 
 from daemon.mqtt.errors import MqttSettingsError
-from daemon.mqtt.secret import Secret
+from daemon.mqtt.secret import Secret, UnreadableSecret, read_secret_file, unreadable
 from daemon.topics import MAX_SEGMENT, Topics, valid_segment
 from drivers.backoff import BackoffPolicy
 from drivers.transports import is_absolute_path, is_host
@@ -55,6 +55,7 @@ _BASE_TOPIC_RULE: Final = (
     f"{_MAX_BASE_TOPIC} characters, without wildcards or a leading or trailing '/', "
     f"e.g. {DEFAULT_BASE_TOPIC!r}"
 )
+_READER: Final = "the daemon"  # who may not read a file, in a host problem's words
 _ENVIRONMENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,255}")
 
 
@@ -398,22 +399,11 @@ def _password_from(
 
 
 def _read_password(path: Path, problems: list[MqttSettingsError]) -> Secret | None:
-    unreadable = _unreadable("mqtt.password_file", path)
-    if unreadable is not None:
-        problems.append(unreadable)
-        return None
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        problems.append(_host_problem("mqtt.password_file", f"cannot read {str(path)!r}: {reason}"))
+        return read_secret_file(path, reader=_READER)
+    except UnreadableSecret as exc:
+        problems.append(_host_problem("mqtt.password_file", exc.reason))
         return None
-    # Editors and `echo` end files with a newline; it is never part of the password.
-    password = text.removesuffix("\n").removesuffix("\r")
-    if not password:
-        problems.append(_host_problem("mqtt.password_file", f"{str(path)!r} is empty"))
-        return None
-    return Secret(password)
 
 
 def _reconnect_from(value: object, problems: list[MqttSettingsError]) -> BackoffPolicy:
@@ -462,11 +452,8 @@ def _path(
 def _unreadable(name: str, path: Path | None) -> MqttSettingsError | None:
     if path is None:
         return None
-    if not path.is_file():
-        return _host_problem(name, f"no such file: {str(path)!r}")
-    if not os.access(path, os.R_OK):
-        return _host_problem(name, f"the daemon may not read {str(path)!r}: check its mode")
-    return None
+    reason = unreadable(path, reader=_READER)
+    return None if reason is None else _host_problem(name, reason)
 
 
 def _host_problem(name: str, message: str) -> MqttSettingsError:

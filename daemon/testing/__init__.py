@@ -17,13 +17,13 @@ broker restarts and unplugs, and a verdict (`verify`) that holds what was delive
 a replay of the journal. Nothing here imports pytest: a benchmark runs it as a script.
 """
 
+from daemon.cli.loopback import free_port
 from daemon.testing.broker import (
     MOSQUITTO,
     BrokerDidNotStart,
     Mosquitto,
     Subscribe,
     Subscriber,
-    free_port,
     subscriber,
 )
 from daemon.testing.dealer import BURN, SHUFFLE, Dealer, Disturbance, wager_plan

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Final, Protocol, Self
 
 import aiomqtt
 
+from daemon.cli.loopback import LOOPBACK, free_port
+
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Sequence
     from contextlib import AbstractAsyncContextManager
@@ -29,7 +31,6 @@ if TYPE_CHECKING:
     from daemon.testing.pki import Certificates
 
 MOSQUITTO: Final = Path("/usr/sbin/mosquitto")
-LOOPBACK: Final = "127.0.0.1"
 _STARTUP_TIMEOUT: Final = 10.0
 _SHUTDOWN_TIMEOUT: Final = 5.0
 
@@ -41,14 +42,6 @@ class BrokerDidNotStart(Exception):
         super().__init__(f"{reason}; its log says:\n{log}" if log else reason)
         self.reason = reason
         self.log = log
-
-
-def free_port(host: str = LOOPBACK) -> int:
-    """A TCP port nothing listens on now (the kernel's choice for a bind to port 0)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((host, 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 class Mosquitto:

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Self
 
+from daemon.cli.loopback import LOOPBACK
 from drivers.emulator import EmulatorSettings, ShoeEmulator
 
 if TYPE_CHECKING:
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
 
     from drivers.emulator import Write
     from drivers.emulator.personalities import ProtocolName
-
-LOOPBACK = "127.0.0.1"
 
 
 class _Shoe:

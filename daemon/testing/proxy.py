@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Final, Self
 
-from daemon.testing.broker import LOOPBACK, free_port
+from daemon.cli.loopback import LOOPBACK, free_port
 
 if TYPE_CHECKING:
     from types import TracebackType

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, Self
 
 import aiomqtt
 
+from daemon.availability import ONLINE
 from daemon.topics import Topics
 
 if TYPE_CHECKING:
@@ -104,7 +105,7 @@ class MessageLog:
             return (
                 m.topic.startswith(bridge)
                 and m.topic.endswith("/state")
-                and m.payload == b"online"
+                and m.payload == ONLINE.encode()
                 and not m.retain
             )
 

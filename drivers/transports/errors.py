@@ -6,6 +6,7 @@ daemon can log and publish it as data. Messages tell an operator what to check o
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from typing import TYPE_CHECKING
 
@@ -48,7 +49,7 @@ class SettingsCheck:
         if isinstance(value, bool) or not isinstance(value, int):
             self.refuse(field, value, f"must be a whole number, not {describe_value(value)}")
         elif value not in allowed:
-            self.refuse(field, value, f"{message}, not {_shown(value)}")
+            self.refuse(field, value, f"{message}, not {_number(value)}")
 
     def seconds(self, field: str, value: object, *, above: float, most: float) -> None:
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -70,36 +71,53 @@ class SettingsCheck:
             raise SettingsError(first.message, field=first.field, value=first.value, others=others)
 
 
-def describe_value(value: object) -> str:
+def describe_value(value: object, *, show: bool = True) -> str:
     """A value as a mistake names it: its type, and the value itself when it is short.
 
-    (rules.config has the same for the tables' settings; drivers/ may not import rules/.)
+    The same words as rules.config.describe_value, which words the tables' settings:
+    drivers/ may not import rules/ nor rules/ drivers/, so each layer has its copy and
+    tests/test_describe_value.py holds the two to one answer for every value.
     """
-    match value:
-        case bool():
-            return f"a boolean ({str(value).lower()})"
-        case int() | float() | str():
-            kind = {int: "a whole number", float: "a decimal number"}.get(type(value), "a string")
-            return f"{kind} ({_shown(value)})"
-        case list() | tuple():
-            return "an array"
-        case dict():
-            return "a table"
-    return f"a {type(value).__name__}"
+    kind = _kind(value)
+    if not show or isinstance(value, list | tuple | dict):
+        return kind
+    return f"{kind} ({_shown(value)})"
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, dt.date | dt.time):  # a datetime is a date too
+        return "a date or time"
+    return _KINDS.get(type(value), f"a {type(value).__name__}")
 
 
 def _shown(value: object) -> str:
-    """A short repr: a setting's value in a message, never a page of it."""
-    if isinstance(value, list | tuple | dict):
-        return type(value).__name__
-    if isinstance(value, int) and not -_SHOWN_INT < value < _SHOWN_INT:
-        return "a number of more than 15 digits"  # repr() refuses past 4,300 digits
-    text = repr(value)
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int) and not -_SHOWN_DIGITS_LIMIT < value < _SHOWN_DIGITS_LIMIT:
+        return "more than 15 digits"  # and str() refuses ints past 4,300 digits
+    if isinstance(value, str):
+        return repr(value if len(value) <= _SHOWN_TEXT else value[: _SHOWN_TEXT - 3] + "...")
+    return str(value)
 
 
-_SHOWN = 48
-_SHOWN_INT = 10**15
+def _number(value: int) -> str:
+    """A whole number of the right type but not allowed, as typed."""
+    if -_SHOWN_DIGITS_LIMIT < value < _SHOWN_DIGITS_LIMIT:
+        return str(value)
+    return "a number of more than 15 digits"
+
+
+_SHOWN_TEXT = 40  # a mistake quotes at most this much of a string it refuses
+_SHOWN_DIGITS_LIMIT = 10**15
+_KINDS: dict[type, str] = {
+    bool: "a boolean",
+    int: "a whole number",
+    float: "a decimal number",
+    str: "a string",
+    list: "an array",
+    tuple: "an array",
+    dict: "a table",
+}
 
 
 class TransportError(DriverError, ConnectionError):

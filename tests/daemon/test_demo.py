@@ -9,7 +9,8 @@ import io
 import aiohttp
 from rich.console import Console
 
-from daemon.cli.demo import _in_view, free_port, run_demo
+from daemon.cli.demo import _in_view, run_demo
+from daemon.testing import free_port
 
 
 async def test_the_demo_plays_rounds_of_each_game_through_its_embedded_broker() -> None:

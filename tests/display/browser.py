@@ -29,7 +29,7 @@ from selenium.webdriver.chromium.remote_connection import ChromiumRemoteConnecti
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.client_config import ClientConfig
 
-from daemon.cli.demo import free_port
+from daemon.testing import free_port
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

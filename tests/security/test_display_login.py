@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, Final
 import aiohttp
 from structlog.testing import capture_logs
 
-from daemon.cli.demo import free_port
 from daemon.display.config import DisplayConfig, DisplaySettings, Login
 from daemon.display.login_guard import FIRST_WAIT, FREE_FAILURES, OVERALL_BURST, OVERALL_RATE
 from daemon.display.service import running_display
 from daemon.mqtt.secret import Secret
 from daemon.mqtt.settings import MqttSettings
+from daemon.testing import free_port
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
