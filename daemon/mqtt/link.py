@@ -37,7 +37,6 @@ import asyncio
 import collections
 import enum
 import random
-import socket
 from collections.abc import (
     Awaitable,
     Callable,
@@ -54,23 +53,15 @@ from paho.mqtt.client import topic_matches_sub
 from paho.mqtt.reasoncodes import ReasonCode
 
 from daemon.availability import OFFLINE, ONLINE
-from daemon.mqtt.client import (
-    connected,
-    new_client,
-    on_topic,
-    raise_if_cancelled,
-    record_connack,
-    subscribe,
-)
+from daemon.mqtt.client import connected, new_client, raise_if_cancelled, subscribe
 from daemon.mqtt.mutes import Mutes, keep_muted
 from daemon.mqtt.outbox import OutboundMessage
+from daemon.mqtt.paho_hooks import on_topic, record_connack, write_without_waking
 from daemon.mqtt.takeover import ClientIdInUse, Connections, LinkUnstable, Report
 from drivers.backoff import Backoff
 
 if TYPE_CHECKING:
     from types import TracebackType
-
-    from paho.mqtt.client import SocketLike
 
     from daemon.mqtt.outbox import MessageId, Outbox
     from daemon.mqtt.settings import MqttSettings
@@ -360,6 +351,7 @@ class MqttLink:
             timeout=_OPERATION_TIMEOUT,
             max_inflight_messages=_MAX_IN_FLIGHT,
             clean_session=not persistent,
+            no_delay=True,
         )
         # aiomqtt warns from 10 unanswered calls; a full window is normal here.
         client.pending_calls_threshold = _MAX_IN_FLIGHT + len(self._topic_filters()) + 2
@@ -378,8 +370,7 @@ class MqttLink:
         return [*((f, _REQUEST_QOS) for f in self._subscriptions), *watched]
 
     async def _announce(self, client: aiomqtt.Client) -> None:
-        _no_delay(client)
-        _write_without_waking(client)
+        write_without_waking(client)
         # Subscribe first: once a display sees `online`, requests it sends are heard.
         filters = self._topic_filters()
         codes = await subscribe(client, filters)
@@ -557,58 +548,6 @@ async def _say_goodbye(
     except aiomqtt.MqttError as exc:
         # The broker is gone too; the will it holds says `offline` when it notices.
         _log.warning("mqtt.goodbye_failed", reason=_describe(exc))
-
-
-def _no_delay(client: aiomqtt.Client) -> None:
-    """Turn Nagle's algorithm off on the broker connection, as the relay-free path needs.
-
-    paho leaves it on: with several publishes in flight, a second small packet then waits
-    for the broker's acknowledgement of the first, which a delayed ACK holds back up to
-    40 ms (measured: a closed-loop table fell from 30 steps a second to 13 with it on).
-    """
-    sock = client._client.socket()  # noqa: SLF001 - aiomqtt does not expose paho's socket
-    if isinstance(sock, socket.socket) and sock.family in {socket.AF_INET, socket.AF_INET6}:
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-
-def _write_without_waking(client: aiomqtt.Client) -> None:
-    """Write each publish on the event loop's next turn, not after a wake-up and a poll.
-
-    aiomqtt registers paho's "I have bytes to write" with `call_soon_threadsafe(add_writer)`,
-    as paho may say it from the thread that connects: on the loop's own thread that costs a
-    byte through the loop's self-pipe, two `epoll_ctl` and two more turns of the loop per
-    message (the profile of issue 15: more CPU per message than the message itself). Said on
-    the loop's thread, the write is now a plain `call_soon` that writes what paho has queued
-    (every publish of that turn at once); when the socket's buffer is full, or the write
-    fails, aiomqtt's own writer takes over as before (and reports a lost connection)."""
-    paho = client._client  # noqa: SLF001 - aiomqtt does not expose paho's client
-    loop = asyncio.get_running_loop()
-    threadsafe = paho.on_socket_register_write  # aiomqtt's
-
-    def hand_to_aiomqtt() -> None:
-        sock = paho.socket()
-        if threadsafe is not None and sock is not None and paho.want_write():
-            threadsafe(paho, None, sock)
-
-    def write() -> None:
-        try:
-            paho.loop_write()
-        except Exception:  # noqa: BLE001 - aiomqtt's writer meets it again and reports it
-            hand_to_aiomqtt()
-            return
-        hand_to_aiomqtt()  # only if bytes are left: the socket's buffer is full
-
-    def register(_paho: object, userdata: object, sock: SocketLike) -> None:
-        try:
-            on_loop = asyncio.get_running_loop() is loop
-        except RuntimeError:  # paho's connecting thread
-            on_loop = False
-        if on_loop:
-            loop.call_soon(write)
-        elif threadsafe is not None:
-            threadsafe(paho, userdata, sock)
-
-    paho.on_socket_register_write = register
 
 
 def _is_failure(code: int | ReasonCode) -> bool:

@@ -1,0 +1,133 @@
+"""daemon.mqtt.paho_hooks against the installed aiomqtt and paho: what it reaches past
+aiomqtt's public API for is there, of the shape it expects, and each hook takes effect on a
+real connection to mosquitto. An upgrade of either library that moves what a hook relies on
+fails here, by name, rather than in a daemon on the floor."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import socket
+from typing import TYPE_CHECKING, Any
+
+import aiomqtt
+import paho.mqtt.client as paho
+
+from daemon.mqtt.client import connected, new_client
+from daemon.mqtt.paho_hooks import on_topic, paho_client, record_connack, write_without_waking
+from daemon.mqtt.settings import MqttSettings
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import pytest
+
+    from daemon.testing import Mosquitto
+
+_ON_CONNECT = ["client", "userdata", "flags", "reason_code", "properties"]
+
+
+def _settings(broker: Mosquitto, client_id: str = "hooks") -> MqttSettings:
+    return MqttSettings(host=broker.host, port=broker.port, node="hooks", client_id=client_id)
+
+
+async def test_aiomqtt_still_drives_a_paho_client_with_what_the_hooks_use() -> None:
+    """No broker needed (a client is built on a running loop, never connected): the
+    attributes, their types and the callback signatures."""
+    client = aiomqtt.Client("127.0.0.1")
+    inner = paho_client(client)
+    assert type(inner) is paho.Client
+    # record_connack: aiomqtt's CONNACK callback, with paho's version-2 signature, is the one
+    # paho calls; the flags carry session_present.
+    assert inspect.ismethod(client._on_connect)
+    assert list(inspect.signature(client._on_connect).parameters) == _ON_CONNECT
+    assert inner.on_connect == client._on_connect
+    assert "session_present" in inspect.signature(paho.ConnectFlags).parameters
+    # write_without_waking: paho says "bytes to write" through a settable callback that
+    # aiomqtt fills, and the client writes, reports and answers as the hook calls it.
+    assert isinstance(inspect.getattr_static(paho.Client, "on_socket_register_write"), property)
+    assert inner.on_socket_register_write == client._on_socket_register_write
+    assert list(inspect.signature(inner.on_socket_register_write).parameters) == [
+        "client",
+        "userdata",
+        "sock",
+    ]
+    for name in ("socket", "want_write", "loop_write", "message_callback_add"):
+        assert callable(getattr(inner, name)), name
+    # on_topic: paho's per-topic callback takes (client, userdata, message).
+    assert list(inspect.signature(inner.message_callback_add).parameters) == ["sub", "callback"]
+    # Nagle's algorithm goes off through aiomqtt's public keyword, not through a hook.
+    assert "socket_options" in inspect.signature(aiomqtt.Client).parameters
+
+
+async def test_no_delay_is_set_on_the_connection_through_aiomqtt_s_socket_options(
+    mosquitto: Mosquitto,
+) -> None:
+    for no_delay in (False, True):
+        async with connected(new_client(_settings(mosquitto), no_delay=no_delay)) as client:
+            sock = paho_client(client).socket()
+            assert isinstance(sock, socket.socket)
+            nodelay = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+            assert bool(nodelay) is no_delay
+
+
+async def test_the_session_present_flag_of_each_connack_is_kept(mosquitto: Mosquitto) -> None:
+    """A persistent session: absent on the first connection, present on the second."""
+    seen = []
+    for _ in range(2):
+        client = new_client(_settings(mosquitto, "kept-session"), clean_session=False)
+        connack = record_connack(client)
+        async with connected(client):
+            seen.append(connack.session_present)
+    assert seen == [False, True]
+
+
+async def test_a_topic_taken_by_on_topic_reaches_its_callback_and_not_the_iterator(
+    mosquitto: Mosquitto,
+) -> None:
+    taken: list[tuple[bytes, bool]] = []
+    got = asyncio.Event()
+
+    def take(payload: bytes, retained: bool) -> None:  # noqa: FBT001 - on_topic's call
+        taken.append((payload, retained))
+        got.set()
+
+    client = new_client(_settings(mosquitto))
+    on_topic(client, "hooks/own", take)
+    async with connected(client):
+        await client.subscribe([("hooks/own", 1), ("hooks/other", 1)])
+        await client.publish("hooks/own", b"mine", qos=1)
+        await client.publish("hooks/other", b"theirs", qos=1)
+        async with asyncio.timeout(5):
+            message = await anext(aiter(client.messages))
+            await got.wait()
+    assert (str(message.topic), message.payload) == ("hooks/other", b"theirs")
+    assert taken == [(b"mine", False)]
+
+
+async def test_a_publish_on_the_loop_s_thread_is_written_without_waking_the_loop(
+    mosquitto: Mosquitto, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the hook, aiomqtt asks for the writer through `call_soon_threadsafe` for every
+    publish; with it, never while the socket takes the bytes. Both on one real connection
+    each, so the test fails the day the hook stops taking effect."""
+    loop = asyncio.get_running_loop()
+    woken: list[Callable[..., Any]] = []
+    threadsafe = loop.call_soon_threadsafe
+
+    def counting(callback: Callable[..., Any], *args: Any, **kwargs: Any) -> asyncio.Handle:
+        if getattr(callback, "__name__", "") == "add_writer":
+            woken.append(callback)
+        return threadsafe(callback, *args, **kwargs)
+
+    monkeypatch.setattr(loop, "call_soon_threadsafe", counting)
+    wakes = []
+    for hooked in (False, True):
+        async with connected(new_client(_settings(mosquitto))) as client:
+            if hooked:
+                write_without_waking(client)
+            woken.clear()
+            await asyncio.gather(*(client.publish("hooks/t", b"x", qos=1) for _ in range(20)))
+            wakes.append(len(woken))
+    assert wakes[0] >= 1
+    assert wakes[1] == 0
