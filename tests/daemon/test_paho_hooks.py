@@ -5,9 +5,11 @@ fails here, by name, rather than in a daemon on the floor."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import inspect
 import socket
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import aiomqtt
@@ -131,3 +133,30 @@ async def test_a_publish_on_the_loop_s_thread_is_written_without_waking_the_loop
             wakes.append(len(woken))
     assert wakes[0] >= 1
     assert wakes[1] == 0
+
+
+_AIOMQTT_PRIVATE = frozenset({"_client", "_on_connect", "_on_socket_register_write"})
+_ROOT = Path(__file__).parents[2]
+
+
+def _reaching_in(path: Path) -> list[str]:
+    """`x._client` and the like, where `x` is not the module's own `self`."""
+    return [
+        f"{path.relative_to(_ROOT)}:{node.lineno}: .{node.attr}"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute)
+        and node.attr in _AIOMQTT_PRIVATE
+        and not (isinstance(node.value, ast.Name) and node.value.id == "self")
+    ]
+
+
+def test_no_other_module_of_the_daemon_reaches_into_aiomqtt() -> None:
+    hooks = _ROOT / "daemon/mqtt/paho_hooks.py"
+    found = [
+        where
+        for path in sorted((_ROOT / "daemon").rglob("*.py"))
+        if path != hooks
+        for where in _reaching_in(path)
+    ]
+    assert found == []
+    assert _reaching_in(hooks)  # the walk sees them where they are
