@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, cast
 
 import pytest
 
-from drivers.codecs import enq, reference
+from drivers.codecs import enq, reference, template
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -83,7 +83,7 @@ def test_enq_example_decodes_and_encodes_as_documented(
 _SHAPE = re.compile(r"<!-- codec shape -->\n(.*?)<!-- /codec shape -->", re.DOTALL)
 
 
-@pytest.mark.parametrize("codec", [reference, enq], ids=["reference", "enq"])
+@pytest.mark.parametrize("codec", [reference, enq, template], ids=["reference", "enq", "template"])
 def test_each_codec_offers_every_name_of_the_documented_shape(codec: ModuleType) -> None:
     [table] = _SHAPE.findall(DOC.read_text(encoding="utf-8"))
     names = [line.split("|")[1].strip().strip("`") for line in table.splitlines()[2:]]
