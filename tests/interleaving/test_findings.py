@@ -1,0 +1,214 @@
+"""What the ground-truth harness found: each a minimal reproduction, fed to the real table
+service by hand, of a settlement wrong in silence (or a winner left unpaid without a flag).
+
+Each is marked `xfail(strict=True)` until the table service is changed: it then passes, and
+strict xfail fails the suite, so whoever fixes one removes its marker. The seed that showed it
+in the harness is in the docstring (`run(seed, MIXES[mix], rounds=...)`, docs/testing.md).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import pytest
+
+from daemon.config import load_config
+from daemon.service import Daemon, RequestItem, ShoeItem
+from drivers.events import CardDrawn, CardUnreadable
+from tests.daemon.tables import SEEN, bodies, drawn, make_service, request, take
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from daemon.table_service import TableService
+
+# One ENQ table, its journal in {state}: the daemon as `shoe2mqtt run` builds it.
+ENQ_TABLE = """\
+[mqtt]
+host = "127.0.0.1"
+[journal]
+state_directory = "{state}"
+[[table]]
+id = "bj-1"
+game = "blackjack"
+paytable = "A"
+[table.limits.blackjack]
+min = "10"
+max = "1000"
+[table.limits.twenty_point_bonus]
+min = "5"
+max = "100"
+[table.shoe]
+protocol = "enq"
+transport = "serial"
+port = "/dev/ttyUSB0"
+"""
+
+
+def _deal_two_seats() -> TableService:
+    service = make_service()
+    for seat in (1, 2):
+        request(service, "wager", seat=seat, kind="blackjack", amount="25")
+    request(service, "close_betting")
+    return service
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="an R frame with the last card's face is dropped as a repeat (TableService._card_drawn)",
+)
+def test_a_retransmitted_card_with_the_face_of_the_card_before_it_is_not_dropped() -> None:
+    """ENQ (harness: `enq_retransmitted` seed 2, round 2). An `R` frame is a card the table
+    never received, sent in the place of its lost `D` frame (examples/captures/enq). In a 6- or
+    8-deck shoe the next card has the last one's face about once in sixty: here seat 2's 8D
+    after seat 1's 8D. The table drops it as the shoe repeating itself, so every later card
+    moves one place, in silence."""
+    service = make_service(protocol="enq")
+    for seat in (1, 2):
+        request(service, "wager", seat=seat, kind="blackjack", amount="25")
+    request(service, "close_betting")
+    take(service, CardDrawn("8", "D", seq=10))
+    out, _ = take(service, CardDrawn("8", "D", seq=11, origin="retransmission"))
+    placed = [(b["seat"], b["card"]) for b in bodies(out, "/event/card_dealt")]
+    assert placed == [(2, "8D")] or service.doubt is not None
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a request delivered twice is applied twice: a repeated close_betting closes "
+    "the next Triple Attack window",
+)
+def test_a_close_betting_delivered_again_does_not_close_the_next_window() -> None:
+    """Triple Attack (harness: `duplicates` seed 5, round 8). MQTT delivers a QoS 1 request
+    again when an acknowledgement is lost, and a console asks again when an answer is lost.
+    The first window's "No more bets", delivered again once the second attack's window is open,
+    closes that window: the players' second attack wagers are refused, and their wins go
+    unpaid. Tried before the card it crossed, the copy is refused there, so it is taken where
+    it arrived (daemon.crossing)."""
+    service = make_service("triple_attack")
+    request(service, "wager", seat=1, kind="first_attack", amount="10")
+    close = json.dumps({"transaction": "c-2", "seen": 3}).encode()
+    service.on_request("close_betting", close)
+    drawn(service, "9D")  # seat 1's first card: the second attack's window opens
+    service.on_request("close_betting", close)  # the same request, delivered again
+    out = request(service, "wager", seat=1, kind="second_attack", amount="10")
+    assert bodies(out, "/response/wager")[-1]["status"] == "ok"
+
+
+@pytest.mark.xfail(
+    strict=True, reason="a request delivered twice is applied twice: a repeated hit declares "
+    "a second hit after its card was dealt",
+)  # fmt: skip
+def test_a_hit_delivered_again_after_its_card_declares_no_second_hit() -> None:
+    """Blackjack (harness: `duplicates`). The hit's copy arrives after the hit's card was
+    placed: it declares another hit, and the next card (the next seat's, or the dealer's) goes
+    to this hand unless a stand for it happens to come first."""
+    service = _deal_two_seats()
+    drawn(service, "9D 5C 7S 2H 6C QH")  # seats 1 and 2 hold 11; the dealer shows 7
+    hit = json.dumps({"transaction": "h-1", "seen": 20, "seat": 1, "action": "hit"}).encode()
+    service.on_request("action", hit)
+    drawn(service, "3D")  # the hit's card: seat 1 holds 14
+    again = service.on_request("action", hit)  # the same request, delivered again
+    assert bodies(again, "/event/player_acted") == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="ENQ: a shuffle request that reaches the table after its burn card makes the "
+    "round's first card the burn",
+)
+def test_a_shuffle_asked_for_after_its_burn_card_came_burns_no_card_of_the_round() -> None:
+    """ENQ (harness: `daemon_restart` seed 8, round 1; a broker's restart does it too). An ENQ
+    shoe does not say when it is shuffled: the console does (`request/shuffle`). When that
+    request is lost (the daemon or the broker was away) and sent again seconds later, the
+    burn card has already come. The table then waits for a burn, takes the round's first
+    card for it, and every card of the round moves one place: the dealer's hole card is
+    published face up as the upcard before its reveal, and the round settles wrong."""
+    service = make_service(protocol="enq")
+    take(service, CardDrawn("9", "H", seq=1, burned=True))  # the burn, before the shuffle
+    request(service, "shuffle")  # the console's request, sent again
+    request(service, "wager", seat=1, kind="blackjack", amount="25")
+    request(service, "close_betting")
+    out, _ = take(service, CardDrawn("K", "D", seq=2))
+    placed = [(b["seat"], b["card"]) for b in bodies(out, "/event/card_dealt")]
+    assert placed == [(1, "KD")] or service.doubt is not None
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a decision taken while its hand's hit card is held replaces the hit "
+    "(PlayerAction: any other decision replaces a hit not yet dealt)",
+)
+def test_a_stand_after_a_hit_whose_card_waits_to_be_entered_does_not_take_its_card() -> None:
+    """Reference shoe (harness: `reference_unreadable` seed 7000032, round 1: wrong in
+    silence in one round in ten of that mix). The hit's card is unreadable: the table holds
+    it until the floorperson enters it. The dealer, who dealt it, taps the player's stand
+    before noticing. The engine takes the stand as the dealer changing their mind ("any other
+    decision replaces a hit not yet dealt"), so the hand stands without its card, and the
+    card entered goes to the next seat. Entering a card does not flag the round: silent. The
+    same happens while a doubt holds the hit's card (then the round is flagged, but a card
+    left over goes to the next round: the next test)."""
+    service = _deal_two_seats()
+    drawn(service, "9D 5C 7S 2H 6C QH")  # seats 1 and 2 hold 11; the dealer shows 7
+    request(service, "action", seat=1, action="hit")
+    service.on_shoe_event(CardUnreadable(seq=0), seen_at=SEEN)  # the hit's card, unread
+    request(service, "action", seat=1, action="stand")  # tapped after the card was dealt
+    out = request(service, "card", card="5D")  # the floorperson enters the unread card
+    placed = [(b["seat"], b["card"]) for b in bodies(out, "/event/card_dealt")]
+    assert placed[:1] == [(1, "5D")] or service.review or service.doubt is not None
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a card still held when its round ends is dealt as the next round's first card "
+    "without a doubt",
+)
+def test_a_card_held_when_its_round_ends_is_not_dealt_to_the_next_round_in_silence() -> None:
+    """Blackjack (harness: `enq_retransmitted` seed 10000031, rounds 12-13, where a stand
+    taken while a doubt held a hit's card left that card over). A card that came while the
+    table waited for the last decision, and that the decision did not take (a stand; the
+    dealer stands on 17), stays held when the round ends; the next round's "No more bets"
+    deals it to that round's first seat, with no doubt and no review. A card that comes after
+    the round ended is a doubt (`card_before_round`); one that was held before is not."""
+    service = make_service()
+    request(service, "wager", seat=1, kind="blackjack", amount="25")
+    request(service, "close_betting")
+    drawn(service, "10S 7S 9D QH")  # seat 1: 19; the dealer: 7 up, queen down (17)
+    drawn(service, "5C")  # held: seat 1 has not declared
+    request(service, "action", seat=1, action="stand")  # the round ends; 5C is still held
+    request(service, "wager", seat=1, kind="blackjack", amount="25")
+    out = request(service, "close_betting")
+    dealt = [(b["seat"], b["card"]) for b in bodies(out, "/event/card_dealt")]
+    assert dealt != [(1, "5C")] or service.review or service.doubt is not None
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="daemon.service._take_from_shoe never journals the receiver's SequenceConflict",
+)
+async def test_the_daemon_doubts_a_frame_number_used_twice_with_other_contents(
+    tmp_path: Path,
+) -> None:
+    """ENQ (harness: `enq_misread`, e.g. seed 14000046: 60 settlements wrong in silence in 80
+    rounds). The receiver judges a frame with the last one's number and other contents a
+    conflict (`Intake.conflict`, drivers/receiver.py: "make the conflict durable first"), and
+    the table holds every card from there for the dealer (`sequence_conflict`). The daemon
+    takes the frame but never journals the conflict, so the table places the second face as
+    one more card: where the shoe misread one card twice, every later card moves one place."""
+    path = tmp_path / "shoe2mqtt.toml"
+    path.write_text(ENQ_TABLE.format(state=tmp_path / "state"), encoding="utf-8")
+    daemon = Daemon(load_config(path, environ={}))
+    await daemon._start()
+    try:
+        table = daemon.tables["bj-1"]
+        while len(table.queue):  # the table's settings and its start
+            await daemon._take(table, table.queue.get_nowait())
+        wager = b'{"seat": 1, "kind": "blackjack", "amount": "25", "seen": 9}'
+        await daemon._take(table, RequestItem("wager", wager))
+        await daemon._take(table, RequestItem("close_betting", b'{"seen": 12}'))
+        await daemon._take(table, ShoeItem(CardDrawn("K", "H", seq=5)))
+        await daemon._take(table, ShoeItem(CardDrawn("Q", "S", seq=5)))  # frame 5 again
+        assert table.service.doubt == "sequence_conflict"
+    finally:
+        await daemon.journal.close()
