@@ -33,7 +33,7 @@ MAX_TRIES: Final = 6  # sends of one request before the console gives up on it
 # A refused tap is tapped again only when the table has caught up: these refusals say that
 # it has not (the hand in play is another, or the deal has not reached the hands, or no
 # round or window is open yet as the table sees it).
-_LAGGING: Final = (
+LAGGING: Final = (
     "is in play, not seat",
     "no player hand is in play",
     "no round is open",
@@ -166,7 +166,7 @@ class Console:
         self._done(request)
         if request.refused and request.retap:
             message = body["error"]["message"]
-            if any(text in message for text in _LAGGING):
+            if any(text in message for text in LAGGING):
                 self.retaps.append(request)
         if request.on_answer is not None:
             request.on_answer(body)
@@ -190,7 +190,7 @@ class Console:
         if view is None or view["doubt"] is not None or view["awaiting_card_entry"]:
             return
         for request in list(self.retaps):
-            if _fits(request, view["round"]):
+            if fits(request.command, request.body, view["round"]):
                 self.retaps.remove(request)
                 self.tap(request.command, request.body, request.round_id)
 
@@ -199,19 +199,19 @@ class Console:
         self.retaps = [r for r in self.retaps if r.round_id is not None and r.round_id > round_id]
 
 
-def _fits(request: Request, round_: dict[str, Any] | None) -> bool:
-    """Whether the table, as its snapshot shows it, is where the refused tap belongs."""
+def fits(command: str, body: dict[str, Any], round_: dict[str, Any] | None) -> bool:
+    """Whether the table, as its snapshot shows it, is where a refused tap belongs."""
     if round_ is None or round_["stage"] == "over":
         return False
-    if request.command == "action":
+    if command == "action":
         turn = round_["turn"]
         if turn is None or (turn["seat"], turn["hand"]) != (
-            request.body["seat"],
-            request.body.get("hand") or turn["hand"],
+            body["seat"],
+            body.get("hand") or turn["hand"],
         ):
             return False
         seat = next(s for s in round_["seats"] if s["seat"] == turn["seat"])
         return not seat["hands"][turn["hand"] - 1]["drawing"]
-    if request.command in ("close_betting", "wager"):
+    if command in ("close_betting", "wager"):
         return bool(round_["betting_open"])
     return False

@@ -66,13 +66,13 @@ class TruthRound:
 
 
 def wager_plan(
-    config: TableConfig, engine: TableEngine, rng: random.Random
+    config: TableConfig, engine: TableEngine, rng: random.Random, *, most: int = 7
 ) -> dict[int, dict[WagerKind, Cents]]:
-    """One to seven seats (none the table has barred), each with the main wager and, mostly,
+    """One to `most` seats (none the table has barred), each with the main wager and, mostly,
     the others, every amount within the limits and the rules between wagers."""
     rules = GAMES[config.game]
     open_seats = [s for s in range(1, config.seats + 1) if s not in engine.barred_seats]
-    seats = sorted(rng.sample(open_seats, rng.randint(1, len(open_seats))))
+    seats = sorted(rng.sample(open_seats, rng.randint(1, min(most, len(open_seats)))))
     plan: dict[int, dict[WagerKind, Cents]] = {}
     for seat in seats:
         limits = config.limits[rules.main_wager]
@@ -98,14 +98,16 @@ def wager_plan(
 class TruthTable:
     """A table's rounds, one after another, as the dealer plays them (seeded)."""
 
-    def __init__(self, config: TableConfig, rng: random.Random) -> None:
+    def __init__(self, config: TableConfig, rng: random.Random, *, seats: int = 7) -> None:
+        """`seats`: at most this many seats wager in a round."""
         self.config = config
         self.rng = rng
+        self.seats = seats
         self.engine = TableEngine(config)
         self.dealer = Dealer(self.engine, rng)
 
     def next_round(self) -> TruthRound:
-        plan = wager_plan(self.config, self.engine, self.rng)
+        plan = wager_plan(self.config, self.engine, self.rng, most=self.seats)
         played = self.dealer.play(plan)
         round_ = self.engine.round
         assert round_ is not None, "a plan has at least one seat"
