@@ -127,6 +127,13 @@ def test_each_fault_happens_and_the_table_says_so(mix: str, reason: str) -> None
     assert supervised > 0
 
 
+def test_a_table_traced_as_docs_testing_md_shows_it() -> None:
+    outcome = run(123, MIXES["daemon_restart"], rounds=1, protocol="enq", trace=True)
+    assert "hole card" in check(outcome).explain()  # the fifth finding's table
+    assert any("CRASH" in line for line in outcome.trace)
+    assert any("DEALER tap wager" in line for line in outcome.trace)
+
+
 def test_a_table_is_the_same_table_for_the_same_seed() -> None:
     first, second = (run(41, MIXES["daemon_restart"], rounds=4) for _ in range(2))
     assert [m.payload for m in first.published] == [m.payload for m in second.published]

@@ -76,10 +76,13 @@ def run(
     rounds: int,
     game: Game | None = None,
     protocol: str | None = None,
+    trace: bool = False,
 ) -> Outcome:
-    """One table for `rounds` rounds under `mix`; the seed chooses what is not given."""
+    """One table for `rounds` rounds under `mix`; the seed chooses what is not given (and
+    the same table whatever is given). `trace`: what happened, line by line, in
+    `Outcome.trace`."""
     rng = random.Random(seed)  # noqa: S311 - a simulation, not a secret
     chosen_game, chosen_protocol = rng.choice(list(Game)), rng.choice(mix.protocols)
     config = table(game or chosen_game, rng)  # the same table whatever is given
     protocol = protocol or chosen_protocol
-    return Session(seed, mix, config, protocol=protocol, rounds=rounds).run()
+    return Session(seed, mix, config, protocol=protocol, rounds=rounds, trace=trace).run()
