@@ -1,16 +1,19 @@
-"""The dealer console, as a real one behaves (docs/mqtt.md, "Requests and responses").
+"""The dealer console, as docs/mqtt.md asks one to behave (the dealer console's contract).
 
 It sends each tap as a request with a transaction and `seen` (the highest `seq` of the
 table's messages it had received when it sent it), one at a time: a tap waits until the
-request before it is answered, as docs/mqtt.md asks of a console (the dealer never goes on
-past a request the daemon has not answered, so a request sent again never lands behind a
-later one). It asks again, with the same transaction and what it has seen by then, when no
-answer came within `RESEND_AFTER` (a request lost with a broker or a daemon that went away).
+request before it is answered, so a request sent again never lands behind a later one. A
+request left 3 s without an answer is sent again, with the same transaction and what the
+console has seen by then; an `action` only after `status` shows it was not applied (its
+hand is as it was when the console sent it), since an action twice is two. A request of the
+floorperson's is never sent again by the console: the floorperson looks again instead.
+While "No more bets" waits for its answer, the dealer deals no card (`awaiting_close`).
+
 Of a refused decision, wager or "No more bets" it keeps the dealer's tap in mind when the
-refusal says the table had not yet caught up with the felt (a card still on its way, a doubt
-being resolved): the dealer taps it again once the console shows the hand in play, or the
-wager window open, as the table sees it. It shows the dealer and the floorperson
-the latest round snapshot: whether the table holds cards in doubt or waits for a card to be
+refusal says the table had not yet caught up with the felt (a card still on its way, a
+doubt being resolved): the dealer taps it again once the console shows the hand in play, or
+the wager window open, as the table sees it. It shows the dealer and the floorperson the
+latest round snapshot: whether the table holds cards in doubt or waits for a card to be
 entered.
 """
 
@@ -58,7 +61,10 @@ class Request:
     answer: dict[str, Any] | None = None
     on_answer: Callable[[dict[str, Any]], None] | None = None
     retap: bool = True  # a dealer's tap, tapped again when refused for a lagging table
-    first_seen: int | None = None  # `seen` when it was first sent
+    resend: bool = True  # sent again without an answer (the floorperson's are not)
+    before: int | None = None  # an action's round (the table's number) when first sent
+    given_up: bool = False
+    waits: int = 0  # counts the waits for an answer: only the latest one counts
 
     @property
     def refused(self) -> bool:
@@ -72,12 +78,10 @@ class Console:
     clock: Clock
     broker: Broker
     copies: Callable[[], int] = lambda: 1  # QoS 1: how often the broker delivers one request
-    # What a request sent again says it had seen: what the console has seen by then (as
-    # docs/mqtt.md has it), or what it had seen when it first sent it ("first").
-    resend_seen: str = "current"
     seen: int = 0
     requests: dict[str, Request] = field(default_factory=dict)
     retaps: list[Request] = field(default_factory=list)
+    hits: dict[tuple[int | None, int, int], int] = field(default_factory=dict)
     trouble_since: float | None = None  # since when the snapshot shows a doubt or an entry
     rounds_ended: set[int] = field(default_factory=set)
     _snapshot: Outbound | None = None
@@ -97,12 +101,23 @@ class Console:
         on_answer: Callable[[dict[str, Any]], None] | None = None,
         retap: bool = True,
     ) -> Request:
+        """A request in the console's line; `retap` False: the floorperson's (never sent
+        again, never tapped again)."""
         request = Request(f"c-{next(self._transactions)}", command, body, round_id)
-        request.on_answer, request.retap = on_answer, retap
+        request.on_answer, request.retap, request.resend = on_answer, retap, retap
         self.requests[request.transaction] = request
         self._waiting.append(request)
         self._next()
         return request
+
+    def awaiting_close(self, round_id: int) -> bool:
+        """Whether the round's "No more bets" waits for its answer (the dealer deals no card
+        meanwhile: the contract's rule 6)."""
+        return any(
+            r.command == "close_betting" and r.round_id == round_id and r.answer is None
+            for r in (*self._waiting, self._outstanding)
+            if r is not None and not r.given_up
+        )
 
     def _next(self) -> None:
         if self._outstanding is None and self._waiting:
@@ -116,20 +131,56 @@ class Console:
 
     def _send(self, request: Request) -> None:
         request.tries += 1
-        if request.first_seen is None:
-            request.first_seen = self.seen
-        seen = request.first_seen if self.resend_seen == "first" else self.seen
-        payload = {"transaction": request.transaction, "seen": seen, **request.body}
+        if request.command == "action" and request.before is None:
+            view = self.view()
+            round_ = None if view is None else view["round"]
+            request.before = None if round_ is None else round_["id"]
+        payload = {"transaction": request.transaction, "seen": self.seen, **request.body}
         self.broker.request(request.command, json.dumps(payload).encode(), copies=self.copies())
-        self.clock.after(RESEND_AFTER, lambda: self._unanswered(request))
+        self._wait_for_answer(request)
 
-    def _unanswered(self, request: Request) -> None:
-        if request.answer is not None:
+    def _wait_for_answer(self, request: Request) -> None:
+        request.waits += 1
+        timer = request.waits
+        self.clock.after(RESEND_AFTER, lambda: self._unanswered(request, timer))
+
+    def _unanswered(self, request: Request, timer: int) -> None:
+        if request.answer is not None or timer != request.waits:
             return
-        if request.tries < MAX_TRIES:
-            self._send(request)
+        if not request.resend or request.tries >= MAX_TRIES:
+            request.given_up = True
+            self._done(request)  # the dealer goes on; the floorperson looks again
+        elif request.command == "action":  # an action twice is two: was it applied?
+            request.tries += 1
+            self._ask_status(lambda body: self._applied_or_again(request, body))
+            self._wait_for_answer(request)
         else:
-            self._done(request)  # given up: the dealer goes on
+            self._send(request)
+
+    def _ask_status(self, then: Callable[[dict[str, Any]], None]) -> None:
+        """`status`, beside the line of requests (the one waiting is the reason)."""
+        status = Request(f"c-{next(self._transactions)}", "status", {}, None, retap=False)
+        status.on_answer, status.resend = then, False
+        self.requests[status.transaction] = status
+        payload = {"transaction": status.transaction, "seen": self.seen}
+        self.broker.request("status", json.dumps(payload).encode(), copies=self.copies())
+
+    def _applied_or_again(self, request: Request, body: dict[str, Any]) -> None:
+        if request.answer is not None or body["status"] != "ok":
+            return
+        view = body["data"]["round"]  # the round snapshot's body
+        if applied(request, view, self.hits):
+            request.answer = {"status": "ok", "data": {}, "applied": True}  # its answer was lost
+            self._count_hit(request)
+            self._done(request)
+        else:
+            self._send(request)
+
+    def _count_hit(self, request: Request) -> None:
+        """The hits the table took for each hand, as far as the console knows."""
+        if request.command == "action" and request.body["action"] == "hit":
+            key = (request.round_id, request.body["seat"], request.body.get("hand") or 1)
+            self.hits[key] = self.hits.get(key, 0) + 1
 
     # ---------------------------------------------------------------- what it receives
     def receive(self, message: Outbound) -> None:
@@ -160,10 +211,12 @@ class Console:
 
     def _answered(self, body: dict[str, Any]) -> None:
         request = self.requests.get(str(body.get("transaction")))
-        if request is None or request.answer is not None:
-            return  # a later copy's answer: the first one counts
+        if request is None or request.answer is not None or request.given_up:
+            return  # a later copy's answer, or one given up: the first one counts
         request.answer = body
         self._done(request)
+        if not request.refused:
+            self._count_hit(request)
         if request.refused and request.retap:
             message = body["error"]["message"]
             if any(text in message for text in LAGGING):
@@ -215,3 +268,33 @@ def fits(command: str, body: dict[str, Any], round_: dict[str, Any] | None) -> b
     if command in ("close_betting", "wager"):
         return bool(round_["betting_open"])
     return False
+
+
+def applied(
+    request: Request, view: dict[str, Any], hits: dict[tuple[int | None, int, int], int]
+) -> bool:
+    """Whether a table whose round snapshot is `view` took the action `request` asks for, its
+    answer lost: a hit when the hand shows one more than the console knew it had taken (a
+    card beyond its first two, or a hit whose card is still to come); a double when the hand
+    is doubled; a split when the seat has another hand; a stand or a surrender when the hand
+    is no longer in play."""
+    round_ = view["round"]
+    if round_ is None or round_["id"] != request.before or round_["stage"] == "over":
+        return True  # the round the action was for is over: nothing to send again
+    body = request.body
+    seat = next((s for s in round_["seats"] if s["seat"] == body["seat"]), None)
+    number = body.get("hand") or 1
+    if seat is None or len(seat["hands"]) < number:
+        return False
+    hand = seat["hands"][number - 1]
+    turn = round_["turn"]
+    in_play = turn is not None and (turn["seat"], turn["hand"]) == (body["seat"], number)
+    action = body["action"]
+    if action == "hit":
+        taken = max(0, len(hand["cards"]) - 2) + int(bool(hand["drawing"]))
+        return taken > hits.get((request.round_id, body["seat"], number), 0)
+    if action == "double":
+        return bool(hand["doubled"])
+    if action == "split":
+        return len(seat["hands"]) > number
+    return not in_play

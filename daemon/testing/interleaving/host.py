@@ -2,11 +2,12 @@
 it, over a journal kept in memory and a clock the harness keeps.
 
 What it does with each item is what `Daemon._take` and `_take_from_shoe` do: a shoe event is
-judged against the journal first (a repeat is only acknowledged, a loss journaled before the
-frame that shows it), then journaled and applied with `TableReplay.apply`; a request, a
-daemon's notice and a passed timer (daemon.timers on the harness's monotonic clock, journaled
-at its deadline) are journaled and applied. Every item's `at` is the harness's time, so the
-messages are exactly those a daemon journaling at those times would publish.
+judged against the journal first (a repeat is only acknowledged, a loss or a conflict
+journaled before the frame that shows it), then journaled and applied with
+`TableReplay.apply`; a request, a daemon's notice and a passed timer (daemon.timers on the
+harness's monotonic clock, journaled at its deadline) are journaled and applied. Every
+item's `at` is the harness's time, so the messages are exactly those a daemon journaling at
+those times would publish.
 
 A crash loses nothing journaled. `start` rebuilds the table as the daemon does: from the last
 checkpoint (taken where daemon.service takes one) and the events journaled after it, through
@@ -125,6 +126,8 @@ class SimulatedDaemon:
         out: list[Outbound] = []
         if intake.gap is not None:
             out += self._commit("shoe", to_record(intake.gap), now)
+        if intake.conflict is not None:  # the table doubts what it holds before the frame
+            out += self._commit("shoe", to_record(intake.conflict), now)
         if intake.take and is_journaled(event):
             out += self._commit("shoe", to_record(event), now)
             return out, True, intake.acknowledge

@@ -36,9 +36,6 @@ class Mix:
     duplicates: float = 0.0  # per request: QoS 1 delivers it twice
     twin_daemon: float = 0.0  # per round: another daemon claims the table
     stray_cards: float = 0.0  # between rounds, ENQ: a card read in lock mode, no round's
-    # What a request sent again says it had seen: "current" (docs/mqtt.md: what the console
-    # has received by then) or "first" (what it had when it first sent the request).
-    resend_seen: str = "current"
 
 
 def _card_fault(fault: LineFault, protocol: str) -> Mix:

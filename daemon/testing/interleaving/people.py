@@ -4,8 +4,9 @@ resolves every doubt from what happened on the felt.
 The dealer makes the truth's steps one after another, a few hundred milliseconds to a few
 seconds apart (`pace`), whatever the table makes of them: a daemon that is down does not stop
 the deal. Only the console does: once it shows a doubt or a card to enter, the dealer stops
-(after noticing it) until the floorperson has resolved it; and a round begins only once the
-console shows the last one over.
+(after noticing it) until the floorperson has resolved it; no card is dealt while "No more
+bets" waits for its answer; and a round begins only once the console shows the last one
+over.
 
 The floorperson comes a few seconds after the console shows trouble, asks the table for its
 `status`, and does what a floorperson who saw the deal does: enters each card the table
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     import random
     from collections.abc import Callable
 
+    from daemon.testing.interleaving.console import Request
     from daemon.testing.interleaving.session import Session
     from daemon.testing.interleaving.shoe_line import PhysicalCard
     from daemon.testing.interleaving.truth import Step, TruthRound
@@ -115,13 +117,23 @@ class Dealer:
         if not self._steps:  # the round was voided meanwhile
             self._schedule()
             return
-        if self._paused():
+        if self._paused() or self._waits_for_close():
             self.session.clock.after(POLL, self._act)
             return
         step = self._steps.pop()
         self.session.perform(step)
         self._previous = step
         self._schedule()
+
+    def _waits_for_close(self) -> bool:
+        """The dealer deals a card only once "No more bets" is answered (the console's
+        contract, rule 6): while the console waits for the answer, so does the dealer."""
+        round_ = self.round
+        return (
+            round_ is not None
+            and self._steps[-1].kind == "card"
+            and self.session.console.awaiting_close(round_.round_id)
+        )
 
     def abandon(self) -> None:
         """The floorperson voided the round: its remaining cards are never dealt."""
@@ -152,6 +164,7 @@ class Supervisor:
         self.marker = 0  # the ledger's length at the last resolution
         self._due: float | None = None
         self._stuck = False
+        self._unsure = False  # a card entry went unanswered
 
     def watch(self) -> None:
         """Looks at the console every second; comes some seconds after it shows trouble."""
@@ -185,11 +198,15 @@ class Supervisor:
         request = session.console.tap(
             command, body, session.current_round, on_answer=then, retap=False
         )
-        session.clock.after(60.0, lambda: self._abandoned(request.answer))
+        session.clock.after(60.0, lambda: self._abandoned(request))
 
-    def _abandoned(self, answer: dict[str, Any] | None) -> None:
-        if answer is None and self.busy:  # never answered: the floorperson walks away
+    def _abandoned(self, request: Request) -> None:
+        """Never answered: the floorperson walks away, and comes back if the console still
+        shows trouble. A card entered without an answer may or may not be in: the round is
+        then voided rather than the card entered twice."""
+        if request.answer is None and self.busy:
             self.busy = False
+            self._unsure = self._unsure or request.command == "card"
 
     def _decide(self, answer: dict[str, Any]) -> None:
         view = answer.get("data", {}).get("round")
@@ -224,7 +241,12 @@ class Supervisor:
         lost = [c for c in lost if not c.entered]
         round_id = session.current_round
         session.note(f"FLOORPERSON doubt {view['doubt']}: lost {[(c.index, c.code) for c in lost]}")
-        if self.visits.get(round_id, 0) > VISITS_BEFORE_VOID or not session.enterable(lost):
+        unsure, self._unsure = self._unsure, False
+        if (
+            unsure
+            or self.visits.get(round_id, 0) > VISITS_BEFORE_VOID
+            or not session.enterable(lost)
+        ):
             self._void()
         elif lost:
             self._enter(lost[0])

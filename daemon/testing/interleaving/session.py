@@ -81,10 +81,7 @@ class Session:
         self.broker = Broker(self.clock, rng("broker"), mix.jitter)
         duplicates = rng("duplicates")
         self.console = Console(
-            self.clock,
-            self.broker,
-            lambda: 2 if duplicates.random() < mix.duplicates else 1,
-            resend_seen=mix.resend_seen,
+            self.clock, self.broker, lambda: 2 if duplicates.random() < mix.duplicates else 1
         )
         self.daemon = SimulatedDaemon(
             config, protocol, epoch=f"{seed & (2**128 - 1):032x}", timing=TimingConfig().seconds()
