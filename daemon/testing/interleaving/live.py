@@ -3,11 +3,13 @@ real mosquitto and an emulated reference shoe on a pty, dealt by a dealer at a q
 than a person's, with a console whose every request waits a random delay before it goes out.
 
 The shoe plays the truth's cards as a script (`script`): the dealer deals each card when its
-step comes, while the console may still be holding the tap before it; so cards overtake
-taps, and a tap goes out having seen less than the table has placed. The console is the one
-docs/mqtt.md asks for (one request at a time, asked again after `RESEND_AFTER`, a refused tap
-tapped again once the table shows it caught up); a floorperson, on a device of their own,
-confirms a doubt (`resume`): nothing is lost on this line. What the collector received is the
+step comes, while the console may still be holding the decision before it (never "No more
+bets": the dealer deals only once it is answered); so cards overtake decisions, and a tap
+goes out having seen less than the table has placed. The console is the one docs/mqtt.md
+asks for (one request at a time, asked again after `RESEND_AFTER`, an action only once
+`status` shows it was not applied, a refused tap tapped again once the table shows it caught
+up); a floorperson, on a device of their own, confirms a doubt (`resume`): nothing is lost
+on this line. What the collector received is the
 outcome the invariant reads.
 """
 
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from daemon.envelope import Outbound
-from daemon.testing.interleaving.console import LAGGING, RESEND_AFTER, fits
+from daemon.testing.interleaving.console import LAGGING, RESEND_AFTER, Request, applied, fits
 from daemon.testing.interleaving.people import pace
 from daemon.testing.interleaving.session import Outcome
 from daemon.testing.recorder import Stalled, response_to
@@ -64,6 +66,8 @@ class LiveTable:
     supervised: set[int] = field(default_factory=set)
     _taps: asyncio.Queue[Step] = field(default_factory=asyncio.Queue)
     _current: int = 0
+    _closing: int = 0  # "No more bets" taps waiting for their answer
+    _hits: dict[tuple[int | None, int, int], int] = field(default_factory=dict)
     _transactions: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     @property
@@ -91,8 +95,11 @@ class LiveTable:
                 while self._troubled():  # noqa: ASYNC110 - the console shows it; nothing signals
                     await asyncio.sleep(0.1)
                 if step.kind == "tap":
+                    self._closing += step.command == "close_betting"
                     self._taps.put_nowait(step)
                 elif step.kind == "card":
+                    while self._closing:  # noqa: ASYNC110 - rule 6: no card before its answer
+                        await asyncio.sleep(0.02)
                     await self.shoe.next_card()
                 previous = step  # a new shoe is in the script: the burn card brings it
             await self._taps.join()
@@ -117,6 +124,7 @@ class LiveTable:
             try:
                 await self._until_done(step.command, step.body)
             finally:
+                self._closing -= step.command == "close_betting"
                 self._taps.task_done()
 
     async def _until_done(self, command: str, body: dict[str, Any]) -> None:
@@ -133,25 +141,42 @@ class LiveTable:
     async def _request(
         self, command: str, body: dict[str, Any], *, delay: bool
     ) -> dict[str, Any] | None:
-        """One request, sent again after `RESEND_AFTER` without an answer; the answer."""
-        transaction = f"live-{next(self._transactions)}"
-        topic = self.collector.topics.request(self.table, command)
+        """One request, sent again after `RESEND_AFTER` without an answer (an action only
+        once `status` shows it was not applied: docs/mqtt.md); the answer."""
+        request = Request(f"live-{next(self._transactions)}", command, body, self._current)
+        view = self._view()
+        request.before = None if view is None or view["round"] is None else view["round"]["id"]
         for _ in range(SENDS):
             if delay:
                 await asyncio.sleep(self.rng.uniform(0.0, self.jitter))
-            mark = self.collector.mark()
-            seen = self.collector.seen(self.table)
-            await self.collector.publish(
-                topic, json.dumps({"transaction": transaction, "seen": seen, **body})
-            )
-            try:
-                answer = await self.collector.wait(
-                    response_to(transaction), after=mark, within=RESEND_AFTER
+            answer = await self._send(request)
+            if answer is not None:
+                if command == "action" and body["action"] == "hit" and answer["status"] == "ok":
+                    key = (self._current, body["seat"], body.get("hand") or 1)
+                    self._hits[key] = self._hits.get(key, 0) + 1
+                return answer
+            if command == "action":
+                status = await self._send(
+                    Request(f"live-{next(self._transactions)}", "status", {}, None)
                 )
-            except Stalled:
-                continue
-            return answer.body
+                if status is not None and applied(request, status["data"]["round"], self._hits):
+                    return {"status": "ok", "data": {}, "applied": True}
         return None
+
+    async def _send(self, request: Request) -> dict[str, Any] | None:
+        """Publish `request` once; its answer, or None after `RESEND_AFTER`."""
+        topic = self.collector.topics.request(self.table, request.command)
+        mark = self.collector.mark()
+        seen = self.collector.seen(self.table)
+        payload = {"transaction": request.transaction, "seen": seen, **request.body}
+        await self.collector.publish(topic, json.dumps(payload))
+        try:
+            answer = await self.collector.wait(
+                response_to(request.transaction), after=mark, within=RESEND_AFTER
+            )
+        except Stalled:
+            return None
+        return answer.body
 
     async def _caught_up(self, command: str, body: dict[str, Any]) -> None:
         async with asyncio.timeout(CATCH_UP):
