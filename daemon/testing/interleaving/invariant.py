@@ -3,7 +3,8 @@ player without saying so.
 
 - Every settlement the table published equals the truth's (the oracle's, for the round of the
   truth the daemon's round is) or carries `review: true`, and then its round had a notice of
-  each reason it is reviewed for.
+  each reason it is reviewed for (in the round, or between it and the round before: a doubt
+  raised between rounds flags the round it covers).
 - No winner of the truth goes unpaid without such a flag: each truth settlement with result
   `win` was published, equal, or its round is flagged.
 - No hole card appears in any message before its reveal: the dealer's second card is dealt
@@ -149,30 +150,49 @@ def _rounds(messages: list[Message], outcome: Outcome, verdict: Verdict) -> dict
     rounds: dict[int, _Round] = {}
     truth = {r.round_id: r for r in outcome.truth}
     current: int | None = None
+    between: set[str] = set()  # notices told while no round was open: they tell the next one
     for topic, payload, body in messages:
         kind = topic.split("/", 2)[2]
+        current, between = _opening(kind, body, rounds, current, between)
         # A snapshot's and a `status` answer's "round" is the round itself, not its number.
         number = None if kind == "round" or kind.startswith("response/") else body.get("round")
-        if kind == "event/round_opened":
-            current = body["round"]
-            rounds[current] = _Round()
         round_ = rounds.get(number) if isinstance(number, int) else None
-        if kind == "settlement" and round_ is not None:
-            round_.settlements.append(body)
-        elif kind.startswith("notice/") and round_ is not None:
-            round_.notices.add(body["kind"])
-        elif kind == "event/hole_card_revealed" and round_ is not None:
-            round_.revealed = True
-        elif kind == "event/card_dealt" and round_ is not None and body["to"] == "dealer":
-            round_.dealer_cards += 1
-            if round_.dealer_cards == 2 and body["card"] is not None:
-                verdict.hole_card_leaks.append(f"round {number}: dealt face up: {body}")
+        if round_ is not None:
+            _round_message(kind, body, round_, verdict)
         snapshot = body if kind == "round" else body.get("data", {}).get("round")
         if isinstance(snapshot, dict):
             _snapshot(snapshot, rounds, verdict)
-        if current is not None and current in rounds and not rounds[current].revealed:
+        if current is not None and not rounds[current].revealed:
             _named(topic, payload, truth.get(outcome.round_map.get(current, 0)), current, verdict)
     return rounds
+
+
+def _opening(
+    kind: str, body: dict[str, Any], rounds: dict[int, _Round], current: int | None,
+    between: set[str],
+) -> tuple[int | None, set[str]]:  # fmt: skip
+    """The round open after this message, and the notices told since the last one ended."""
+    if kind == "event/round_opened":
+        rounds[body["round"]] = _Round(notices=between)
+        return body["round"], set()
+    if kind == "event/round_ended":
+        return None, between
+    if kind.startswith("notice/") and current is None:
+        between.add(body["kind"])
+    return current, between
+
+
+def _round_message(kind: str, body: dict[str, Any], round_: _Round, verdict: Verdict) -> None:
+    if kind == "settlement":
+        round_.settlements.append(body)
+    elif kind.startswith("notice/"):
+        round_.notices.add(body["kind"])
+    elif kind == "event/hole_card_revealed":
+        round_.revealed = True
+    elif kind == "event/card_dealt" and body["to"] == "dealer":
+        round_.dealer_cards += 1
+        if round_.dealer_cards == 2 and body["card"] is not None:
+            verdict.hole_card_leaks.append(f"round {body['round']}: dealt face up: {body}")
 
 
 def _snapshot(view: dict[str, Any], rounds: dict[int, _Round], verdict: Verdict) -> None:
