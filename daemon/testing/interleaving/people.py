@@ -13,7 +13,8 @@ The floorperson comes a few seconds after the console shows trouble, asks the ta
 waits for (an unreadable one, then the cards that went by unread, in the order dealt), sets
 aside the held cards that belong to no round (`resume` with `discard`), and confirms; or voids
 the round where entering cannot put the cards in their places (a card lost between two the
-table has), or where the round cannot be finished.
+table has), where a card of no round is held behind one of the round (`discard` sets aside
+only the first), or where the round cannot be finished.
 """
 
 from __future__ import annotations
@@ -235,15 +236,17 @@ class Supervisor:
 
     def _resolve(self, view: dict[str, Any]) -> None:
         """Enter what went by unread, set aside what is no round's, and confirm; void when
-        entering cannot put the cards where they were dealt."""
+        entering or setting aside cannot put the cards where they were dealt."""
         session = self.session
         lost = [c for c in session.ledger[self.marker :] if c.fate == "lost" and not c.stray]
         lost = [c for c in lost if not c.entered]
         round_id = session.current_round
         session.note(f"FLOORPERSON doubt {view['doubt']}: lost {[(c.index, c.code) for c in lost]}")
         unsure, self._unsure = self._unsure, False
+        discard, stray_behind = session.held_strays(view)
         if (
             unsure
+            or stray_behind
             or self.visits.get(round_id, 0) > VISITS_BEFORE_VOID
             or not session.enterable(lost)
         ):
@@ -251,7 +254,6 @@ class Supervisor:
         elif lost:
             self._enter(lost[0])
         else:
-            discard = session.leading_strays(view)
             self._request("resume", {"discard": discard} if discard else {}, self._resumed)
 
     def _enter(self, card: PhysicalCard) -> None:

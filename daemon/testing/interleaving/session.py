@@ -314,20 +314,18 @@ class Session:
             and all(c.index > last for c in since)
         )
 
-    def leading_strays(self, view: dict[str, object]) -> int:
-        """How many of the first held cards belong to no round the table can still place."""
+    def held_strays(self, view: dict[str, object]) -> tuple[int, bool]:
+        """How many of the first held cards belong to no round the table can still place,
+        and whether one such card lies behind a card that does (`resume` cannot set it aside)."""
         held_count = view["cards_held"]
         assert isinstance(held_count, int)
         if not held_count:
-            return 0
+            return 0, False
         held = [c for c in self.taken if c.fate == "taken" or c.entered][-held_count:]
         finished = self._finished_round(view.get("round"))
-        count = 0
-        for card in held:
-            if not (card.stray or (card.round_id is not None and card.round_id <= finished)):
-                break
-            count += 1
-        return count
+        strays = [c.stray or (c.round_id is not None and c.round_id <= finished) for c in held]
+        leading = next((i for i, stray in enumerate(strays) if not stray), len(strays))
+        return leading, any(strays[leading:])
 
     def _finished_round(self, round_: object) -> int:
         """The last truth round the table is done with."""
