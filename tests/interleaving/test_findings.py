@@ -1,9 +1,11 @@
 """What the ground-truth harness found: each a minimal reproduction, fed to the real table
-service by hand, of a settlement wrong in silence (or a winner left unpaid without a flag).
+service by hand, of a settlement wrong in silence, a winner left unpaid without a flag, or a
+hole in `seq`.
 
-Each is marked `xfail(strict=True)` until the table service is changed: it then passes, and
-strict xfail fails the suite, so whoever fixes one removes its marker. The seed that showed it
-in the harness is in the docstring (`run(seed, MIXES[mix], rounds=...)`, docs/testing.md).
+Closed in the table since (docs/testing.md, "What it found"), these now hold the fix; the
+one still open is marked `xfail(strict=True)`: once the table service changes it passes,
+strict xfail fails the suite, and whoever fixes it removes its marker. The seed that showed
+each in the harness is in its docstring (`run(seed, MIXES[mix], rounds=...)`).
 """
 
 from __future__ import annotations
@@ -28,16 +30,12 @@ def _deal_two_seats() -> TableService:
     return service
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an R frame with the last card's face is dropped as a repeat (TableService._card_drawn)",
-)
 def test_a_retransmitted_card_with_the_face_of_the_card_before_it_is_not_dropped() -> None:
     """ENQ (harness: `enq_retransmitted` seed 2, round 2). An `R` frame is a card the table
     never received, sent in the place of its lost `D` frame (examples/captures/enq). In a 6- or
     8-deck shoe the next card has the last one's face about once in sixty: here seat 2's 8D
-    after seat 1's 8D. The table drops it as the shoe repeating itself, so every later card
-    moves one place, in silence."""
+    after seat 1's 8D. The table dropped it as the shoe repeating itself, so every later card
+    moved one place, in silence; now every `R` is held for the dealer."""
     service = make_service(protocol="enq")
     for seat in (1, 2):
         request(service, "wager", seat=seat, kind="blackjack", amount="25")
@@ -48,18 +46,13 @@ def test_a_retransmitted_card_with_the_face_of_the_card_before_it_is_not_dropped
     assert placed == [(2, "8D")] or service.doubt is not None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a request delivered twice is applied twice: a repeated close_betting closes "
-    "the next Triple Attack window",
-)
 def test_a_close_betting_delivered_again_does_not_close_the_next_window() -> None:
     """Triple Attack (harness: `duplicates` seed 5, round 8). MQTT delivers a QoS 1 request
     again when an acknowledgement is lost, and a console asks again when an answer is lost.
-    The first window's "No more bets", delivered again once the second attack's window is open,
-    closes that window: the players' second attack wagers are refused, and their wins go
-    unpaid. Tried before the card it crossed, the copy is refused there, so it is taken where
-    it arrived (daemon.crossing)."""
+    The first window's "No more bets", delivered again once the second attack's window was
+    open, closed that window: the players' second attack wagers were refused, and their wins
+    went unpaid (tried before the card it crossed, the copy was refused there, so it was taken
+    where it arrived). Now a request delivered again is answered again and not obeyed again."""
     service = make_service("triple_attack")
     request(service, "wager", seat=1, kind="first_attack", amount="10")
     close = json.dumps({"transaction": "c-2", "seen": 3}).encode()
@@ -70,16 +63,12 @@ def test_a_close_betting_delivered_again_does_not_close_the_next_window() -> Non
     assert bodies(out, "/response/wager")[-1]["status"] == "ok"
 
 
-@pytest.mark.xfail(
-    strict=True, reason="a request delivered twice is applied twice: a repeated hit declares "
-    "a second hit after its card was dealt",
-)  # fmt: skip
 def test_a_hit_delivered_again_after_its_card_declares_no_second_hit() -> None:
     """Blackjack (harness: `duplicates`). MQTT delivers a QoS 1 request again when an
     acknowledgement is lost: the console cannot tell (docs/mqtt.md asks it to ask `status`
-    before it sends an action again, which covers its own resends only). The copy arrives
-    after the hit's card was placed: it declares another hit, and the next card (the next
-    seat's, or the dealer's) goes to this hand unless a stand for it happens to come first."""
+    before it sends an action again, which covers its own resends only). The copy, arriving
+    after the hit's card was placed, declared another hit, and the next card (the next seat's,
+    or the dealer's) went to this hand unless a stand for it happened to come first."""
     service = _deal_two_seats()
     drawn(service, "9D 5C 7S 2H 6C QH")  # seats 1 and 2 hold 11; the dealer shows 7
     hit = json.dumps({"transaction": "h-1", "seen": 20, "seat": 1, "action": "hit"}).encode()
@@ -111,20 +100,15 @@ def test_a_shuffle_asked_for_after_its_burn_card_came_burns_no_card_of_the_round
     assert placed == [(1, "KD")] or service.doubt is not None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a decision taken while its hand's hit card is held replaces the hit "
-    "(PlayerAction: any other decision replaces a hit not yet dealt)",
-)
 def test_a_stand_after_a_hit_whose_card_waits_to_be_entered_does_not_take_its_card() -> None:
-    """Reference shoe (harness: `reference_unreadable` seed 7000032, round 1: wrong in
-    silence in one round in ten of that mix). The hit's card is unreadable: the table holds
-    it until the floorperson enters it. The dealer, who dealt it, taps the player's stand
-    before noticing. The engine takes the stand as the dealer changing their mind ("any other
-    decision replaces a hit not yet dealt"), so the hand stands without its card, and the
-    card entered goes to the next seat. Entering a card does not flag the round: silent. The
-    same happens while a doubt holds the hit's card (then the round is flagged, but a card
-    left over goes to the next round: the next test)."""
+    """Reference shoe (harness: `reference_unreadable` seed 7000032, round 1: 77 settlements
+    wrong in silence in 3,850 rounds of that mix). The hit's card is unreadable: the table
+    holds it until the floorperson enters it. The dealer, who dealt it, taps the player's
+    stand before noticing. The engine took the stand as the dealer changing their mind ("any
+    other decision replaces a hit not yet dealt"), so the hand stood without its card and the
+    card entered went to the next seat, unflagged. The same happened while a doubt held the
+    hit's card (flagged, but a card left over went to the next round: the next test). Now a
+    hit declared is dealt before any other decision of its hand (`hit_pending`)."""
     service = _deal_two_seats()
     drawn(service, "9D 5C 7S 2H 6C QH")  # seats 1 and 2 hold 11; the dealer shows 7
     request(service, "action", seat=1, action="hit")
@@ -135,18 +119,14 @@ def test_a_stand_after_a_hit_whose_card_waits_to_be_entered_does_not_take_its_ca
     assert placed[:1] == [(1, "5D")] or service.review or service.doubt is not None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a card still held when its round ends is dealt as the next round's first card "
-    "without a doubt",
-)
 def test_a_card_held_when_its_round_ends_is_not_dealt_to_the_next_round_in_silence() -> None:
     """Blackjack (harness: `enq_retransmitted` seed 10000031, rounds 12-13, where a stand
     taken while a doubt held a hit's card left that card over). A card that came while the
     table waited for the last decision, and that the decision did not take (a stand; the
     dealer stands on 17), stays held when the round ends; the next round's "No more bets"
-    deals it to that round's first seat, with no doubt and no review. A card that comes after
-    the round ended is a doubt (`card_before_round`); one that was held before is not."""
+    dealt it to that round's first seat, with no doubt and no review (a card that came after
+    the round ended was a doubt, `card_before_round`; one held before was not). Now it holds
+    the next round for the floorperson."""
     service = make_service()
     request(service, "wager", seat=1, kind="blackjack", amount="25")
     request(service, "close_betting")
@@ -159,17 +139,12 @@ def test_a_card_held_when_its_round_ends_is_not_dealt_to_the_next_round_in_silen
     assert dealt != [(1, "5C")] or service.review or service.doubt is not None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="TableService._drop_held seals a held_cards_dropped notice and drops it when no "
-    "card was held: a hole in seq",
-)
 def test_a_shuffle_during_a_doubt_that_holds_no_card_leaves_no_hole_in_seq() -> None:
     """Harness: `twin_daemon` seed 5000097 (`seq has holes: [10]`), `enq_error_lost` seed
     8000090. A doubt that holds no card yet (another daemon claims the table between rounds),
-    then a new shoe (or a void): `_drop_held` makes its notice, which takes the next `seq`,
-    and publishes it only when it dropped a card. A subscriber sees a `seq` that never
-    comes, the mark of a lost message."""
+    then a new shoe (or a void): `_drop_held` made its notice, which took the next `seq`,
+    and published it only when it dropped a card. A subscriber saw a `seq` that never came,
+    the mark of a lost message."""
     service = make_service()
     claimed = {"kind": "table_claimed", "message": "another daemon claims it", "hold": True}
     service.apply_record("notice", claimed, SEEN)
