@@ -11,8 +11,9 @@ While "No more bets" waits for its answer, the dealer deals no card (`awaiting_c
 
 Of a refused decision, wager or "No more bets" it keeps the dealer's tap in mind when the
 refusal says the table had not yet caught up with the felt (a card still on its way, a
-doubt being resolved): the dealer taps it again once the console shows the hand in play, or
-the wager window open, as the table sees it. It shows the dealer and the floorperson the
+doubt being resolved): the dealer taps it again (up to `RETAPS` times) once the console
+shows the hand in play with the cards the decision needs, or the wager window open, as the
+table sees it. It shows the dealer and the floorperson the
 latest round snapshot: whether the table holds cards in doubt or waits for a card to be
 entered.
 """
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 RESEND_AFTER: Final = 3.0  # seconds without an answer before the console asks again
 MAX_TRIES: Final = 6  # sends of one request before the console gives up on it
+RETAPS: Final = 3  # times a refused tap is tapped again before the dealer gives it up
 # A refused tap is tapped again only when the table has caught up: these refusals say that
 # it has not (the hand in play is another, or the deal has not reached the hands, or no
 # round or window is open yet as the table sees it).
@@ -43,6 +45,8 @@ LAGGING: Final = (
     "no wager window is open",
     "no seat holds",
     "a hit is declared",  # the last hit's card is still on its way, or held
+    "only two cards of the same value",  # a split before the hand's second card came
+    "on its first two cards only",  # a double likewise
     "may be made, changed or withdrawn only",  # a wager window the table has not reached
     "not applied",  # crossed a card: refused, and a doubt for the floorperson first
 )
@@ -64,6 +68,7 @@ class Request:
     resend: bool = True  # sent again without an answer (the floorperson's are not)
     before: int | None = None  # an action's round (the table's number) when first sent
     given_up: bool = False
+    retapped: int = 0  # times the dealer tapped it again before this one
     waits: int = 0  # counts the waits for an answer: only the latest one counts
 
     @property
@@ -245,7 +250,9 @@ class Console:
         for request in list(self.retaps):
             if fits(request.command, request.body, view["round"]):
                 self.retaps.remove(request)
-                self.tap(request.command, request.body, request.round_id)
+                if request.retapped < RETAPS:
+                    again = self.tap(request.command, request.body, request.round_id)
+                    again.retapped = request.retapped + 1
 
     def forget_round(self, round_id: int) -> None:
         """A round voided or over: its refused taps are no longer to be tapped again."""
@@ -264,7 +271,10 @@ def fits(command: str, body: dict[str, Any], round_: dict[str, Any] | None) -> b
         ):
             return False
         seat = next(s for s in round_["seats"] if s["seat"] == turn["seat"])
-        return not seat["hands"][turn["hand"] - 1]["drawing"]
+        hand = seat["hands"][turn["hand"] - 1]
+        if body["action"] in ("split", "double") and len(hand["cards"]) != 2:
+            return False  # the hand's second card has not come
+        return not hand["drawing"]
     if command in ("close_betting", "wager"):
         return bool(round_["betting_open"])
     return False
