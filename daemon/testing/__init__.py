@@ -14,7 +14,10 @@ that drops every connection after a while (`CuttingProxy`), and MQTT
 clients that record what reaches them (`MessageLog`, `Collector`: one `Received` per message). A
 recovery run (`recovery_run`) adds a dealer (`Dealer`) that plays a table through kills,
 broker restarts and unplugs, and a verdict (`verify`) that holds what was delivered against
-a replay of the journal. Nothing here imports pytest: a benchmark runs it as a script.
+a replay of the journal. `daemon.testing.interleaving` is the ground-truth harness
+(docs/testing.md): the real table service fed a table's two streams in every order their
+delays allow, with faults, and held to what physically happened. Nothing here imports
+pytest: a benchmark runs it as a script.
 """
 
 from daemon.cli.loopback import free_port

@@ -1,0 +1,189 @@
+"""One table's daemon without its I/O: the real table service, driven as daemon.service drives
+it, over a journal kept in memory and a clock the harness keeps.
+
+What it does with each item is what `Daemon._take` and `_take_from_shoe` do: a shoe event is
+judged against the journal first (a repeat is only acknowledged, a loss or a conflict
+journaled before the frame that shows it), then journaled and applied with
+`TableReplay.apply`; a request, a daemon's notice and a passed timer (daemon.timers on the
+harness's monotonic clock, journaled at its deadline) are journaled and applied. Every
+item's `at` is the harness's time, so the messages are exactly those a daemon journaling at
+those times would publish.
+
+A crash loses nothing journaled. `start` rebuilds the table as the daemon does: from the last
+checkpoint (taken where daemon.service takes one) and the events journaled after it, through
+the same replay, re-sending every message past the broker's watermark with the ids it had; then
+the start, and the shoe's link opening.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, Final
+
+from daemon.envelope import utc_timestamp
+from daemon.inbound import is_journaled, to_record
+from daemon.journal.chain import body_text
+from daemon.journal.database import JournalEvent, TableRecord
+from daemon.journal.replay import TableReplay
+from daemon.requests import request_record
+from daemon.service import CHECKPOINT_ALWAYS, CHECKPOINT_BETWEEN_ROUNDS
+from daemon.table_service import CONSOLE_CONTRACT
+from daemon.timers import TableTimers
+from daemon.topics import Topics
+from drivers.driver import Connected, Connecting
+
+if TYPE_CHECKING:
+    from daemon.envelope import Outbound
+    from daemon.journal import EventKind
+    from daemon.journal.database import Checkpoint
+    from daemon.journal.replay import Applied
+    from daemon.table_service import TableService
+    from rules.config import TableConfig
+
+ORIGIN: Final = datetime(2026, 12, 1, 18, 0, tzinfo=UTC)  # the harness's time 0, as journaled
+ENDPOINT: Final = "/dev/shoe2mqtt/table"
+NODE: Final = "pit-a"
+
+
+class SimulatedDaemon:
+    """One table's daemon: its journal, its table service while it runs, its timers."""
+
+    def __init__(
+        self,
+        config: TableConfig,
+        protocol: str,
+        *,
+        epoch: str,
+        timing: dict[str, float],
+        topics: Topics | None = None,
+    ) -> None:
+        self.config = config
+        self.protocol = protocol
+        self.epoch = epoch
+        self.timing = timing
+        self.topics = topics or Topics()
+        self.journal: list[JournalEvent] = []
+        self.checkpoint: Checkpoint | None = None
+        self.replay: TableReplay | None = None
+        self.timers = TableTimers(timing)
+        self.delivered_seq = 0  # what the broker acknowledged: a restart re-sends the rest
+        self.starts = 0
+
+    @property
+    def up(self) -> bool:
+        return self.replay is not None
+
+    @property
+    def service(self) -> TableService:
+        assert self.replay is not None, "the daemon is down"
+        return self.replay.service
+
+    # ---------------------------------------------------------------- life
+    def start(self, now: float) -> list[Outbound]:
+        """Recover the table from the journal, re-send what the broker may not have, journal
+        the start and the shoe's link opening."""
+        assert self.replay is None, "the daemon runs already"
+        self.starts += 1
+        first_config = next((e.body["table"] for e in self.journal if e.kind == "config"), None)
+        new = self.checkpoint is None and first_config is None
+        replay = TableReplay.begin(
+            TableRecord(self.config.table_id, protocol=self.protocol),
+            self.topics,
+            self.epoch,
+            checkpoint=self.checkpoint,
+            first_config=self.config.to_mapping() if new else first_config,
+            protocol=self.protocol,
+        )
+        out: list[Outbound] = []
+        after = 0 if self.checkpoint is None else self.checkpoint.n
+        with replay.service.replaying():
+            for event in self.journal[after:]:
+                applied = replay.apply(event)
+                out += [m for m in applied.messages if m.seq > self.delivered_seq]
+                if applied.ended is not None:
+                    self.checkpoint = replay.checkpoint()
+        self.replay = replay
+        self.timers = TableTimers(self.timing)  # a restart starts every wait again
+        if new:
+            out += self._commit("config", {"table": self.config.to_mapping()}, now)
+        start = {"protocol": self.protocol, "node": NODE, "contract": CONSOLE_CONTRACT}
+        out += self._commit("start", start, now)
+        out += self._commit("link", to_record(Connecting(ENDPOINT, 1)), now)
+        out += self._commit("link", to_record(Connected(ENDPOINT)), now)
+        return out
+
+    def crash(self) -> None:
+        """SIGKILL: what was journaled stays; everything else is gone."""
+        self.replay = None
+
+    # ---------------------------------------------------------------- items
+    def take_shoe(self, event: object, now: float) -> tuple[list[Outbound], bool, int | None]:
+        """A shoe event as `Daemon._take_from_shoe` takes it: (messages, whether it was
+        taken, the frame to acknowledge)."""
+        service = self.service
+        intake = service.judge(event)
+        out: list[Outbound] = []
+        if intake.gap is not None:
+            out += self._commit("shoe", to_record(intake.gap), now)
+        if intake.conflict is not None:  # the table doubts what it holds before the frame
+            out += self._commit("shoe", to_record(intake.conflict), now)
+        if intake.take and is_journaled(event):
+            out += self._commit("shoe", to_record(event), now)
+            return out, True, intake.acknowledge
+        return out, False, intake.acknowledge
+
+    def take_request(self, command: str, payload: bytes, now: float) -> list[Outbound]:
+        return self._commit("request", request_record(command, payload), now)
+
+    def take_notice(self, kind: str, message: str, now: float, *, hold: bool) -> list[Outbound]:
+        """The daemon's own word to the pit (`NoticeItem`); `hold`: a doubt over every card."""
+        record = {"kind": kind, "message": message, **({"hold": True} if hold else {})}
+        return self._commit("notice", record, now)
+
+    def next_deadline(self) -> float | None:
+        return self.timers.next_due() if self.up else None
+
+    def take_due_timers(self, now: float) -> list[Outbound]:
+        """Each timer past its deadline by `now`, journaled at its deadline (the daemon's
+        table task wakes then), for the table to judge whether it still counts."""
+        out: list[Outbound] = []
+        while self.up and (deadline := self.timers.next_due()) is not None and deadline <= now:
+            for timer in self.timers.due(deadline):
+                record = {
+                    "timer": timer.kind,
+                    "key": timer.key,
+                    "seconds": self.timers.seconds(timer),
+                }
+                out += self._commit("timer", record, deadline)
+        return out
+
+    # ---------------------------------------------------------------- the journal
+    def _commit(self, kind: EventKind, record: dict[str, Any], now: float) -> list[Outbound]:
+        """Journal the item and apply it with the daemon's own replay (`Daemon._commit`)."""
+        replay = self.replay
+        assert replay is not None, "the daemon is down"
+        body = json.loads(body_text(record))
+        event = JournalEvent(self.config.table_id, len(self.journal) + 1, kind, body, at(now))
+        self.journal.append(event)
+        applied = replay.apply(event)
+        self._checkpoint(applied)
+        self.timers.follow(replay.service.timers(), now)
+        return applied.messages
+
+    def _checkpoint(self, applied: Applied) -> None:
+        """Where `Daemon._checkpoint` takes one: a round's end, or long after the last."""
+        assert self.replay is not None
+        since = applied.event.n - (0 if self.checkpoint is None else self.checkpoint.n)
+        between_rounds = not self.replay.service.engine.round_open
+        if (
+            applied.ended is not None
+            or (between_rounds and since >= CHECKPOINT_BETWEEN_ROUNDS)
+            or since >= CHECKPOINT_ALWAYS
+        ):
+            self.checkpoint = self.replay.checkpoint()
+
+
+def at(now: float) -> str:
+    """The journaled time of the harness's moment `now` (seconds)."""
+    return utc_timestamp(ORIGIN + timedelta(seconds=now))
