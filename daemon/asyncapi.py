@@ -145,6 +145,7 @@ _NOTICE_KINDS = [k.value for k in NoticeKind] + [
     "declaration_missing",
     "crossed_request",
     "unheard_round",
+    "unheard_shuffle",
     "card_before_round",
     "retransmitted_card",
     "card_outside_game",

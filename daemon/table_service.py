@@ -634,6 +634,7 @@ class TableService:
                     None,
                 )
                 self.link_fresh = True
+                self._heard_again()
             case Disconnected(reason=reason):
                 self.reader.link, self.reader.reason = "disconnected", reason
                 return [self.notice("reader_disconnected", reason), self.state()]
@@ -642,8 +643,16 @@ class TableService:
                 return [self.state()]
             case Reconnected(outage=outage):
                 self.reader.link, self.link_fresh = "connected", True
+                self._heard_again()
                 return [self.state(), *self._reconnected(outage)]
         return [self.state()]
+
+    def _heard_again(self) -> None:
+        """The shoe's line is open again: a card sent before this went to no one, so only a
+        console that has seen the state saying so (the next `seq`) vouches that the dealer
+        did not deal while the table was unheard; the notice came before the line opened."""
+        if self.custody.unheard is not None:
+            self.custody.unheard = self.envelopes.next_seq
 
     def _reconnected(self, outage: float) -> list[Outbound]:
         """A shoe that keeps its frames hands over what it dealt meanwhile; only one that
@@ -802,7 +811,7 @@ class TableService:
             return {"reader": self.reader.to_mapping(), "round": self._snapshot_body()}, []
         if command == "shuffle":
             no_fields(request)
-            return {}, self._shuffle_asked()
+            return {}, self._shuffle_asked(request.seen)
         if command == "card":
             return {}, self._manual_card(request)
         if command == "resume":
@@ -846,13 +855,25 @@ class TableService:
                 raise _Crossed(message + ": it is not applied", doubt)
         return self._apply_or_refuse(event, seen)
 
-    def _shuffle_asked(self) -> list[Outbound]:
+    def _shuffle_asked(self, seen: int | None) -> list[Outbound]:
         """A new shoe the console announces. Cards the table holds between rounds may have
         come before it (the old shoe's) or after it (the new shoe's burn and first cards: the
         console's word was late): they stay held, for the floorperson to set aside the old
-        ones (`resume` with `discard`) and let the rest be burned and dealt."""
+        ones (`resume` with `discard`) and let the rest be burned and dealt. A shuffle asked
+        for before the console saw the table come back from going unheard may have had its
+        burn dealt while no one heard: the round's first card would be taken for it, so the
+        cards are held until the dealer says (`resume` with `burned`)."""
+        unheard = self.custody.unheard
         out = self._apply_or_refuse(Shuffle())
-        if self.custody.cards_held and self.custody.doubt is None:
+        if self.engine.burns_due and unheard is not None and (seen is None or seen < unheard):
+            out += self._doubt(
+                "unheard_shuffle",
+                "the console asked for this shuffle before it had seen the table since it "
+                "went unheard: its burn card may have been dealt while no one heard; resume "
+                'with {"burned": 1} if it was',
+                always=True,
+            )
+        elif self.custody.cards_held and self.custody.doubt is None:
             out += self._card_before_round()
         return [*out, self.snapshot()]
 
@@ -862,15 +883,24 @@ class TableService:
         are placed, in order, each where its declaration puts it; the round goes on, still
         flagged for review."""
         discard = request.fields.pop("discard", 0)
+        burned = request.fields.pop("burned", 0)
         no_fields(request)
         if self.custody.doubt is None:
             raise RequestError("nothing_held", "no cards are held for a doubt: nothing to resume")
+        due = self.engine.burns_due
+        if isinstance(burned, bool) or not isinstance(burned, int) or not 0 <= burned <= due:
+            raise RequestError(
+                "malformed_request",
+                f"burned: how many burn cards the dealer dealt while no one heard, from 0 to "
+                f"the burns still due ({due})",
+            )
         if not self.custody.discard(discard):
             raise RequestError(
                 "malformed_request",
                 f"discard: how many of the first held cards belong to no round, from 0 to "
                 f"the cards held before any other held item ({self.custody.leading_cards})",
             )
+        self.engine.burns_due -= burned  # gone to the rack unheard: not the round's cards
         self.custody.resolve()
         held = self.custody.cards_held
         out = self._release()

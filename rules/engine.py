@@ -87,6 +87,11 @@ class TableEngine:
         self.shoe = 0  # shuffles seen
         self.remaining: Counter[Card] | None = None  # unknown until the first shuffle
         self.burns_due = 0
+        # Cards the shoe burned while no burn was due and before any card of a round: a
+        # shuffle the table has not heard of yet (an ENQ shoe does not announce its shuffles;
+        # the console's request can arrive after the burn). The shuffle, when it comes,
+        # counts them as its burns and as gone from its shoe.
+        self.burned_unannounced: list[Card] = []
         self.round: Round | None = None
         self.next_round_id = next_round_id
         # Looked up for every card, wager and hand: computed once from the game's data.
@@ -152,6 +157,7 @@ class TableEngine:
             raise RoundStateError("mid_round", "the table's settings change only between rounds")
         fresh = TableEngine(config, next_round_id=self.next_round_id)
         fresh.shoe, fresh.burns_due = self.shoe, self.burns_due
+        fresh.burned_unannounced = list(self.burned_unannounced)
         fresh.barred_seats = set(self.barred_seats)
         if config.decks == self.config.decks and config.deck_kind is self.config.deck_kind:
             fresh.remaining = self.remaining
@@ -194,7 +200,10 @@ class TableEngine:
             raise RoundStateError("mid_round", "the shoe cannot be shuffled during a round")
         self.shoe += 1
         self.remaining = shoe_composition(self.config.decks, self.config.deck_kind)
-        self.burns_due = self.config.burn_cards
+        early, self.burned_unannounced = self.burned_unannounced, []
+        for card in early:  # burned from this shoe before its shuffle was announced
+            self._consume(card)
+        self.burns_due = max(0, self.config.burn_cards - len(early))
         self.barred_seats.clear()
         return [ShoeShuffled(self.shoe)]
 
@@ -415,7 +424,10 @@ class TableEngine:
             if live:
                 raise CardRejected("burn_mid_round", "a burned card in the middle of a round")
             self._consume(card)
-            self.burns_due = max(0, self.burns_due - 1)
+            if self.burns_due > 0:
+                self.burns_due -= 1
+            else:
+                self.burned_unannounced.append(card)
             return [CardBurned(self.shoe)]
         if round_ is None:
             raise CardRejected(
@@ -434,6 +446,7 @@ class TableEngine:
         else:
             self._consume(card)
         round_.betting_open = False  # a round log without "No more bets": the card says it
+        self.burned_unannounced.clear()  # a round's card: those burns were the old shoe's
         if round_.stage is RoundStage.DEALING:
             return self._deal_initial(round_, card)
         if round_.stage is RoundStage.PLAYING:

@@ -48,6 +48,7 @@ def engine_state(engine: TableEngine) -> dict[str, Any]:
         "shoe": engine.shoe,
         "remaining": None if remaining is None else {str(c): n for c, n in remaining.items()},
         "burns_due": engine.burns_due,
+        "burned_unannounced": _cards(engine.burned_unannounced),
         "barred_seats": sorted(engine.barred_seats),
         "next_round_id": engine.next_round_id,
         "round": None if engine.round is None else _round(engine.round),
@@ -69,6 +70,8 @@ def restore_engine(config: TableConfig, state: Mapping[str, Any]) -> TableEngine
             else Counter({Card.parse(c): int(n) for c, n in remaining.items()})
         )
         engine.burns_due = int(state["burns_due"])
+        # Absent from states written before burns could precede their shuffle's announcement.
+        engine.burned_unannounced = _read_cards(state.get("burned_unannounced", []))
         engine.barred_seats = {int(s) for s in state["barred_seats"]}
         engine.round = None if state["round"] is None else _read_round(state["round"])
     except (KeyError, TypeError, ValueError, AttributeError, RulesError) as exc:

@@ -235,6 +235,56 @@ def test_an_enq_restart_between_rounds_needs_nothing_of_a_console_that_saw_it() 
     assert service.doubt is None
 
 
+def _unheard_shuffle(*, seen_back: bool) -> TableService:
+    """An ENQ table restarted between rounds; the console's shuffle, tapped while it was
+    down, arrives with the `seen` of its tap; `seen_back`: sent after the reader's line
+    showed `connected` again instead."""
+    service = make_service(protocol="enq")
+    request(service, "shuffle")
+    take(service, shoe.CardDrawn("9", "H", seq=0x30, burned=True))  # the last shoe's burn
+    before = max(b["seq"] for b in bodies([service.snapshot()]))
+    service.apply_record("start", {"protocol": "enq", "contract": 2}, SEEN)
+    back = service.on_link_event(Connected("/dev/ttyS0"))
+    seen = max(b["seq"] for b in bodies(back)) if seen_back else before
+    request(service, "shuffle", seen=seen)
+    return service
+
+
+def test_a_shuffle_tapped_while_an_enq_table_was_unheard_holds_its_cards() -> None:
+    """The burn may have been dealt before the port opened: the round's first card would be
+    taken for it. The floorperson says it was (`burned`); the cards then go where dealt."""
+    service = _unheard_shuffle(seen_back=False)
+    assert service.doubt == "unheard_shuffle"
+    _wagers(service)
+    request(service, "close_betting")
+    out = drawn(service, "KD")
+    assert bodies(out, "/event/card_dealt") == []
+    refused = request(service, "resume", burned=2)  # one burn is due, not two
+    assert response(refused)["error"]["code"] == "malformed_request"
+    out = request(service, "resume", burned=1)
+    assert [(b["seat"], b["card"]) for b in bodies(out, "/event/card_dealt")] == [(1, "KD")]
+    assert service.engine.burns_due == 0
+
+
+def test_a_shuffle_sent_once_the_table_was_heard_again_waits_for_its_burn() -> None:
+    service = _unheard_shuffle(seen_back=True)
+    assert service.doubt is None
+    out = drawn(service, "2C")
+    assert bodies(out, "/event/card_burned") != []
+
+
+def test_a_console_that_saw_the_restart_notice_but_not_the_line_open_vouches_for_nothing() -> None:
+    """The notice comes before the port is open: a card sent between went to no one."""
+    service = make_service(protocol="enq")
+    take(service, shoe.CardDrawn("9", "H", seq=0x30, burned=True))
+    out = service.apply_record("start", {"protocol": "enq", "contract": 2}, SEEN)
+    seen = max(b["seq"] for b in bodies(out))
+    service.on_link_event(Connected("/dev/ttyS0"))
+    request(service, "wager", seat=1, kind="blackjack", amount="10", seen=seen)
+    request(service, "close_betting", seen=seen)
+    assert service.doubt == "unheard_round"
+
+
 def _enq_round_to_the_upcard() -> TableService:
     service = make_service(protocol="enq")
     _wagers(service)

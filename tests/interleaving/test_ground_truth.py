@@ -3,10 +3,10 @@ in every order their delays allow, with faults, never pays the wrong player with
 so (docs/testing.md, "Ground truth").
 
 Each table is a seed: it picks the game, the shoe's protocol and every delay and fault, so a
-failure names the seed that reproduces it. The tables in `FINDINGS` break the promise today
-for the reason tests/interleaving/test_findings.py reproduces by hand, `xfail(strict=True)`;
-those in `CLOSED` broke it before the table service was changed; the mixes in `KEPT` keep it;
-under every mix, the parts of the promise no finding touches hold.
+failure names the seed that reproduces it. A table that breaks the promise is a finding:
+tests/interleaving/test_findings.py reproduces it by hand, and until it is fixed both are
+`xfail(strict=True)` (none is open now). The tables in `CLOSED` broke it before the table
+service was changed; the mixes in `KEPT` keep it; under every mix, the promise holds.
 """
 
 from __future__ import annotations
@@ -24,10 +24,6 @@ from rules.games import Game
 # The mixes that kept the promise over 100,000 rounds (docs/performance.md); every other mix
 # shows a finding now and then.
 KEPT = ("realistic", "wide", "broker_restart", "enq_stray")
-# A table of each finding still open: (mix, seed, rounds, protocol, what breaks).
-FINDINGS = (
-    ("daemon_restart", 8, 1, "enq", "a shuffle asked for after its burn card came"),
-)  # fmt: skip
 # A table of each finding closed since: (mix, seed, rounds, protocol).
 CLOSED = (
     ("enq_retransmitted", 2, 2, "enq"),  # an R frame with the last card's face was dropped
@@ -36,6 +32,7 @@ CLOSED = (
     ("reference_unreadable", 7000032, 1, "reference"),  # a stand replaced a held hit
     ("enq_error_read", 296467, 8, "enq"),  # a card left held went to the next round
     ("enq_misread", 1, 2, "enq"),  # the daemon did not journal a SequenceConflict
+    ("daemon_restart", 8, 1, "enq"),  # a shuffle asked for after its burn card came
 )
 
 
@@ -82,20 +79,6 @@ def test_at_realistic_jitter_a_floorperson_is_almost_never_needed() -> None:
     assert supervised / rounds < 0.005
 
 
-@pytest.mark.parametrize(
-    ("mix", "seed", "rounds", "protocol"),
-    [
-        pytest.param(
-            mix, seed, rounds, protocol, marks=pytest.mark.xfail(strict=True, reason=reason)
-        )
-        for mix, seed, rounds, protocol, reason in FINDINGS
-    ],
-)
-def test_a_table_that_shows_a_finding(mix: str, seed: int, rounds: int, protocol: str) -> None:
-    verdict = check(run(seed, MIXES[mix], rounds=rounds, protocol=protocol))
-    assert verdict.ok, verdict.explain()
-
-
 @pytest.mark.parametrize(("mix", "seed", "rounds", "protocol"), CLOSED)
 def test_a_table_that_showed_a_finding_keeps_the_promise_now(
     mix: str, seed: int, rounds: int, protocol: str
@@ -132,8 +115,10 @@ def test_each_fault_happens_and_the_table_says_so(mix: str, reason: str) -> None
 
 def test_a_table_traced_as_docs_testing_md_shows_it() -> None:
     outcome = run(8, MIXES["daemon_restart"], rounds=1, protocol="enq", trace=True)
-    assert "hole card" in check(outcome).explain()  # a shuffle asked for after its burn
+    assert check(outcome).ok  # a shuffle asked for while the table was unheard, held
     assert any("CRASH" in line for line in outcome.trace)
+    assert any("notice/unheard_shuffle" in line for line in outcome.trace)
+    assert any('"burned": 1' in line for line in outcome.trace)
     assert any("DEALER tap wager" in line for line in outcome.trace)
 
 

@@ -204,6 +204,34 @@ def test_burn_cards_after_a_shuffle_count_from_the_configuration(burns: int) -> 
     assert not any(text in seen for text in burned)
 
 
+def test_a_burn_that_came_before_its_shuffle_was_announced_counts_for_that_shuffle() -> None:
+    """A shoe that does not announce its shuffles (the console does, and can be late): the
+    burn it flags before the shuffle reaches the table is that shuffle's, and gone from its
+    shoe; the round's first card is not taken for a burn."""
+    engine = make_engine("blackjack", decks=2, burn_cards=1)
+    assert engine.apply(DealCard(card("KS"), burned=True)) == [CardBurned(0)]
+    engine.apply(Shuffle())
+    assert engine.burns_due == 0
+    assert engine.remaining is not None
+    assert engine.remaining[card("KS")] == 1
+    feed(engine, [wager(1, "blackjack", "10")])
+    assert play(engine, "2D") == [CardDealt(1, 1, 1, card("2D"))]
+
+
+def test_a_burn_before_a_round_card_belongs_to_the_old_shoe() -> None:
+    engine = make_engine("blackjack", decks=2, burn_cards=1)
+    feed(engine, [Shuffle()])
+    play(engine, "QH")  # the shuffle's burn
+    engine.apply(DealCard(card("KS"), burned=True))  # one more, none due
+    feed(engine, [wager(1, "blackjack", "10")])
+    play(engine, "2D")  # a card of a round: the extra burn was this shoe's
+    engine.apply(VoidRound("test"))
+    engine.apply(Shuffle())
+    assert engine.burns_due == 1
+    assert engine.remaining is not None
+    assert engine.remaining[card("KS")] == 2
+
+
 def test_burned_card_is_never_shown() -> None:
     engine = make_engine("blackjack", burn_cards=1)
     engine.apply(Shuffle())

@@ -70,6 +70,7 @@ class Request:
     given_up: bool = False
     retapped: int = 0  # times the dealer tapped it again before this one
     waits: int = 0  # counts the waits for an answer: only the latest one counts
+    first_seen: int | None = None  # `seen` when first sent: a shuffle keeps it (its moment)
 
     @property
     def refused(self) -> bool:
@@ -140,7 +141,12 @@ class Console:
             view = self.view()
             round_ = None if view is None else view["round"]
             request.before = None if round_ is None else round_["id"]
-        payload = {"transaction": request.transaction, "seen": self.seen, **request.body}
+        if request.first_seen is None:
+            request.first_seen = self.seen
+        # A shuffle happened when the dealer tapped it: sent again, it says what the console
+        # had seen then (docs/mqtt.md, the console contract, rule 5).
+        seen = request.first_seen if request.command == "shuffle" else self.seen
+        payload = {"transaction": request.transaction, "seen": seen, **request.body}
         self.broker.request(request.command, json.dumps(payload).encode(), copies=self.copies())
         self._wait_for_answer(request)
 

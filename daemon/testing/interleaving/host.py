@@ -110,8 +110,11 @@ class SimulatedDaemon:
         start = {"protocol": self.protocol, "node": NODE, "contract": CONSOLE_CONTRACT}
         out += self._commit("start", start, now)
         out += self._commit("link", to_record(Connecting(ENDPOINT, 1)), now)
-        out += self._commit("link", to_record(Connected(ENDPOINT)), now)
         return out
+
+    def port_opened(self, now: float) -> list[Outbound]:
+        """The shoe's port is open: from here on the table hears what the shoe sends."""
+        return self._commit("link", to_record(Connected(ENDPOINT)), now)
 
     def crash(self) -> None:
         """SIGKILL: what was journaled stays; everything else is gone."""

@@ -251,6 +251,8 @@ class Supervisor:
             or not session.enterable(lost)
         ):
             self._void()
+        elif lost and all(c.card.burned for c in lost):  # burns dealt while no one heard
+            self._request("resume", {"burned": len(lost)}, self._resumed)
         elif lost:
             self._enter(lost[0])
         else:

@@ -28,6 +28,8 @@ from rules.cards import Card, DeckKind, deck
 from rules.events import DealCard
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from daemon.envelope import Outbound
     from daemon.testing.interleaving.mixes import Mix
     from daemon.testing.interleaving.shoe_line import LineFault
@@ -75,6 +77,7 @@ class Session:
 
         self.mix, self.config, self.protocol, self.rng = mix, config, protocol, rng("faults")
         self.clock = Clock()
+        self._starts = 0  # daemons started: a port opened by one that died meanwhile is not
         self.truth = TruthTable(config, rng("truth"))
         self.line = ShoeLine(protocol, rng("line"), repeats=mix.repeats)
         self.wire = ShoeWire(self.clock, rng("wire"), mix.jitter, reliable=self.line.reliable)
@@ -130,7 +133,15 @@ class Session:
     def _start_daemon(self) -> None:
         self._publish(self.daemon.start(self.clock.now))
         greeting = self._greeting if self.line.reliable else None
-        self.clock.after(self.rng.uniform(*OPEN_DELAY), lambda: self.wire.opened(greeting))
+        self._starts += 1
+        starts = self._starts
+        self.clock.after(self.rng.uniform(*OPEN_DELAY), lambda: self._port_opened(greeting, starts))
+
+    def _port_opened(self, greeting: Callable[[], Frame] | None, starts: int) -> None:
+        if not self.daemon.up or starts != self._starts:  # that daemon died before it opened
+            return
+        self._publish(self.daemon.port_opened(self.clock.now))
+        self.wire.opened(greeting)
 
     def _greeting(self) -> Frame:
         """Who the shoe is, and the frame it sends next: its oldest kept one, or a new one."""
