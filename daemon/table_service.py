@@ -80,7 +80,6 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("daemon.table")
 
-_NOT_LIVE = (RoundStage.BETTING, RoundStage.OVER)  # no card of the deal has gone out
 _LIVE = (RoundStage.DEALING, RoundStage.PLAYING, RoundStage.DEALER)
 # Requests that are rules events of the same name; the other commands are answered here.
 _ENGINE_COMMANDS = frozenset({"wager", "withdraw", "close_betting", "action", "void"})
@@ -713,10 +712,7 @@ class TableService:
         if burned:
             # The burn happened, face unseen: the engine must not wait for it still, or it
             # would take the round's first card for it and every card after would move.
-            engine = self.engine
-            betting = engine.round is None or engine.round.stage in _NOT_LIVE
-            if betting:  # the engine's own rule: a burn comes before the deal, never in it
-                engine.burns_due = max(0, engine.burns_due - 1)
+            self.engine.burned_unread()
             return [
                 self.notice("card_unreadable", "a burned card was unreadable; nothing to enter")
             ]
@@ -900,7 +896,7 @@ class TableService:
                 f"discard: how many of the first held cards belong to no round, from 0 to "
                 f"the cards held before any other held item ({self.custody.leading_cards})",
             )
-        self.engine.burns_due -= burned  # gone to the rack unheard: not the round's cards
+        self.engine.burned_unheard(burned)  # gone to the rack unheard: not the round's cards
         self.custody.resolve()
         held = self.custody.cards_held
         out = self._release()
