@@ -79,8 +79,9 @@ from daemon.requests import request_record
 from daemon.shoe_line import Overflow, ShoeLine
 from daemon.status_line import StatusLine
 from daemon.storage import RETRY_FIRST, RETRY_MAX, StorageWatch
+from daemon.table.service import TableService
+from daemon.table.state import CONSOLE_CONTRACT
 from daemon.table_inbox import TableInbox
-from daemon.table_service import CONSOLE_CONTRACT, TableService
 from daemon.timers import TableTimers
 from daemon.topics import Topics
 from daemon.version import installed_version
@@ -94,7 +95,7 @@ if TYPE_CHECKING:
     from daemon.journal import EventKind
     from daemon.mqtt.takeover import ClientIdInUse, LinkUnstable
     from daemon.shoe_line import LineNotice
-    from daemon.table_service import Timer
+    from daemon.table.custody_flow import Timer
     from drivers.driver import DriverEvent, Emit, LinkEvent, ShoeDriver
     from drivers.events import Event as ShoeEvent
     from drivers.noise import LineEvent

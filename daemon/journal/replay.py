@@ -30,7 +30,7 @@ from daemon.envelope import Envelopes
 from daemon.journal.chain import body_text
 from daemon.journal.database import Checkpoint, JournalEvent, RoundEntry
 from daemon.replay import LOG_FORMAT
-from daemon.table_service import TableService
+from daemon.table.service import TableService
 from rules.config import TableConfig
 from rules.events import event_to_mapping
 
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
     from daemon.envelope import Outbound
     from daemon.journal.database import TableRecord
-    from daemon.table_service import Recorded
+    from daemon.table.state import Recorded
     from daemon.topics import Topics
 
 CHECKPOINT_FORMAT: Final = 1

@@ -18,7 +18,8 @@ from daemon.display.model import (
 )
 from daemon.display.wording import money, settlement_text
 from daemon.envelope import Envelopes
-from daemon.table_service import MAX_ROUND_NOTICES, TableService
+from daemon.table.service import TableService
+from daemon.table.state import MAX_ROUND_NOTICES
 from daemon.topics import Topics
 from rules.config import TableConfig
 from tests.display.rounds import (

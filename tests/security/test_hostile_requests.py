@@ -26,7 +26,7 @@ from tests.security.tables import HOLE, TABLE, table_mid_round
 if TYPE_CHECKING:
     from collections.abc import MutableMapping
 
-    from daemon.table_service import TableService
+    from daemon.table.service import TableService
 
 ERROR_CODES: Final = frozenset(
     {

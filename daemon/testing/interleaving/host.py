@@ -28,7 +28,7 @@ from daemon.journal.database import JournalEvent, TableRecord
 from daemon.journal.replay import TableReplay
 from daemon.requests import request_record
 from daemon.service import CHECKPOINT_ALWAYS, CHECKPOINT_BETWEEN_ROUNDS
-from daemon.table_service import CONSOLE_CONTRACT
+from daemon.table.state import CONSOLE_CONTRACT
 from daemon.timers import TableTimers
 from daemon.topics import Topics
 from drivers.driver import Connected, Connecting
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from daemon.journal import EventKind
     from daemon.journal.database import Checkpoint
     from daemon.journal.replay import Applied
-    from daemon.table_service import TableService
+    from daemon.table.service import TableService
     from rules.config import TableConfig
 
 ORIGIN: Final = datetime(2026, 12, 1, 18, 0, tzinfo=UTC)  # the harness's time 0, as journaled
