@@ -41,8 +41,7 @@ import dataclasses
 import functools
 import json
 import signal
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Final, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
 
 import structlog
 
@@ -73,14 +72,27 @@ from daemon.metrics import DaemonMetrics, Readings, serve_metrics
 from daemon.mqtt.link import InboundMessage, LinkState, LinkStateChange, MqttLink, Presence
 from daemon.mqtt.outbox import OutboundMessage
 from daemon.notify import Notifier
+from daemon.parts.items import (
+    ConfigItem,
+    LineItem,
+    LinkItem,
+    NoticeItem,
+    OverflowItem,
+    RefusedItem,
+    RequestItem,
+    ServedTable,
+    ShoeItem,
+    StartItem,
+    TableItem,
+    TimerItem,
+)
 from daemon.reload import log_plan, plan_reload
 from daemon.request_gate import REPORT_INTERVAL, Refused, RequestGate
 from daemon.requests import request_record
-from daemon.shoe_line import Overflow, ShoeLine
+from daemon.shoe_line import ShoeLine
 from daemon.status_line import StatusLine
 from daemon.storage import RETRY_FIRST, RETRY_MAX, StorageWatch
 from daemon.table.service import TableService
-from daemon.table.state import CONSOLE_CONTRACT
 from daemon.table_inbox import TableInbox
 from daemon.timers import TableTimers
 from daemon.topics import Topics
@@ -95,11 +107,8 @@ if TYPE_CHECKING:
     from daemon.journal import EventKind
     from daemon.mqtt.takeover import ClientIdInUse, LinkUnstable
     from daemon.shoe_line import LineNotice
-    from daemon.table.custody_flow import Timer
-    from drivers.driver import DriverEvent, Emit, LinkEvent, ShoeDriver
+    from drivers.driver import DriverEvent, Emit, ShoeDriver
     from drivers.events import Event as ShoeEvent
-    from drivers.noise import LineEvent
-    from rules.config import TableConfig
 
 log = structlog.get_logger("daemon")
 _T = TypeVar("_T")
@@ -122,130 +131,6 @@ def default_driver(setup: TableSetup) -> ShoeDriver:
 
 class _Stop(Exception):
     """Raised inside the TaskGroup to end it: the daemon was asked to stop."""
-
-
-# What a table's queue carries, in arrival order: one small type per kind of item.
-@dataclass(frozen=True, slots=True)
-class ShoeItem:
-    """Something the shoe said (a card, a shuffle, a fault, a heartbeat)."""
-
-    event: ShoeEvent
-
-
-@dataclass(frozen=True, slots=True)
-class LinkItem:
-    """The reader's link changed (connecting, connected, lost, back)."""
-
-    event: LinkEvent
-
-
-@dataclass(frozen=True, slots=True)
-class LineItem:
-    """What the shoe's line carried that was no frame: noise began, it ended, its report."""
-
-    event: LineEvent
-
-
-@dataclass(frozen=True, slots=True)
-class OverflowItem:
-    """Where the shoe's events began to be dropped, the inbox being full (daemon.shoe_line)."""
-
-    overflow: Overflow
-
-
-@dataclass(frozen=True, slots=True)
-class RequestItem:
-    """A dealer console's request, as it came off the broker."""
-
-    command: str
-    payload: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class RefusedItem:
-    """A request the gate refused (not journaled): its response, for the table to send."""
-
-    command: str
-    refusal: Refused
-
-
-@dataclass(frozen=True, slots=True)
-class StartItem:
-    """The daemon started, reading the table's shoe with `protocol`, as `node`."""
-
-    protocol: str
-    node: str
-    kind: ClassVar[EventKind] = "start"
-
-    def record(self) -> dict[str, Any]:
-        return {"protocol": self.protocol, "node": self.node, "contract": CONSOLE_CONTRACT}
-
-
-@dataclass(frozen=True, slots=True)
-class TimerItem:
-    """A deadline the table asked for has passed (daemon.timers)."""
-
-    timer: Timer
-    seconds: float
-    kind: ClassVar[EventKind] = "timer"
-
-    def record(self) -> dict[str, Any]:
-        return {"timer": self.timer.kind, "key": self.timer.key, "seconds": self.seconds}
-
-
-@dataclass(frozen=True, slots=True)
-class ConfigItem:
-    """New game settings from a reload, for the end of the round in progress."""
-
-    table: TableConfig
-    kind: ClassVar[EventKind] = "config"
-
-    def record(self) -> dict[str, Any]:
-        return {"table": self.table.to_mapping()}
-
-
-@dataclass(frozen=True, slots=True)
-class NoticeItem:
-    """The daemon's own word to the pit: journaled, as everything the table publishes.
-
-    `hold`: the table can no longer be sure which cards are its own (another daemon claims
-    it, the broker keeps replacing this daemon's connection): from here it holds every card
-    for the dealer console, as for any doubt (docs/rules.md, decision 13)."""
-
-    kind: str
-    message: str
-    hold: bool = False
-
-    def record(self) -> dict[str, Any]:
-        """As journaled: `hold` only where it is set, so older journals read the same."""
-        return {"kind": self.kind, "message": self.message, **({"hold": True} if self.hold else {})}
-
-
-TableItem = (
-    ShoeItem
-    | LinkItem
-    | LineItem
-    | OverflowItem
-    | RequestItem
-    | RefusedItem
-    | StartItem
-    | ConfigItem
-    | NoticeItem
-    | TimerItem
-)
-
-
-@dataclass(slots=True)
-class _Table:
-    setup: TableSetup
-    service: TableService
-    driver: ShoeDriver
-    # Everything the table hears, in arrival order; the shoe's and requests bounded.
-    queue: TableInbox[TableItem]
-    line: ShoeLine  # what the shoe's line costs the table: noise, overflow
-    timers: TableTimers  # the table's deadlines, on the monotonic clock ([timing])
-    replay: TableReplay | None = None  # from the journal, once recovered
-    checkpoint_n: int = 0  # the event the last checkpoint followed
 
 
 class Daemon:
@@ -318,8 +203,8 @@ class Daemon:
             notice=self._notice_every_table,
         )  # fmt: skip
 
-    def _new_table(self, setup: TableSetup, driver: ShoeDriver) -> _Table:
-        return _Table(
+    def _new_table(self, setup: TableSetup, driver: ShoeDriver) -> ServedTable:
+        return ServedTable(
             setup,
             # Replaced by the journal's replay of the table as the daemon starts.
             TableService(
@@ -444,7 +329,7 @@ class Daemon:
         # The journal's time starts where the journal ends: `ts` never runs backwards.
         self.clock.begin(t.replay.at for t in self.tables.values() if t.replay is not None)
 
-    async def _recover_table(self, table_id: str, table: _Table) -> None:
+    async def _recover_table(self, table_id: str, table: ServedTable) -> None:
         """Replay one table's history; queue its start (and new settings) as its first items."""
         self._starting = f"replaying the journal of table {table_id}"
         history = await self._readable(
@@ -510,7 +395,7 @@ class Daemon:
             self.journal.note_checkpoint(checkpoint)
 
     # ---------------------------------------------------------------- the loop
-    def _from_driver(self, table: _Table) -> Emit:
+    def _from_driver(self, table: ServedTable) -> Emit:
         table_id = table.setup.table.table_id
         queue, line = table.queue, table.line
 
@@ -552,7 +437,7 @@ class Daemon:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, RETRY_MAX)
 
-    async def _consume(self, table: _Table) -> None:
+    async def _consume(self, table: ServedTable) -> None:
         table_id = table.setup.table.table_id
         loop = asyncio.get_running_loop()
         timers = table.timers
@@ -576,7 +461,7 @@ class Daemon:
                 break
             timers.follow(table.service.timers(), loop.time())
 
-    async def _next_item(self, table: _Table, timers: TableTimers) -> TableItem:
+    async def _next_item(self, table: ServedTable, timers: TableTimers) -> TableItem:
         """The table's next item, or a timer of the table's that has passed meanwhile."""
         loop = asyncio.get_running_loop()
         while True:
@@ -588,7 +473,7 @@ class Daemon:
                 for timer in timers.due(loop.time()):
                     table.queue.put_nowait(TimerItem(timer, timers.seconds(timer)))
 
-    async def _take_requests(self, table: _Table, items: list[RequestItem]) -> None:
+    async def _take_requests(self, table: ServedTable, items: list[RequestItem]) -> None:
         """Requests that queued together: journaled in one commit, then applied in order. A
         request costs its table's cards one commit, not one each (a console that sends a
         round's wagers at once, or a flood's admitted burst)."""
@@ -611,7 +496,7 @@ class Daemon:
             record["outbox_full"] = True
         return record
 
-    async def _take(self, table: _Table, item: TableItem) -> None:
+    async def _take(self, table: ServedTable, item: TableItem) -> None:
         """Journal and apply one item of the table's queue."""
         match item:
             case NoticeItem():
@@ -633,7 +518,7 @@ class Daemon:
                 await self._tell(table, table.line.before_shoe_event(event, holding=holding))
                 await self._take_from_shoe(table, event)
 
-    def _line_notice(self, table: _Table, item: LineItem | OverflowItem) -> LineNotice | None:
+    def _line_notice(self, table: ServedTable, item: LineItem | OverflowItem) -> LineNotice | None:
         """What the table is told of its shoe's line (daemon.shoe_line)."""
         line, at_stake = table.line, table.service.at_stake
         match item:
@@ -647,12 +532,12 @@ class Daemon:
             case OverflowItem(overflow=overflow):
                 return line.overflow_taken(overflow, at_stake=at_stake)
 
-    async def _tell(self, table: _Table, notice: LineNotice | None) -> None:
+    async def _tell(self, table: ServedTable, notice: LineNotice | None) -> None:
         """What the shoe's line costs the table, journaled as the daemon's notice."""
         if notice is not None:
             await self._commit(table, "notice", NoticeItem(*notice).record())
 
-    def _answer_refusal(self, table: _Table, item: RefusedItem) -> None:
+    def _answer_refusal(self, table: ServedTable, item: RefusedItem) -> None:
         """The gate's refusal is not journaled, so its answer is outside the table's sequence
         (Envelopes.seal_unsequenced): it moves no watermark and a replay makes nothing of it."""
         refusal = item.refusal
@@ -661,7 +546,7 @@ class Daemon:
         ):
             self.outbox.add_state(OutboundMessage(out.topic, out.payload, out.qos, out.retain))
 
-    async def _take_from_shoe(self, table: _Table, event: ShoeEvent) -> None:
+    async def _take_from_shoe(self, table: ServedTable, event: ShoeEvent) -> None:
         """Decision D3: judged before anything is journaled, acknowledged once it is durable.
 
         A repeat of a frame the journal holds is acknowledged again and applied no more; a
@@ -683,7 +568,7 @@ class Daemon:
 
     async def _commit(
         self,
-        table: _Table,
+        table: ServedTable,
         kind: EventKind,
         record: dict[str, Any],
         *,
@@ -704,7 +589,7 @@ class Daemon:
         self.outbox.add(table_id, applied.messages)
         self._checkpoint(table, applied)
 
-    def _checkpoint(self, table: _Table, applied: Applied) -> None:
+    def _checkpoint(self, table: ServedTable, applied: Applied) -> None:
         """A checkpoint rides along with the next commit when a round ends, or long after
         the last one (CHECKPOINT_BETWEEN_ROUNDS, CHECKPOINT_ALWAYS)."""
         assert table.replay is not None

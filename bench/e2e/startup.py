@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from daemon.journal import EventKind
-    from daemon.service import _Table
+    from daemon.parts.items import ServedTable
     from rules.config import TableConfig
     from rules.events import TableEvent
 
@@ -94,7 +94,7 @@ async def write_journal(config_path: Path, events: int) -> None:
     await daemon._recover()  # noqa: SLF001 - start and config events, as a first start writes
     share = events // len(daemon.tables)
 
-    async def deal(index: int, table: _Table) -> None:
+    async def deal(index: int, table: ServedTable) -> None:
         for kind, record in itertools.islice(records(table.setup.table, index), share):
             await daemon._commit(table, kind, record)  # noqa: SLF001 - the daemon's own path
             while (queued := daemon.outbox.peek()) is not None:  # as a broker would

@@ -15,7 +15,8 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from daemon.config import load_config
-from daemon.service import Daemon, OverflowItem, RequestItem
+from daemon.parts.items import OverflowItem, RequestItem
+from daemon.service import Daemon
 from daemon.shoe_line import LineNotice, ShoeLine
 from drivers.events import CardDrawn, LockChanged
 from drivers.noise import LineNoise, LineNoiseBegan, LineQuiet
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
     from pathlib import Path
 
-    from daemon.service import _Table
+    from daemon.parts.items import ServedTable
 
 CONFIG = """\
 [mqtt]
@@ -108,7 +109,7 @@ def test_an_overflow_is_told_once_where_it_began_with_what_it_cost() -> None:
 
 # ---------------------------------------------------------------- the daemon, step by step
 @contextlib.asynccontextmanager
-async def started(tmp_path: Path, protocol: str) -> AsyncIterator[tuple[Daemon, _Table]]:
+async def started(tmp_path: Path, protocol: str) -> AsyncIterator[tuple[Daemon, ServedTable]]:
     path = tmp_path / "shoe2mqtt.toml"
     path.write_text(CONFIG.format(state=tmp_path / "state", protocol=protocol), encoding="utf-8")
     daemon = Daemon(load_config(path, environ={}))
@@ -121,7 +122,7 @@ async def started(tmp_path: Path, protocol: str) -> AsyncIterator[tuple[Daemon, 
         await daemon.journal.close()
 
 
-async def take_all(daemon: Daemon, table: _Table) -> None:
+async def take_all(daemon: Daemon, table: ServedTable) -> None:
     while len(table.queue):
         await daemon._take(table, table.queue.get_nowait())
 
