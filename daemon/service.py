@@ -39,9 +39,8 @@ import asyncio
 import collections
 import dataclasses
 import functools
-import json
 import signal
-from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import structlog
 
@@ -50,28 +49,25 @@ from daemon.bridge_info import BridgeInfo
 from daemon.claims import TableClaims
 from daemon.config import ConfigErrors, TableSetup, load_config
 from daemon.envelope import Envelopes, utc_timestamp
-from daemon.inbound import LINK_EVENTS, is_journaled, to_record
+from daemon.inbound import LINK_EVENTS
 from daemon.journal import (
     JOURNAL_FILE,
     Checkpoint,
     History,
     Journal,
-    JournalError,
-    JournalEvent,
     StorageFault,
     journal_error,
     prepare_state_directory,
 )
 from daemon.journal.archive import Archive
 from daemon.journal.archiving import ArchiveTask
-from daemon.journal.chain import body_text
 from daemon.journal.clock import ClockStep, JournalClock, describe_seconds
 from daemon.journal.outbox import JournalOutbox
-from daemon.journal.replay import Applied, TableReplay
+from daemon.journal.replay import TableReplay
 from daemon.metrics import DaemonMetrics, Readings, serve_metrics
 from daemon.mqtt.link import InboundMessage, LinkState, LinkStateChange, MqttLink, Presence
-from daemon.mqtt.outbox import OutboundMessage
 from daemon.notify import Notifier
+from daemon.parts.commits import TableCommits
 from daemon.parts.items import (
     ConfigItem,
     LineItem,
@@ -83,12 +79,9 @@ from daemon.parts.items import (
     ServedTable,
     ShoeItem,
     StartItem,
-    TableItem,
-    TimerItem,
 )
 from daemon.reload import log_plan, plan_reload
 from daemon.request_gate import REPORT_INTERVAL, Refused, RequestGate
-from daemon.requests import request_record
 from daemon.shoe_line import ShoeLine
 from daemon.status_line import StatusLine
 from daemon.storage import RETRY_FIRST, RETRY_MAX, StorageWatch
@@ -104,23 +97,11 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine
 
     from daemon.config import ServiceConfig
-    from daemon.journal import EventKind
     from daemon.mqtt.takeover import ClientIdInUse, LinkUnstable
-    from daemon.shoe_line import LineNotice
     from drivers.driver import DriverEvent, Emit, ShoeDriver
-    from drivers.events import Event as ShoeEvent
 
 log = structlog.get_logger("daemon")
 _T = TypeVar("_T")
-
-# A checkpoint of a table's state: at the end of every round; between rounds after this many
-# events without one (a shoe left unplugged journals its link, a round never opens); in any
-# state after this many (a round left open for days). Start-up replays at most that far.
-CHECKPOINT_BETWEEN_ROUNDS: Final = 500
-CHECKPOINT_ALWAYS: Final = 5000
-# Requests that queued together are journaled in one commit, up to this many: a round's
-# wagers from a chip-recognition layout fit, and a card waits behind one commit, not dozens.
-REQUESTS_PER_COMMIT: Final = 64
 
 
 def default_driver(setup: TableSetup) -> ShoeDriver:
@@ -193,6 +174,14 @@ class Daemon:
             config.mqtt.node,
             self.outbox.add_state,
             lambda: self.notifier.status(self._status_text()),
+        )
+        self.commits = TableCommits(
+            self.journal,
+            self.outbox,
+            self.metrics,
+            self.clock,
+            self.storage,
+            link_changed=self._status_changed,
         )
 
     def _archive_task(self) -> ArchiveTask:
@@ -286,7 +275,7 @@ class Daemon:
                     group.create_task(
                         table.driver.run(self._from_driver(table)), name=f"driver:{table_id}"
                     )
-                    group.create_task(self._consume(table), name=f"table:{table_id}")
+                    group.create_task(self.commits.consume(table), name=f"table:{table_id}")
                 group.create_task(self._signals(), name="signals")
                 group.create_task(self._report_refusals(), name="request-reports")
                 group.create_task(self.status_line.run(), name="status")
@@ -437,172 +426,6 @@ class Daemon:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, RETRY_MAX)
 
-    async def _consume(self, table: ServedTable) -> None:
-        table_id = table.setup.table.table_id
-        loop = asyncio.get_running_loop()
-        timers = table.timers
-        timers.follow(table.service.timers(), loop.time())
-        while True:
-            item = await self._next_item(table, timers)
-            requests: list[RequestItem] = []
-            if isinstance(item, RequestItem):  # what queued behind it too: one commit
-                queued = table.queue.get_requests_nowait(REQUESTS_PER_COMMIT - 1)
-                requests = [item, *(r for r in queued if isinstance(r, RequestItem))]
-            while True:  # the items, until the journal has them (daemon/storage.py)
-                try:
-                    if len(requests) > 1:
-                        await self._take_requests(table, requests)
-                    else:
-                        await self._take(table, item)
-                except JournalError as exc:
-                    await asyncio.sleep(self.storage.failing(table_id, exc))
-                    continue
-                self.storage.resumed(table_id)
-                break
-            timers.follow(table.service.timers(), loop.time())
-
-    async def _next_item(self, table: ServedTable, timers: TableTimers) -> TableItem:
-        """The table's next item, or a timer of the table's that has passed meanwhile."""
-        loop = asyncio.get_running_loop()
-        while True:
-            due_at = timers.next_due()
-            try:
-                async with asyncio.timeout_at(due_at):
-                    return await table.queue.get()
-            except TimeoutError:
-                for timer in timers.due(loop.time()):
-                    table.queue.put_nowait(TimerItem(timer, timers.seconds(timer)))
-
-    async def _take_requests(self, table: ServedTable, items: list[RequestItem]) -> None:
-        """Requests that queued together: journaled in one commit, then applied in order. A
-        request costs its table's cards one commit, not one each (a console that sends a
-        round's wagers at once, or a flood's admitted burst)."""
-        at = utc_timestamp(self.clock.now())
-        table_id = table.setup.table.table_id
-        bodies = [json.loads(body_text(self._request_record(item))) for item in items]
-        with self.metrics.journal_commit():
-            numbers = await self.journal.append_events(
-                table_id, [("request", body, at) for body in bodies]
-            )
-        assert table.replay is not None, "a table is recovered before it takes events"
-        for n, body in zip(numbers, bodies, strict=True):
-            applied = table.replay.apply(JournalEvent(table_id, n, "request", body, at))
-            self.outbox.add(table_id, applied.messages)
-            self._checkpoint(table, applied)
-
-    def _request_record(self, item: RequestItem) -> dict[str, Any]:
-        record = request_record(item.command, item.payload)
-        if self.outbox.full:  # journaled: a replay must refuse what was refused
-            record["outbox_full"] = True
-        return record
-
-    async def _take(self, table: ServedTable, item: TableItem) -> None:
-        """Journal and apply one item of the table's queue."""
-        match item:
-            case NoticeItem():
-                await self._commit(table, "notice", item.record())
-            case RequestItem():
-                await self._commit(table, "request", self._request_record(item))
-            case RefusedItem():
-                self._answer_refusal(table, item)
-            case StartItem() | TimerItem() | ConfigItem():
-                await self._commit(table, item.kind, item.record())
-            case LinkItem(event=event):
-                await self._commit(table, "link", to_record(event))
-                if self._ready_sent:
-                    self.status_line.changed()
-            case LineItem() | OverflowItem():
-                await self._tell(table, self._line_notice(table, item))
-            case ShoeItem(event=event):
-                holding = table.service.doubt is not None
-                await self._tell(table, table.line.before_shoe_event(event, holding=holding))
-                await self._take_from_shoe(table, event)
-
-    def _line_notice(self, table: ServedTable, item: LineItem | OverflowItem) -> LineNotice | None:
-        """What the table is told of its shoe's line (daemon.shoe_line)."""
-        line, at_stake = table.line, table.service.at_stake
-        match item:
-            case LineItem(event=LineNoise() as noise):
-                return line.noise_reported(noise)
-            case LineItem(event=LineQuiet()):
-                line.noise_quiet()
-                return None
-            case LineItem():  # LineNoiseBegan
-                return line.noise_began(at_stake=at_stake, holding=table.service.doubt is not None)
-            case OverflowItem(overflow=overflow):
-                return line.overflow_taken(overflow, at_stake=at_stake)
-
-    async def _tell(self, table: ServedTable, notice: LineNotice | None) -> None:
-        """What the shoe's line costs the table, journaled as the daemon's notice."""
-        if notice is not None:
-            await self._commit(table, "notice", NoticeItem(*notice).record())
-
-    def _answer_refusal(self, table: ServedTable, item: RefusedItem) -> None:
-        """The gate's refusal is not journaled, so its answer is outside the table's sequence
-        (Envelopes.seal_unsequenced): it moves no watermark and a replay makes nothing of it."""
-        refusal = item.refusal
-        for out in table.service.refuse(
-            item.command, refusal.transaction, refusal.code, refusal.message
-        ):
-            self.outbox.add_state(OutboundMessage(out.topic, out.payload, out.qos, out.retain))
-
-    async def _take_from_shoe(self, table: ServedTable, event: ShoeEvent) -> None:
-        """Decision D3: judged before anything is journaled, acknowledged once it is durable.
-
-        A repeat of a frame the journal holds is acknowledged again and applied no more; a
-        loss is journaled (and applied) before the frame that shows it. A heartbeat is
-        judged (it may show a loss) but neither journaled nor applied: it changes nothing
-        that is published (`last_seen` is the time of the reader's last journaled event).
-        When the journal cannot be written, nothing is acknowledged: the shoe keeps it.
-        """
-        intake = table.service.judge(event)
-        if intake.gap is not None:
-            await self._commit(table, "shoe", to_record(intake.gap))
-        if intake.conflict is not None:  # the table doubts what it holds before the frame
-            await self._commit(table, "shoe", to_record(intake.conflict))
-        if intake.take and is_journaled(event):
-            await self._commit(table, "shoe", to_record(event), acknowledge=intake.acknowledge)
-            return
-        if intake.acknowledge is not None:  # a repeat of what the journal holds
-            await table.driver.acknowledge(intake.acknowledge)
-
-    async def _commit(
-        self,
-        table: ServedTable,
-        kind: EventKind,
-        record: dict[str, Any],
-        *,
-        acknowledge: int | None = None,
-    ) -> None:
-        """Journal the event (the one commit on its path), acknowledge the shoe's frame
-        `acknowledge` (it is durable now), apply the event, hand what it caused to the
-        outbox: nothing it caused leaves the process before the event is on disk."""
-        at = utc_timestamp(self.clock.now())
-        table_id = table.setup.table.table_id
-        body = json.loads(body_text(record))  # exactly what a replay will read back
-        with self.metrics.journal_commit():
-            n = await self.journal.append_event(table_id, kind, body, at)
-        if acknowledge is not None:
-            await table.driver.acknowledge(acknowledge)
-        assert table.replay is not None, "a table is recovered before it takes events"
-        applied = table.replay.apply(JournalEvent(table_id, n, kind, body, at))
-        self.outbox.add(table_id, applied.messages)
-        self._checkpoint(table, applied)
-
-    def _checkpoint(self, table: ServedTable, applied: Applied) -> None:
-        """A checkpoint rides along with the next commit when a round ends, or long after
-        the last one (CHECKPOINT_BETWEEN_ROUNDS, CHECKPOINT_ALWAYS)."""
-        assert table.replay is not None
-        since = applied.event.n - table.checkpoint_n
-        between_rounds = not table.service.engine.round_open
-        if (
-            applied.ended is not None
-            or (between_rounds and since >= CHECKPOINT_BETWEEN_ROUNDS)
-            or since >= CHECKPOINT_ALWAYS
-        ):
-            self.journal.note_checkpoint(table.replay.checkpoint(), applied.ended)
-            table.checkpoint_n = applied.event.n
-
     def _clock_stepped(self, step: ClockStep) -> None:
         """The wall clock stepped: the log, and every table's pit (journaled notices)."""
         log.warning(
@@ -718,6 +541,11 @@ class Daemon:
             if self._on_ready is not None:
                 self._on_ready()
         elif self._ready_sent:
+            self.status_line.changed()
+
+    def _status_changed(self) -> None:
+        """The status line says something new (once READY=1 has gone: before, it is not ours)."""
+        if self._ready_sent:
             self.status_line.changed()
 
     def _status_text(self) -> str:

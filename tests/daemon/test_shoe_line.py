@@ -124,7 +124,7 @@ async def started(tmp_path: Path, protocol: str) -> AsyncIterator[tuple[Daemon, 
 
 async def take_all(daemon: Daemon, table: ServedTable) -> None:
     while len(table.queue):
-        await daemon._take(table, table.queue.get_nowait())
+        await daemon.commits.take(table, table.queue.get_nowait())
 
 
 def journaled(tmp_path: Path, kind: str) -> list[dict[str, Any]]:
@@ -168,7 +168,7 @@ async def test_a_shoe_that_keeps_its_frames_waits_for_room(tmp_path: Path) -> No
         waiting = asyncio.create_task(one_more())
         await asyncio.sleep(0.01)
         assert not waiting.done()  # the driver reads no more: the shoe keeps the frame
-        await daemon._take(table, table.queue.get_nowait())
+        await daemon.commits.take(table, table.queue.get_nowait())
         await asyncio.wait_for(waiting, 1)
         assert daemon._readings().overflowed == {"bj-1": 0}
 
