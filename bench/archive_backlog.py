@@ -65,7 +65,7 @@ async def write_journal(config_path: Path, days: int, per_day: int) -> int:
     daemon = Daemon(config, driver_factory=lambda _: None, clock=clock)  # type: ignore[arg-type,return-value]
     prepare_state_directory(config.state_directory)
     await daemon.journal.open()
-    await daemon._recover()  # noqa: SLF001 - as a first start does
+    await daemon.recovery.recover()
     [table] = daemon.tables.values()
     await daemon.commits.commit(table, "config", {"table": table.setup.table.to_mapping()})
     step = timedelta(hours=PLAY_HOURS) / per_day

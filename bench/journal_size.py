@@ -97,7 +97,7 @@ async def deal(args: argparse.Namespace, directory: Path) -> None:
     daemon = Daemon(config, driver_factory=lambda _: None, clock=journal_clock)  # type: ignore[arg-type,return-value]
     archive = Archive(config.archive_path)
     await daemon.journal.open()
-    await daemon._recover()  # noqa: SLF001 - as a first start does
+    await daemon.recovery.recover()
     first_day = clock.now.date()
     [served] = daemon.tables.values()
     step = timedelta(hours=PLAY_HOURS) / args.cards_per_day  # per card, events in between

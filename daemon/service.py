@@ -38,9 +38,8 @@ from __future__ import annotations
 import asyncio
 import collections
 import dataclasses
-import functools
 import signal
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import structlog
 
@@ -52,18 +51,12 @@ from daemon.envelope import Envelopes, utc_timestamp
 from daemon.inbound import LINK_EVENTS
 from daemon.journal import (
     JOURNAL_FILE,
-    Checkpoint,
-    History,
     Journal,
-    StorageFault,
-    journal_error,
-    prepare_state_directory,
 )
 from daemon.journal.archive import Archive
 from daemon.journal.archiving import ArchiveTask
 from daemon.journal.clock import ClockStep, JournalClock, describe_seconds
 from daemon.journal.outbox import JournalOutbox
-from daemon.journal.replay import TableReplay
 from daemon.metrics import DaemonMetrics, Readings, serve_metrics
 from daemon.mqtt.link import InboundMessage, LinkState, LinkStateChange, MqttLink, Presence
 from daemon.notify import Notifier
@@ -78,13 +71,13 @@ from daemon.parts.items import (
     RequestItem,
     ServedTable,
     ShoeItem,
-    StartItem,
 )
+from daemon.parts.recovery import Recovery
 from daemon.reload import log_plan, plan_reload
 from daemon.request_gate import REPORT_INTERVAL, Refused, RequestGate
 from daemon.shoe_line import ShoeLine
 from daemon.status_line import StatusLine
-from daemon.storage import RETRY_FIRST, RETRY_MAX, StorageWatch
+from daemon.storage import StorageWatch
 from daemon.table.service import TableService
 from daemon.table_inbox import TableInbox
 from daemon.timers import TableTimers
@@ -94,14 +87,13 @@ from drivers.noise import LineNoise, LineNoiseBegan, LineQuiet
 from drivers.registry import create_driver, sequence_policy
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Coroutine
+    from collections.abc import Callable, Coroutine
 
     from daemon.config import ServiceConfig
     from daemon.mqtt.takeover import ClientIdInUse, LinkUnstable
     from drivers.driver import DriverEvent, Emit, ShoeDriver
 
 log = structlog.get_logger("daemon")
-_T = TypeVar("_T")
 
 
 def default_driver(setup: TableSetup) -> ShoeDriver:
@@ -168,7 +160,6 @@ class Daemon:
         self.notifier = notifier if notifier is not None else Notifier.from_environment()
         self.status_line = StatusLine(self.notifier, self._status_text)
         self.broker_state = "starting"
-        self._starting = "starting"  # what the daemon does before READY=1, for systemd
         self.storage = StorageWatch(
             self.topics,
             config.mqtt.node,
@@ -183,6 +174,10 @@ class Daemon:
             self.storage,
             link_changed=self._status_changed,
         )
+        self.recovery = Recovery(
+            config, self.journal, self.outbox, self.clock, self.topics, self.tables,
+            metrics=self.metrics, storage=self.storage, notifier=self.notifier,
+        )  # fmt: skip
 
     def _archive_task(self) -> ArchiveTask:
         config = self.config
@@ -218,7 +213,7 @@ class Daemon:
             on_state_change=self._on_link_state,
             on_client_id_in_use=self._client_id_in_use,
             on_link_unstable=self._link_unstable,
-            # Announced once connected, and the link runs only after `_recover`: a table is
+            # Announced once connected, and the link runs only after `Recovery.recover`: a table is
             # `online` once it is rebuilt from the journal (decision D1, docs/mqtt.md).
             presences=[self.claims.presence(t) for t in self.tables] + [self._info_presence()],
         )
@@ -238,32 +233,13 @@ class Daemon:
             {signal.SIGTERM: stop, signal.SIGINT: stop, signal.SIGHUP: self.reload}
         ):
             try:
-                if await self._unless_stopped(self._start()):
+                if await self._unless_stopped(self.recovery.start()):
                     await self._serve()
                 else:
                     self._stopping()
             finally:
                 await self.journal.close()
         log.info("daemon.stopped")
-
-    async def _start(self) -> None:
-        """Open (or upgrade) the journal and rebuild every table from it."""
-        async with asyncio.TaskGroup() as starting:
-            # systemd hears from the daemon while it opens (or upgrades) and replays the
-            # journal, however long that takes: a live start is never killed as stuck.
-            keeping = starting.create_task(
-                self.notifier.keep_starting(lambda: self._starting), name="starting"
-            )
-            self._starting = "opening the journal"
-            directory = self.config.state_directory
-            await self._readable(
-                "preparing the state directory",
-                functools.partial(asyncio.to_thread, prepare_state_directory, directory),
-            )
-            protocols = {t: s.setup.shoe.protocol for t, s in self.tables.items()}
-            await self._readable("opening the journal", lambda: self.journal.open(protocols))
-            await self._recover()
-            keeping.cancel()
 
     async def _serve(self) -> None:
         """Every table's tasks and the link's, until a stop."""
@@ -307,82 +283,6 @@ class Daemon:
         return True
 
     # ---------------------------------------------------------------- recovery
-    async def _recover(self) -> None:
-        """Rebuild every table from its checkpoint and the events after it; queue again what
-        the broker may not have (everything past the table's watermark, with its ids)."""
-        self.outbox.add_legacy(
-            await self._readable("reading the journal", self.journal.legacy_messages)
-        )
-        for table_id, table in self.tables.items():
-            await self._recover_table(table_id, table)
-        # The journal's time starts where the journal ends: `ts` never runs backwards.
-        self.clock.begin(t.replay.at for t in self.tables.values() if t.replay is not None)
-
-    async def _recover_table(self, table_id: str, table: ServedTable) -> None:
-        """Replay one table's history; queue its start (and new settings) as its first items."""
-        self._starting = f"replaying the journal of table {table_id}"
-        history = await self._readable(
-            self._starting, functools.partial(self.journal.history, table_id)
-        )
-        configured = table.setup.table.to_mapping()
-        new = history.checkpoint is None and history.first_config is None
-        replay = TableReplay.begin(
-            history.table,
-            self.topics,
-            self.journal.epoch,
-            checkpoint=history.checkpoint,
-            first_config=configured if new else history.first_config,
-            protocol=table.setup.shoe.protocol,
-            quiet=False,
-            clock=self.clock.now,
-        )
-        table.replay, table.service = replay, replay.service
-        table.checkpoint_n = replay.n
-        await self._replay_events(table_id, replay, history)
-        if history.events:
-            self.journal.note_checkpoint(replay.checkpoint())
-            table.checkpoint_n = replay.n
-        replay.service.observer = self.metrics  # counted from now: the replay was, before
-        # The start and new settings are the table's first items, journaled by its
-        # consumer like any other: on a full disk they wait there, the daemon runs on.
-        if new:  # the settings first: a replay from the table's first event starts there
-            table.queue.put_nowait(ConfigItem(table.setup.table))
-        table.queue.put_nowait(StartItem(table.setup.shoe.protocol, self.config.mqtt.node))
-        service = table.service
-        if not new and (service.pending_config or service.config).to_mapping() != configured:
-            table.queue.put_nowait(ConfigItem(table.setup.table))
-        self.storage.ok(table_id)
-        log.info(
-            "journal.replayed",
-            table=table_id,
-            events=len(history.events),
-            since=None if history.checkpoint is None else history.checkpoint.n,
-            resending=len(self.outbox),
-            round=service.round_id,
-            review=list(service.review),
-        )
-
-    async def _replay_events(self, table_id: str, replay: TableReplay, history: History) -> None:
-        """Apply the journaled events after the checkpoint; queue again what the broker may not
-        have had (past the table's watermark)."""
-        delivered = history.table.delivered_seq
-        # A long replay (an upgraded journal's first) keeps the last round's end of each
-        # hour as a checkpoint, as live play would have: the archive cuts days there.
-        hourly: dict[str, Checkpoint] = {}
-        with replay.service.replaying():
-            for count, event in enumerate(history.events, start=1):
-                applied = replay.apply(event)
-                self.outbox.add(table_id, [m for m in applied.messages if m.seq > delivered])
-                if applied.ended is not None:
-                    self.journal.note_checkpoint(None, applied.ended)
-                    hourly[event.at[:13]] = replay.checkpoint()
-                if count % 1000 == 0:
-                    total = len(history.events)
-                    self._starting = f"replaying table {table_id}: {count} of {total} events"
-                    await asyncio.sleep(0)  # systemd's keep-alive runs meanwhile
-        for checkpoint in hourly.values():
-            self.journal.note_checkpoint(checkpoint)
-
     # ---------------------------------------------------------------- the loop
     def _from_driver(self, table: ServedTable) -> Emit:
         table_id = table.setup.table.table_id
@@ -407,24 +307,6 @@ class Daemon:
                     queue.put_nowait(OverflowItem(overflow))
 
         return emit
-
-    async def _readable(self, what: str, read: Callable[[], Awaitable[_T]]) -> _T:
-        """Read the journal at start, waiting out a storage fault (the daemon stays up and
-        says so, to the log and to systemd, instead of exiting to be restarted in vain)."""
-        delay = RETRY_FIRST
-        while True:
-            try:
-                return await read()
-            except (StorageFault, OSError) as caught:
-                exc = journal_error(caught, self.config.state_directory)
-                if not isinstance(exc, StorageFault):
-                    raise exc from caught
-                log.error(  # noqa: TRY400 - the reason is the message; it is tried again
-                    "journal.open_failed", reason=exc.reason, error=str(exc), retry_in=delay
-                )
-                self._starting = f"{what}: {exc.reason}; trying again"
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, RETRY_MAX)
 
     def _clock_stepped(self, step: ClockStep) -> None:
         """The wall clock stepped: the log, and every table's pit (journaled notices)."""

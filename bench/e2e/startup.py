@@ -91,7 +91,7 @@ async def write_journal(config_path: Path, events: int) -> None:
     journal = daemon.journal
     prepare_state_directory(daemon.config.state_directory)
     await journal.open()
-    await daemon._recover()  # noqa: SLF001 - start and config events, as a first start writes
+    await daemon.recovery.recover()
     share = events // len(daemon.tables)
 
     async def deal(index: int, table: ServedTable) -> None:

@@ -113,7 +113,7 @@ async def started(tmp_path: Path, protocol: str) -> AsyncIterator[tuple[Daemon, 
     path = tmp_path / "shoe2mqtt.toml"
     path.write_text(CONFIG.format(state=tmp_path / "state", protocol=protocol), encoding="utf-8")
     daemon = Daemon(load_config(path, environ={}))
-    await daemon._start()
+    await daemon.recovery.start()
     table = daemon.tables["bj-1"]
     try:
         await take_all(daemon, table)  # its settings and its start
