@@ -37,16 +37,14 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import dataclasses
 import signal
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from daemon import logs, signals
 from daemon.bridge_info import BridgeInfo
 from daemon.claims import TableClaims
-from daemon.config import ConfigErrors, TableSetup, load_config
 from daemon.envelope import Envelopes, utc_timestamp
 from daemon.inbound import LINK_EVENTS
 from daemon.journal import (
@@ -58,23 +56,22 @@ from daemon.journal.archiving import ArchiveTask
 from daemon.journal.clock import ClockStep, JournalClock, describe_seconds
 from daemon.journal.outbox import JournalOutbox
 from daemon.metrics import DaemonMetrics, Readings, serve_metrics
-from daemon.mqtt.link import InboundMessage, LinkState, LinkStateChange, MqttLink, Presence
+from daemon.mqtt.link import InboundMessage, LinkState, LinkStateChange, MqttLink
 from daemon.notify import Notifier
+from daemon.parts.bridge_announcer import BridgeAnnouncer
 from daemon.parts.commits import TableCommits
 from daemon.parts.items import (
-    ConfigItem,
     LineItem,
     LinkItem,
     NoticeItem,
     OverflowItem,
-    RefusedItem,
-    RequestItem,
     ServedTable,
     ShoeItem,
 )
 from daemon.parts.recovery import Recovery
-from daemon.reload import log_plan, plan_reload
-from daemon.request_gate import REPORT_INTERVAL, Refused, RequestGate
+from daemon.parts.reloading import Reloading
+from daemon.parts.request_intake import RequestIntake
+from daemon.request_gate import RequestGate
 from daemon.shoe_line import ShoeLine
 from daemon.status_line import StatusLine
 from daemon.storage import StorageWatch
@@ -89,7 +86,7 @@ from drivers.registry import create_driver, sequence_policy
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
-    from daemon.config import ServiceConfig
+    from daemon.config import ServiceConfig, TableSetup
     from daemon.mqtt.takeover import ClientIdInUse, LinkUnstable
     from drivers.driver import DriverEvent, Emit, ShoeDriver
 
@@ -136,24 +133,25 @@ class Daemon:
         }
         self.gate = RequestGate(config.requests, self.tables)
         self.claims = TableClaims(self.topics, config.mqtt.node, self.tables)
-        self.info = BridgeInfo(
-            installed_version(),
-            config.mqtt.node,
-            tuple(self.tables),
-            utc_timestamp(),
+        info = BridgeInfo(
+            installed_version(), config.mqtt.node, tuple(self.tables), utc_timestamp(),
             config.sha256,
-        )
-        self._info_changed = asyncio.Event()
+        )  # fmt: skip
+        self.bridge = BridgeAnnouncer(self.topics, config.mqtt.node, info)
         self.metrics = DaemonMetrics(
             node=config.mqtt.node,
-            version=self.info.version,
+            version=info.version,
             tables=list(self.tables),
             readings=self._readings,
         )
         for table in self.tables.values():
             table.service.observer = self.metrics
         self.link = self._mqtt_link()
-        self._reload_note: str | None = None  # for `systemctl status`: a refusal, a restart due
+        self.intake = RequestIntake(
+            config.mqtt.node, self.topics, self.tables, self.gate, self.claims, self.metrics,
+            self.link,
+        )  # fmt: skip
+        self.reloading = Reloading(config, self.gate, self.tables, self.bridge)
         self._stop = asyncio.Event()
         self._on_ready = on_ready
         self._ready_sent = False
@@ -215,8 +213,11 @@ class Daemon:
             on_link_unstable=self._link_unstable,
             # Announced once connected, and the link runs only after `Recovery.recover`: a table is
             # `online` once it is rebuilt from the journal (decision D1, docs/mqtt.md).
-            presences=[self.claims.presence(t) for t in self.tables] + [self._info_presence()],
+            presences=[self.claims.presence(t) for t in self.tables] + [self.bridge.presence()],
         )
+
+    async def _on_message(self, message: InboundMessage) -> None:
+        await self.intake.on_message(message)
 
     def stop(self) -> None:
         self._stop.set()
@@ -253,7 +254,7 @@ class Daemon:
                     )
                     group.create_task(self.commits.consume(table), name=f"table:{table_id}")
                 group.create_task(self._signals(), name="signals")
-                group.create_task(self._report_refusals(), name="request-reports")
+                group.create_task(self.intake.run(), name="request-reports")
                 group.create_task(self.status_line.run(), name="status")
                 group.create_task(self.notifier.watchdog_loop(), name="watchdog")
                 group.create_task(self._keep_info(), name="bridge-info")
@@ -282,7 +283,6 @@ class Daemon:
         working.result()  # its exception, if it failed
         return True
 
-    # ---------------------------------------------------------------- recovery
     # ---------------------------------------------------------------- the loop
     def _from_driver(self, table: ServedTable) -> Emit:
         table_id = table.setup.table.table_id
@@ -327,64 +327,6 @@ class Daemon:
     def _notice_every_table(self, kind: str, message: str) -> None:
         for table in self.tables.values():
             table.queue.put_nowait(NoticeItem(kind, message))
-
-    async def _on_message(self, message: InboundMessage) -> None:
-        claims = self.claims.heard(message.topic, message.payload)
-        if claims is not None:  # another daemon's word on one of our tables (daemon.claims)
-            for change in claims:
-                self.tables[change.table].queue.put_nowait(
-                    NoticeItem(change.kind, change.message(self.config.mqtt.node), change.began)
-                )
-                await self.link.announce(self.claims.presence(change.table))
-            return
-        parsed = self.topics.parse_request(message.topic)
-        table = self.tables.get(parsed[0]) if parsed else None
-        if parsed is None or table is None:
-            log.warning("request.unexpected_topic", topic=message.topic)
-            return
-        if message.retain:
-            # A retained request would be handed to us again on every reconnect and obeyed
-            # again: a command is a moment, never a state. Dropped, with a line.
-            log.warning("request.retained_dropped", table=parsed[0], command=parsed[1])
-            return
-        # Judged before it costs anything: what is refused here is not journaled.
-        command = parsed[1]
-        verdict = self.gate.judge(
-            parsed[0], command, message.payload, room=table.queue.has_request_room
-        )
-        if isinstance(verdict, Refused):
-            self.metrics.rejected(parsed[0], "request", verdict.code)
-            if verdict.answer:
-                table.queue.put_nowait(RefusedItem(command, verdict))
-            if verdict.mute_for is not None:
-                self._mute_flood(parsed[0], verdict.mute_for)
-            return
-        table.queue.offer(RequestItem(command, message.payload), reads_only=command == "status")
-
-    def _mute_flood(self, table_id: str, seconds: float) -> None:
-        """Have the broker drop the table's requests for a while: a flood (request_gate)."""
-        log.warning("request.flood_muted", table=table_id, seconds=seconds)
-        self.link.mute(self.topics.request_filter(table_id), seconds)
-        self.tables[table_id].queue.put_nowait(
-            NoticeItem(
-                "requests_muted",
-                f"a flood of requests: this table hears no request for {seconds:.0f} s "
-                "(the others are not affected); find what publishes them",
-            )
-        )
-
-    async def _report_refusals(self) -> None:
-        """One notice per interval for each table that refused requests unanswered."""
-        while True:
-            await asyncio.sleep(REPORT_INTERVAL)
-            for report in self.gate.take_reports():
-                log.warning(
-                    "request.flood", table=report.table, seconds=round(report.seconds, 1),
-                    unanswered=report.unanswered,
-                )  # fmt: skip
-                self.tables[report.table].queue.put_nowait(
-                    NoticeItem("requests_refused", report.message())
-                )
 
     async def _signals(self) -> None:
         """End the task group once a stop is asked for (daemon.signals hears the signals)."""
@@ -446,7 +388,7 @@ class Daemon:
             f"{count} table{'s' if count != 1 else ''}, readers "
             + ", ".join(f"{n} {link}" for link, n in sorted(readers.items()))
             + f"; {rounds} round{'s' if rounds != 1 else ''} open"
-            + ("" if self._reload_note is None else f"; {self._reload_note}")
+            + ("" if self.reloading.note is None else f"; {self.reloading.note}")
         )
 
     def _readings(self) -> Readings:
@@ -459,16 +401,15 @@ class Daemon:
             overflowed={table_id: t.line.overflowed for table_id, t in self.tables.items()},
         )
 
-    def _info_presence(self) -> Presence:
-        # Kept on a clean stop: it says what ran here; the bridge state says whether it runs.
-        return Presence(self.topics.bridge_info(self.config.mqtt.node), self.info.payload(), None)
+    @property
+    def info(self) -> BridgeInfo:
+        """The bridge info the daemon runs with (`<base>/bridge/<node>/info`)."""
+        return self.bridge.info
 
-    async def _keep_info(self) -> NoReturn:
+    async def _keep_info(self) -> None:
         """Publish the bridge info again whenever a reload changed it."""
-        while True:
-            await self._info_changed.wait()
-            self._info_changed.clear()
-            await self.link.announce(self._info_presence())  # honours a stop itself
+        async for presence in self.bridge.changes():
+            await self.link.announce(presence)  # honours a stop itself
 
     def reload(self) -> None:
         """SIGHUP: re-read the file; apply what is safe now, say what needs a restart.
@@ -480,55 +421,11 @@ class Daemon:
         if self._ready_sent:
             self.notifier.reloading()
         try:
-            self._reload()
+            self.reloading.reload()
+            self.config = self.reloading.config
         finally:
             if self._ready_sent:  # before the first broker connection, READY=1 is not ours yet
                 self.notifier.ready(self._status_text())
-
-    def _reload(self) -> None:
-        try:
-            fresh = load_config(self.config.path)
-        except ConfigErrors as exc:
-            log.error(  # noqa: TRY400 - the mistakes are the message, not a traceback
-                "config.reload_refused",
-                errors=[str(e) for e in exc.errors],
-                host_problems=[str(e) for e in exc.host_problems],
-                running_sha256=self.info.config_sha256,
-            )
-            count = len(exc.errors) + len(exc.host_problems)
-            self._reload_note = (
-                f"reload refused ({count} mistake{'s' if count != 1 else ''} in "
-                f"{self.config.path}, the log names them); the earlier settings run"
-            )
-            return
-        plan = plan_reload(self.config, fresh)
-        running = plan.running
-        if plan.logging:
-            logging = running.logging
-            logs.configure(fmt=logging.format, level=logging.level, raw_frames=logging.raw_frames)
-        if plan.requests:
-            self.gate.retune(running.requests)
-        for table in self.tables.values():
-            if plan.requests:
-                table.queue.request_capacity = running.requests.queue
-            if plan.timing:
-                table.timers.retime(running.timing.seconds())
-        for setup in plan.games:
-            # Journaled and applied in the table's order: at once between rounds, else when
-            # the round in progress ends.
-            table = self.tables[setup.table.table_id]
-            table.setup = setup
-            table.queue.put_nowait(ConfigItem(setup.table))
-        self.config = running
-        log_plan(plan)
-        info = dataclasses.replace(
-            self.info, config_sha256=running.sha256, restart_needed=plan.restart_needed
-        )
-        if info != self.info:
-            self.info = info
-            self._info_changed.set()
-        waiting = ", ".join(plan.restart_needed)
-        self._reload_note = f"restart needed for: {waiting}" if waiting else None
 
 
 def _keeps_frames(protocol: str) -> bool:
