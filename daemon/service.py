@@ -36,7 +36,6 @@ review (docs/durability.md). Old days leave the live journal for the archive (`a
 from __future__ import annotations
 
 import asyncio
-import collections
 import signal
 from typing import TYPE_CHECKING, Any
 
@@ -46,41 +45,36 @@ from daemon import logs, signals
 from daemon.bridge_info import BridgeInfo
 from daemon.claims import TableClaims
 from daemon.envelope import Envelopes, utc_timestamp
-from daemon.inbound import LINK_EVENTS
 from daemon.journal import (
     JOURNAL_FILE,
     Journal,
 )
 from daemon.journal.archive import Archive
 from daemon.journal.archiving import ArchiveTask
-from daemon.journal.clock import ClockStep, JournalClock, describe_seconds
+from daemon.journal.clock import ClockStep, JournalClock
 from daemon.journal.outbox import JournalOutbox
 from daemon.metrics import DaemonMetrics, Readings, serve_metrics
-from daemon.mqtt.link import InboundMessage, LinkState, LinkStateChange, MqttLink
+from daemon.mqtt.link import InboundMessage, LinkState, MqttLink
 from daemon.notify import Notifier
 from daemon.parts.bridge_announcer import BridgeAnnouncer
 from daemon.parts.commits import TableCommits
+from daemon.parts.driver_inbox import driver_emit
 from daemon.parts.items import (
-    LineItem,
-    LinkItem,
     NoticeItem,
-    OverflowItem,
     ServedTable,
-    ShoeItem,
 )
 from daemon.parts.recovery import Recovery
 from daemon.parts.reloading import Reloading
 from daemon.parts.request_intake import RequestIntake
+from daemon.parts.status_report import DaemonStatus
 from daemon.request_gate import RequestGate
 from daemon.shoe_line import ShoeLine
-from daemon.status_line import StatusLine
 from daemon.storage import StorageWatch
 from daemon.table.service import TableService
 from daemon.table_inbox import TableInbox
 from daemon.timers import TableTimers
 from daemon.topics import Topics
 from daemon.version import installed_version
-from drivers.noise import LineNoise, LineNoiseBegan, LineQuiet
 from drivers.registry import create_driver, sequence_policy
 
 if TYPE_CHECKING:
@@ -88,7 +82,7 @@ if TYPE_CHECKING:
 
     from daemon.config import ServiceConfig, TableSetup
     from daemon.mqtt.takeover import ClientIdInUse, LinkUnstable
-    from drivers.driver import DriverEvent, Emit, ShoeDriver
+    from drivers.driver import ShoeDriver
 
 log = structlog.get_logger("daemon")
 
@@ -146,31 +140,37 @@ class Daemon:
         )
         for table in self.tables.values():
             table.service.observer = self.metrics
+        self.reloading = Reloading(config, self.gate, self.tables, self.bridge)
+        self._stop = asyncio.Event()
+        self.notifier = notifier if notifier is not None else Notifier.from_environment()
+        self._assemble(on_ready)
+
+    def _assemble(self, on_ready: Callable[[], None] | None) -> None:
+        """The parts over the core objects: storage, status, link, requests, commits, start."""
+        config = self.config
+        self.storage = StorageWatch(
+            self.topics,
+            config.mqtt.node,
+            self.outbox.add_state,
+            lambda: self.notifier.status(self.status.text()),
+        )
+        self.status = DaemonStatus(
+            self.notifier, self.tables, self.outbox, self.clock, self.reloading, self.storage,
+            on_ready=on_ready,
+        )  # fmt: skip
+        self.status_line = self.status.line
         self.link = self._mqtt_link()
         self.intake = RequestIntake(
             config.mqtt.node, self.topics, self.tables, self.gate, self.claims, self.metrics,
             self.link,
         )  # fmt: skip
-        self.reloading = Reloading(config, self.gate, self.tables, self.bridge)
-        self._stop = asyncio.Event()
-        self._on_ready = on_ready
-        self._ready_sent = False
-        self.notifier = notifier if notifier is not None else Notifier.from_environment()
-        self.status_line = StatusLine(self.notifier, self._status_text)
-        self.broker_state = "starting"
-        self.storage = StorageWatch(
-            self.topics,
-            config.mqtt.node,
-            self.outbox.add_state,
-            lambda: self.notifier.status(self._status_text()),
-        )
         self.commits = TableCommits(
             self.journal,
             self.outbox,
             self.metrics,
             self.clock,
             self.storage,
-            link_changed=self._status_changed,
+            link_changed=self.status.changed,
         )
         self.recovery = Recovery(
             config, self.journal, self.outbox, self.clock, self.topics, self.tables,
@@ -181,7 +181,7 @@ class Daemon:
         config = self.config
         return ArchiveTask(
             self.journal, Archive(config.archive_path), config.keep_days, self.topics,
-            self.clock, ready=lambda: self._ready_sent, backlog=lambda: len(self.outbox),
+            self.clock, ready=lambda: self.status.ready_sent, backlog=lambda: len(self.outbox),
             notice=self._notice_every_table,
         )  # fmt: skip
 
@@ -208,7 +208,7 @@ class Daemon:
             on_message=self._on_message,
             subscriptions=[self.topics.request_filter(t) for t in self.tables],
             watches=self.claims.watches(),
-            on_state_change=self._on_link_state,
+            on_state_change=self.status.link_state,
             on_client_id_in_use=self._client_id_in_use,
             on_link_unstable=self._link_unstable,
             # Announced once connected, and the link runs only after `Recovery.recover`: a table is
@@ -244,13 +244,14 @@ class Daemon:
 
     async def _serve(self) -> None:
         """Every table's tasks and the link's, until a stop."""
-        self.notifier.status(self._status_text())
+        self.notifier.status(self.status.text())
         try:
             async with asyncio.TaskGroup() as group:
                 group.create_task(self.link.run(), name="mqtt-link")
                 for table_id, table in self.tables.items():
                     group.create_task(
-                        table.driver.run(self._from_driver(table)), name=f"driver:{table_id}"
+                        table.driver.run(driver_emit(table, self.storage)),
+                        name=f"driver:{table_id}",
                     )
                     group.create_task(self.commits.consume(table), name=f"table:{table_id}")
                 group.create_task(self._signals(), name="signals")
@@ -284,30 +285,6 @@ class Daemon:
         return True
 
     # ---------------------------------------------------------------- the loop
-    def _from_driver(self, table: ServedTable) -> Emit:
-        table_id = table.setup.table.table_id
-        queue, line = table.queue, table.line
-
-        async def emit(event: DriverEvent) -> None:
-            # While the journal cannot be written, the driver waits here and reads no more:
-            # the shoe keeps what it dealt, unacknowledged (decision D3, daemon/storage.py).
-            await self.storage.writable(table_id)
-            if isinstance(event, LineNoiseBegan | LineQuiet | LineNoise):
-                await queue.put(LineItem(event))
-            elif isinstance(event, LINK_EVENTS):
-                await queue.put(LinkItem(event))
-            elif line.reliable:  # waits for room: the shoe keeps the frame meanwhile
-                await queue.put(ShoeItem(event))
-            elif not queue.try_put(ShoeItem(event)):
-                # A shoe that keeps nothing must be read on, or the kernel drops its bytes
-                # uncounted: what the table cannot take is dropped here, counted and told.
-                overflow = line.refused(event)
-                if overflow is not None:
-                    log.warning("reader.overflow", table=table_id, capacity=queue.shoe_capacity)
-                    queue.put_nowait(OverflowItem(overflow))
-
-        return emit
-
     def _clock_stepped(self, step: ClockStep) -> None:
         """The wall clock stepped: the log, and every table's pit (journaled notices)."""
         log.warning(
@@ -321,8 +298,7 @@ class Daemon:
         message = step.message()
         self._notice_every_table("clock_stepped", message)
         self.archiving.clock_changed()
-        if self._ready_sent:
-            self.status_line.changed()
+        self.status.changed()
 
     def _notice_every_table(self, kind: str, message: str) -> None:
         for table in self.tables.values():
@@ -356,43 +332,8 @@ class Daemon:
         for table in self.tables.values():
             table.queue.put_nowait(NoticeItem("link_unstable", report.message()))
 
-    def _on_link_state(self, change: LinkStateChange) -> None:
-        self.broker_state = change.state.value
-        if change.state is LinkState.CONNECTED and not self._ready_sent:
-            # READY=1 only now: configuration loaded, journal replayed, broker connected.
-            self._ready_sent = True
-            self.notifier.ready(self._status_text())
-            if self._on_ready is not None:
-                self._on_ready()
-        elif self._ready_sent:
-            self.status_line.changed()
-
-    def _status_changed(self) -> None:
-        """The status line says something new (once READY=1 has gone: before, it is not ours)."""
-        if self._ready_sent:
-            self.status_line.changed()
-
-    def _status_text(self) -> str:
-        """What `systemctl status` shows: states and counts, never a card; one line however
-        many tables (a datagram of a line per table would not fit 10,000 of them)."""
-        readers = collections.Counter(t.service.reader.link for t in self.tables.values())
-        rounds = sum(1 for t in self.tables.values() if t.service.engine.round_open)
-        count = len(self.tables)
-        fault = self.storage.describe()
-        behind = self.clock.behind().total_seconds()
-        clock = f"CLOCK {describe_seconds(behind)} BEHIND THE JOURNAL; " if behind >= 1 else ""
-        return (
-            ("" if fault is None else f"{fault}; ")
-            + clock
-            + f"broker {self.broker_state}; {len(self.outbox)} queued; "
-            f"{count} table{'s' if count != 1 else ''}, readers "
-            + ", ".join(f"{n} {link}" for link, n in sorted(readers.items()))
-            + f"; {rounds} round{'s' if rounds != 1 else ''} open"
-            + ("" if self.reloading.note is None else f"; {self.reloading.note}")
-        )
-
     def _readings(self) -> Readings:
-        """The daemon's state for a metrics scrape: what `_status_text` says in words."""
+        """The daemon's state for a metrics scrape: what the status line says in words."""
         return Readings(
             broker_connected=self.link.state is LinkState.CONNECTED,
             backlog=len(self.outbox),
@@ -418,14 +359,14 @@ class Daemon:
         refusal or what waits for a restart. Debian 12's systemd (252) takes no verdict from
         the daemon: `systemctl reload` fails because the unit's ExecReload= checks the file
         first (`shoe2mqtt check-config --daemon`) and stops before the signal."""
-        if self._ready_sent:
+        if self.status.ready_sent:
             self.notifier.reloading()
         try:
             self.reloading.reload()
             self.config = self.reloading.config
         finally:
-            if self._ready_sent:  # before the first broker connection, READY=1 is not ours yet
-                self.notifier.ready(self._status_text())
+            if self.status.ready_sent:  # before the first connection, READY=1 is not ours yet
+                self.notifier.ready(self.status.text())
 
 
 def _keeps_frames(protocol: str) -> bool:

@@ -15,6 +15,7 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from daemon.config import load_config
+from daemon.parts.driver_inbox import driver_emit
 from daemon.parts.items import OverflowItem, RequestItem
 from daemon.service import Daemon
 from daemon.shoe_line import LineNotice, ShoeLine
@@ -138,7 +139,7 @@ async def test_a_shoe_that_keeps_nothing_is_read_on_and_what_overflows_is_told(
     tmp_path: Path,
 ) -> None:
     async with started(tmp_path, "enq") as (daemon, table):
-        emit = daemon._from_driver(table)
+        emit = driver_emit(table, daemon.storage)
         capacity = table.queue.shoe_capacity
         for seq in range(capacity):
             await emit(LockChanged(locked=bool(seq % 2), seq=seq))  # never waits
@@ -158,7 +159,7 @@ async def test_a_shoe_that_keeps_nothing_is_read_on_and_what_overflows_is_told(
 
 async def test_a_shoe_that_keeps_its_frames_waits_for_room(tmp_path: Path) -> None:
     async with started(tmp_path, "reference") as (daemon, table):
-        emit = daemon._from_driver(table)
+        emit = driver_emit(table, daemon.storage)
         for seq in range(table.queue.shoe_capacity):
             await emit(LockChanged(locked=True, seq=seq))
 
@@ -175,7 +176,7 @@ async def test_a_shoe_that_keeps_its_frames_waits_for_room(tmp_path: Path) -> No
 
 async def test_noise_costs_the_journal_a_notice_and_holds_cards_at_stake(tmp_path: Path) -> None:
     async with started(tmp_path, "enq") as (daemon, table):
-        emit = daemon._from_driver(table)
+        emit = driver_emit(table, daemon.storage)
         table.queue.offer(RequestItem("shuffle", b"{}"))  # a burn is due: cards at stake
         await take_all(daemon, table)
         await emit(LineNoiseBegan("/dev/ttyUSB0"))
@@ -195,7 +196,7 @@ async def test_noise_costs_the_journal_a_notice_and_holds_cards_at_stake(tmp_pat
 
 async def test_noise_between_rounds_holds_the_first_card_that_comes_in_it(tmp_path: Path) -> None:
     async with started(tmp_path, "enq") as (daemon, table):
-        emit = daemon._from_driver(table)
+        emit = driver_emit(table, daemon.storage)
         await emit(LineNoiseBegan("/dev/ttyUSB0"))
         await take_all(daemon, table)
         assert journaled(tmp_path, "notice") == []  # nothing at stake: nothing yet
