@@ -21,8 +21,6 @@ STILL_OVER: dict[str, tuple[int, str]] = {
     "daemon/asyncapi.py": (518, "the wire contract's document: moves with the wire package"),
     "daemon/mqtt/settings.py": (489, "the link's settings: split with one problem collector"),
     "daemon/mqtt/link.py": (570, "the link: its aiomqtt patch to be isolated in one module"),
-    "daemon/journal/database.py": (418, "the journal's SQLite: its schema steps to come out"),
-    "daemon/journal/audit.py": (410, "what `journal` reads: one record codec will shorten it"),
 }
 
 

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any, Final
 from daemon.envelope import utc_timestamp
 from daemon.inbound import is_journaled, to_record
 from daemon.journal.chain import body_text
-from daemon.journal.database import JournalEvent, TableRecord
 from daemon.journal.replay import TableReplay
+from daemon.journal.rows import JournalEvent, TableRecord
 from daemon.parts.checkpoint_policy import checkpoint_due
 from daemon.requests import request_record
 from daemon.table.state import CONSOLE_CONTRACT
@@ -36,8 +36,8 @@ from drivers.driver import Connected, Connecting
 if TYPE_CHECKING:
     from daemon.envelope import Outbound
     from daemon.journal import EventKind
-    from daemon.journal.database import Checkpoint
     from daemon.journal.replay import Applied
+    from daemon.journal.rows import Checkpoint
     from daemon.table.service import TableService
     from rules.config import TableConfig
 
