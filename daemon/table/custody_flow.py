@@ -36,7 +36,7 @@ _AWAITED = {
 @dataclass(frozen=True, slots=True)
 class Timer:
     """A deadline the table has running: the daemon journals `timer` records for it when it
-    passes (daemon.service), naming `key` so that a late one changes nothing.
+    passes (daemon.parts.commits), naming `key` so that a late one changes nothing.
 
     `declaration`: a held card waits for the console (key: the wait's number); `silence`: a
     round waits for a card and the shoe says nothing (key: the shoe events taken so far).
@@ -50,7 +50,7 @@ class CustodyFlow(Publishing):
     """The shoe's cards placed, held or released; the doubts that hold them; the timers."""
 
     def timers(self) -> tuple[Timer, ...]:
-        """The deadlines running now (the daemon keeps the clock: daemon.service)."""
+        """The deadlines running now (the daemon keeps the clock: daemon.timers)."""
         running: list[Timer] = []
         wait = self.custody.wait
         if wait is not None:

@@ -10,9 +10,9 @@ item's `at` is the harness's time, so the messages are exactly those a daemon jo
 those times would publish.
 
 A crash loses nothing journaled. `start` rebuilds the table as the daemon does: from the last
-checkpoint (taken where daemon.service takes one) and the events journaled after it, through
-the same replay, re-sending every message past the broker's watermark with the ids it had; then
-the start, and the shoe's link opening.
+checkpoint (taken where the daemon takes one: daemon.parts.checkpoint_policy) and the events
+journaled after it, through the same replay, re-sending every message past the broker's
+watermark with the ids it had; then the start, and the shoe's link opening.
 """
 
 from __future__ import annotations
