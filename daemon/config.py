@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from drivers.transports import TransportSettings
 
 DEFAULT_STATE_DIRECTORY = Path("/var/lib/shoe2mqtt")
-# Issue 14's scale goal: one process serves 256 tables (a server reading serial device
+# The scale goal: one process serves 256 tables (a server reading serial device
 # servers over TCP) ready within 3 s. More tables go to more instances (shoe2mqtt@.service).
 MAX_TABLES: Final = 256
 DEFAULT_OUTBOX_LIMIT: Final = 100_000
