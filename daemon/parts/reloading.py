@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 import structlog
 
 from daemon import logs
-from daemon.config import ConfigErrors, load_config
+from daemon.config import load_config
+from daemon.config_file import ConfigErrors
 from daemon.parts.items import ConfigItem
 from daemon.reload import log_plan, plan_reload
 
