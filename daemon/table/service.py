@@ -38,14 +38,25 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from daemon.inbound import from_record
 from daemon.table.checkpoint import Checkpointing
 from daemon.table.console_requests import ConsoleRequests
 from daemon.table.reader import ReaderEvents
-from rules.config import TableConfig
+from daemon.table.records import (
+    ConfigRecord,
+    LinkRecord,
+    NoticeRecord,
+    RequestRecord,
+    ShoeRecord,
+    StartRecord,
+    TimerRecord,
+    decode,
+)
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from daemon.journal import EventKind
+    from daemon.table.records import JournalRecord
     from daemon.wire.envelope import Outbound
 
 
@@ -53,22 +64,29 @@ log = structlog.get_logger("daemon.table")
 
 
 class TableService(ConsoleRequests, ReaderEvents, Checkpointing):
-    """One table's brain: journaled events in (`apply_record`, the same live and in replay),
+    """One table's brain: journaled records in (`apply`, the same live and in replay),
     messages out."""
 
-    def apply_record(self, kind: EventKind, record: dict[str, Any], at: str) -> list[Outbound]:
+    def apply(self, record: JournalRecord, at: str) -> list[Outbound]:
         """One journaled event, applied: the same method live and in replay.
 
         Everything it returns is a function of the event and the table's state alone, the
         envelope's time included (`at`, the event's journaled time): so a replay of the
         journal makes the very messages the table published, byte for byte (decision D4).
-
-        A bug in applying one event costs that event, never the table: the journal holds the
-        event, so an exception here would otherwise stop the daemon at every replay too.
         """
+        return self._guarded(record.kind, at, lambda: self._apply_record(record, at))
+
+    def apply_body(self, kind: EventKind, body: dict[str, Any], at: str) -> list[Outbound]:
+        """A journaled event as read back (its kind and body), decoded and applied; a body
+        this version cannot read costs that event, as a bug in applying it does."""
+        return self._guarded(kind, at, lambda: self._apply_record(decode(kind, body), at))
+
+    def _guarded(self, kind: str, at: str, apply: Callable[[], list[Outbound]]) -> list[Outbound]:
+        """A bug in applying one event costs that event, never the table: the journal holds the
+        event, so an exception here would otherwise stop the daemon at every replay too."""
         self.envelopes.at = at
         try:
-            out = self._apply_record(kind, record, at)
+            out = apply()
         except Exception as exc:  # noqa: BLE001 - the daemon must never stop; see above
             # The exception's text is not logged: it may quote the event, and the event may be
             # a card not yet revealed. Its type and where it happened are enough to find it.
@@ -84,33 +102,25 @@ class TableService(ConsoleRequests, ReaderEvents, Checkpointing):
         self.custody.follow_wait(self._awaiting(), at)
         return out
 
-    def _apply_record(self, kind: EventKind, record: dict[str, Any], at: str) -> list[Outbound]:  # noqa: PLR0911 - a dispatch, one return per kind of record
-        if kind == "shoe":
-            return self.on_shoe_event(from_record(record), seen_at=at)  # type: ignore[arg-type]
-        if kind == "link":
-            return self.on_link_event(from_record(record))
-        if kind == "request":
-            return self.on_request(
-                record["command"],
-                record["payload"].encode("latin-1"),
-                outbox_full=record.get("outbox_full", False),
-            )
-        if kind == "config":
-            self.reconfigure(TableConfig.from_mapping(record["table"]))
-            return [self.snapshot()]
-        if kind == "notice":
-            return self._daemon_notice(record)
-        if kind == "timer":
-            return self.on_timer(record)
-        return self.on_start(
-            record.get("protocol"), record.get("node"), int(record.get("contract", 1))
-        )
-
-    def _daemon_notice(self, record: dict[str, Any]) -> list[Outbound]:
-        """The daemon's own word to the pit; with `hold`, a doubt over every card to come."""
-        if record.get("hold"):
-            return self._doubt(record["kind"], record["message"], always=True)
-        return [self.notice(record["kind"], record["message"])]
+    def _apply_record(self, record: JournalRecord, at: str) -> list[Outbound]:  # noqa: PLR0911 - one return per kind of record
+        match record:
+            case ShoeRecord(event=event):
+                return self.on_shoe_event(event, seen_at=at)
+            case LinkRecord(event=event):
+                return self.on_link_event(event)
+            case RequestRecord(command=command, payload=payload, outbox_full=outbox_full):
+                return self.on_request(command, payload, outbox_full=outbox_full)
+            case ConfigRecord(table=table):
+                self.reconfigure(table)
+                return [self.snapshot()]
+            case NoticeRecord(notice=notice, message=message, hold=True):
+                return self._doubt(notice, message, always=True)
+            case NoticeRecord(notice=notice, message=message):
+                return [self.notice(notice, message)]
+            case TimerRecord():
+                return self.on_timer(record)
+            case StartRecord(protocol=protocol, node=node, contract=contract):
+                return self.on_start(protocol, node, 1 if contract is None else contract)
 
     def internal_error(self) -> list[Outbound]:
         """An event could not be applied (a bug): the pit is told, the round is reviewed."""

@@ -25,13 +25,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from daemon.history.archiving import archive_due
+from daemon.history.audit import JournalReader
 from daemon.inbound import to_record
 from daemon.journal import Journal, JournalEvent
 from daemon.journal.archive import Archive
-from daemon.journal.archiving import archive_due
-from daemon.journal.audit import JournalReader
 from daemon.journal.chain import body_text
-from daemon.journal.replay import TableReplay
+from daemon.table.runner import TableRunner
 from daemon.testing import Mosquitto
 from daemon.testing.recorder import until
 from daemon.wire.console import console_request
@@ -195,21 +195,21 @@ async def dated_journal(
     await journal.open()
     table = config.table_id
     history = await journal.history(table)
-    replay = TableReplay.begin(
+    replay = TableRunner.begin(
         history.table, Topics(), journal.epoch, checkpoint=history.checkpoint,
         first_config=history.first_config or config.to_mapping(),
     )  # fmt: skip
     for event in history.events:
-        replay.apply(event)
+        replay.apply_stored(event)
     records = event_stream(config, seed, rounds_from + len(days))[history.table.last_n :]
     ended = 0
     for second, (kind, record) in enumerate(records, start=1):
         if ended >= len(days):
             break
-        body = json.loads(body_text(record))
+        text = body_text(record)
         at = f"{days[ended].isoformat()}T12:{second // 60 % 60:02d}:{second % 60:02d}.000Z"
-        n = await journal.append_event(table, kind, body, at)
-        applied = replay.apply(JournalEvent(table, n, kind, body, at))
+        n = await journal.append_event(table, kind, text, at)
+        applied = replay.apply_stored(JournalEvent(table, n, kind, json.loads(text), at))
         if applied.ended is not None:
             journal.note_checkpoint(replay.checkpoint(), applied.ended)
             ended += 1

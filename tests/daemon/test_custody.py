@@ -116,7 +116,7 @@ def test_a_card_that_waits_too_long_for_its_declaration_becomes_a_doubt() -> Non
     request(service, "close_betting")
     drawn(service, f"{FIRST_CARDS} {UPCARD} {SECOND_CARDS} {HOLE} 4S")
     [timer] = [t for t in service.timers() if t.kind == "declaration"]
-    out = service.apply_record(
+    out = service.apply_body(
         "timer", {"timer": "declaration", "key": timer.key, "seconds": 30}, SEEN
     )
     [notice] = bodies(out, "/notice/declaration_missing")
@@ -138,9 +138,7 @@ def test_a_timer_that_no_longer_applies_changes_nothing() -> None:
     drawn(service, "10C")
     [timer] = service.timers()
     request(service, "close_betting")  # the card was placed: that wait is over
-    out = service.apply_record(
-        "timer", {"timer": timer.kind, "key": timer.key, "seconds": 30}, SEEN
-    )
+    out = service.apply_body("timer", {"timer": timer.kind, "key": timer.key, "seconds": 30}, SEEN)
     assert out == []
     assert service.doubt is None
 
@@ -212,7 +210,7 @@ def test_an_enq_restart_between_rounds_holds_a_round_opened_by_a_console_that_di
     service = make_service(protocol="enq")
     take(service, shoe.CardDrawn("9", "H", seq=0x30, burned=True))
     before = max(b["seq"] for b in bodies([service.snapshot()]))
-    out = service.apply_record("start", {"protocol": "enq", "contract": 2}, SEEN)
+    out = service.apply_body("start", {"protocol": "enq", "contract": 2}, SEEN)
     [notice] = bodies(out, "/notice/daemon_restarted")
     assert "has seen the table since" in notice["message"]
     for seat in (1, 2, 3):
@@ -226,7 +224,7 @@ def test_an_enq_restart_between_rounds_holds_a_round_opened_by_a_console_that_di
 def test_an_enq_restart_between_rounds_needs_nothing_of_a_console_that_saw_it() -> None:
     service = make_service(protocol="enq")
     take(service, shoe.CardDrawn("9", "H", seq=0x30, burned=True))
-    out = service.apply_record("start", {"protocol": "enq", "contract": 2}, SEEN)
+    out = service.apply_body("start", {"protocol": "enq", "contract": 2}, SEEN)
     seen = max(b["seq"] for b in bodies(out))
     request(service, "wager", seat=1, kind="blackjack", amount="10", seen=seen)
     request(service, "close_betting", seen=seen)
@@ -243,7 +241,7 @@ def _unheard_shuffle(*, seen_back: bool) -> TableService:
     request(service, "shuffle")
     take(service, shoe.CardDrawn("9", "H", seq=0x30, burned=True))  # the last shoe's burn
     before = max(b["seq"] for b in bodies([service.snapshot()]))
-    service.apply_record("start", {"protocol": "enq", "contract": 2}, SEEN)
+    service.apply_body("start", {"protocol": "enq", "contract": 2}, SEEN)
     back = service.on_link_event(Connected("/dev/ttyS0"))
     seen = max(b["seq"] for b in bodies(back)) if seen_back else before
     request(service, "shuffle", seen=seen)
@@ -277,7 +275,7 @@ def test_a_console_that_saw_the_restart_notice_but_not_the_line_open_vouches_for
     """The notice comes before the port is open: a card sent between went to no one."""
     service = make_service(protocol="enq")
     take(service, shoe.CardDrawn("9", "H", seq=0x30, burned=True))
-    out = service.apply_record("start", {"protocol": "enq", "contract": 2}, SEEN)
+    out = service.apply_body("start", {"protocol": "enq", "contract": 2}, SEEN)
     seen = max(b["seq"] for b in bodies(out))
     service.on_link_event(Connected("/dev/ttyS0"))
     request(service, "wager", seat=1, kind="blackjack", amount="10", seen=seen)
@@ -375,11 +373,11 @@ def test_a_round_waiting_for_a_silent_shoe_is_told_to_the_pit_once() -> None:
     service = _enq_round_to_the_upcard()
     assert Timer("silence", service.shoe_events) in service.timers()
     record = {"timer": "silence", "key": service.shoe_events, "seconds": 120}
-    out = service.apply_record("timer", record, SEEN)
+    out = service.apply_body("timer", record, SEEN)
     [notice] = bodies(out, "/notice/reader_silent")
     assert "cable" in notice["message"]
     assert [t for t in service.timers() if t.kind == "silence"] == []
-    assert service.apply_record("timer", record, SEEN) == []
+    assert service.apply_body("timer", record, SEEN) == []
 
 
 def test_a_borrowed_client_id_holds_the_table_s_cards() -> None:
@@ -389,7 +387,7 @@ def test_a_borrowed_client_id_holds_the_table_s_cards() -> None:
     _wagers(service)
     request(service, "close_betting")
     record = {"kind": "client_id_in_use", "message": "another client", "hold": True}
-    service.apply_record("notice", record, SEEN)
+    service.apply_body("notice", record, SEEN)
     out = drawn(service, FIRST_CARDS)
     assert bodies(out, "/event/card_dealt") == []
     assert (service.doubt, service.cards_held) == ("client_id_in_use", 3)
@@ -397,7 +395,7 @@ def test_a_borrowed_client_id_holds_the_table_s_cards() -> None:
 
 def test_responses_name_the_node_the_start_named() -> None:
     service = make_service()
-    service.apply_record("start", {"protocol": "reference", "node": "pit-a", "contract": 2}, SEEN)
+    service.apply_body("start", {"protocol": "reference", "node": "pit-a", "contract": 2}, SEEN)
     assert response(request(service, "status"))["node"] == "pit-a"
 
 
@@ -467,7 +465,7 @@ def test_a_card_no_decision_of_the_round_took_holds_the_next_round() -> None:
 
 def test_a_shuffle_during_a_doubt_that_holds_no_card_leaves_no_hole_in_seq() -> None:
     service = make_service()
-    service.apply_record("notice", {"kind": "table_claimed", "message": "x", "hold": True}, SEEN)
+    service.apply_body("notice", {"kind": "table_claimed", "message": "x", "hold": True}, SEEN)
     out = request(service, "shuffle")
     seqs = [b["seq"] for b in bodies(out)]
     assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))

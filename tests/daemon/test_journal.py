@@ -9,6 +9,7 @@ import stat
 from typing import TYPE_CHECKING, Any
 
 from daemon.journal import Checkpoint, Journal, prepare_state_directory
+from daemon.journal.chain import body_text
 from daemon.wire.topics import has_envelope
 from tests.daemon.pit import BASE, play, read_example, running_pit, shoe_script
 
@@ -24,7 +25,7 @@ async def test_the_journal_and_its_directory_are_for_the_service_alone(tmp_path:
     path = prepare_state_directory(directory)
     journal = Journal(path)
     await journal.open()
-    await journal.append_event("bj-1", "shoe", {"event": "NewShoe"}, "t")
+    await journal.append_event("bj-1", "shoe", body_text({"event": "NewShoe"}), "t")
     await journal.close()
     assert stat.S_IMODE(directory.stat().st_mode) == 0o700
     for file in directory.iterdir():
@@ -37,15 +38,15 @@ async def test_what_rides_along_is_committed_with_the_next_event(tmp_path: Path)
     path = prepare_state_directory(tmp_path)
     journal = Journal(path)
     await journal.open()
-    assert await journal.append_event("bj-1", "request", {"command": "wager"}, "t1") == 1
-    assert await journal.append_event("da-1", "shoe", {"event": "NewShoe"}, "t2") == 1
+    assert await journal.append_event("bj-1", "request", body_text({"command": "wager"}), "t1") == 1
+    assert await journal.append_event("da-1", "shoe", body_text({"event": "NewShoe"}), "t2") == 1
     journal.note_delivered("bj-1", 7)
     journal.note_checkpoint(Checkpoint("bj-1", 1, 8, "t1", open_round=False, state={"s": 1}))
     with sqlite3.connect(path) as db:  # noted, not yet committed
         assert db.execute(
             "SELECT delivered_seq FROM tables WHERE table_id = 'bj-1'"
         ).fetchone() == (0,)
-    assert await journal.append_event("bj-1", "shoe", {"event": "NewShoe"}, "t3") == 2
+    assert await journal.append_event("bj-1", "shoe", body_text({"event": "NewShoe"}), "t3") == 2
     await journal.close()
     reopened = Journal(path)
     history = await reopened.history("bj-1")
@@ -103,7 +104,7 @@ async def test_an_event_journaled_but_never_applied_is_applied_after_a_crash(
     }
     journal = Journal(state / "journal.sqlite3")
     await journal.open()
-    await journal.append_event("bj-1", "request", request, "2026-11-29T14:00:00.000Z")
+    await journal.append_event("bj-1", "request", body_text(request), "2026-11-29T14:00:00.000Z")
     await journal.close()
     async with running_pit(table, "7C", mosquitto, state_directory=state) as pit:
         response = await pit.wait_for("response/wager")
