@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Final
 
-from daemon.inbound import is_journaled
 from daemon.journal import JournalError
 from daemon.mqtt.outbox import OutboundMessage
 from daemon.parts.checkpoint_policy import checkpoint_due
@@ -30,6 +29,7 @@ from daemon.table.records import (
     StartRecord,
     TimerRecord,
     encode,
+    is_journaled,
 )
 from daemon.wire.envelope import utc_timestamp
 from drivers.noise import LineNoise, LineQuiet
@@ -123,7 +123,6 @@ class TableCommits:
             numbers = await self.journal.append_events(
                 table_id, [("request", encode(record), at) for record in records]
             )
-        assert table.runner is not None, "a table is recovered before it takes events"
         for n, record in zip(numbers, records, strict=True):
             applied = table.runner.apply(n, at, record)
             self.outbox.add(table_id, applied.messages)
@@ -213,14 +212,12 @@ class TableCommits:
             n = await self.journal.append_event(table_id, record.kind, encode(record), at)
         if acknowledge is not None:
             await table.driver.acknowledge(acknowledge)
-        assert table.runner is not None, "a table is recovered before it takes events"
         applied = table.runner.apply(n, at, record)
         self.outbox.add(table_id, applied.messages)
         self._checkpoint(table, applied)
 
     def _checkpoint(self, table: ServedTable, applied: Applied) -> None:
         """A checkpoint rides along with the next commit when one is due."""
-        assert table.runner is not None
         since = applied.n - table.checkpoint_n
         round_open = table.service.engine.round_open
         if checkpoint_due(since, round_open=round_open, round_ended=applied.ended is not None):

@@ -9,9 +9,8 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from daemon.inbound import LINK_EVENTS
 from daemon.parts.items import LineItem, OverflowItem, ShoeItem
-from daemon.table.records import LinkRecord
+from daemon.table.records import LINK_EVENTS, LinkRecord
 from drivers.noise import LineNoise, LineNoiseBegan, LineQuiet
 
 if TYPE_CHECKING:

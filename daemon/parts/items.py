@@ -3,7 +3,7 @@ journal's record itself), and the table as the daemon serves it (`ServedTable`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from daemon.table.records import ConfigRecord, LinkRecord, NoticeRecord, StartRecord, TimerRecord
@@ -87,11 +87,8 @@ class ServedTable:
     queue: TableInbox[TableItem]
     line: ShoeLine  # what the shoe's line costs the table: noise, overflow
     timers: TableTimers  # the table's deadlines, on the monotonic clock ([timing])
-    runner: TableRunner | None = None  # applies its records, once recovered
     checkpoint_n: int = 0  # the event the last checkpoint followed
-
-    @property
-    def service(self) -> TableService:
-        """The table's service: built once, by the journal's replay as the daemon starts."""
-        assert self.runner is not None, "a table is recovered before its service is read"
-        return self.runner.service
+    # Built once, as the daemon starts, by the journal's replay of the table (daemon.parts.
+    # recovery): until then they are not set, and reading them is an AttributeError.
+    runner: TableRunner = field(init=False)  # applies the table's records
+    service: TableService = field(init=False)  # the runner's

@@ -89,7 +89,7 @@ class Recovery:
         for table_id, table in self.tables.items():
             await self._recover_table(table_id, table)
         # The journal's time starts where the journal ends: `ts` never runs backwards.
-        self.clock.begin(t.runner.at for t in self.tables.values() if t.runner is not None)
+        self.clock.begin(t.runner.at for t in self.tables.values())
 
     async def _recover_table(self, table_id: str, table: ServedTable) -> None:
         """Replay one table's history; queue its start (and new settings) as its first items."""
@@ -109,7 +109,7 @@ class Recovery:
             quiet=False,
             clock=self.clock.now,
         )
-        table.runner = runner  # the table's one service, from here on
+        table.runner, table.service = runner, runner.service  # the table's one service
         table.checkpoint_n = runner.n
         await self._replay_events(table_id, runner, history)
         if history.events:

@@ -7,17 +7,24 @@ replay apply one and the same thing. The text is the journal's format on disk (c
 keys sorted: daemon.journal.chain.body_text), unchanged from the journals written before the
 records were typed: every field a record leaves unset is left out of its text, as it was.
 
-A shoe's or a link's event is journaled as the event itself (daemon.inbound).
+A shoe's or a link's event is journaled as the event itself: `{"event": <class name>,
+...fields}`, bytes written as hex; only the classes listed here are read back, so a journal
+cannot make the daemon build anything else. A vendor message (an ENQ shoe's game result or
+preset) changes nothing at a blackjack table, but it is numbered like any frame: it is
+journaled so that the receiver's memory of the last frame (decision D3) is rebuilt by a
+replay exactly as the live table held it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from daemon.inbound import from_record, to_record
 from daemon.journal.chain import body_text
 from daemon.wire.requests import request_record
+from drivers import driver as link
+from drivers import events as shoe
 from rules.config import TableConfig
 
 if TYPE_CHECKING:
@@ -28,6 +35,65 @@ if TYPE_CHECKING:
     from drivers.events import Event as ShoeEvent
 
 
+# ---------------------------------------------------------------- a shoe's and a link's events
+_CLASSES: dict[str, type[Any]] = {
+    cls.__name__: cls
+    for cls in (
+        shoe.DeviceIdentity,
+        shoe.CardDrawn,
+        shoe.CardUnreadable,
+        shoe.NewShoe,
+        shoe.CutCardReached,
+        shoe.Heartbeat,
+        shoe.FaultSet,
+        shoe.FaultCleared,
+        shoe.CommunicationStarted,
+        shoe.Standby,
+        shoe.LockChanged,
+        shoe.VendorMessage,
+        shoe.CommandAccepted,
+        shoe.CommandRejected,
+        shoe.SequenceGap,
+        shoe.SequenceConflict,
+        link.Connecting,
+        link.Connected,
+        link.Disconnected,
+        link.LinkFault,
+        link.Reconnected,
+    )
+}
+LINK_EVENTS = (link.Connecting, link.Connected, link.Disconnected, link.LinkFault, link.Reconnected)
+
+
+def is_journaled(event: object) -> bool:
+    """Heartbeats change nothing at the table and carry no number: they are not journaled."""
+    return type(event).__name__ in _CLASSES and not isinstance(event, shoe.Heartbeat)
+
+
+def event_body(event: object) -> dict[str, Any]:
+    """A shoe's or a link's event as journaled."""
+    if not dataclasses.is_dataclass(event) or isinstance(event, type):
+        raise TypeError(f"not an event record: {event!r}")
+    fields = {
+        field.name: _json_value(getattr(event, field.name)) for field in dataclasses.fields(event)
+    }
+    return {"event": type(event).__name__, **fields}
+
+
+def event_of_body(body: Mapping[str, Any]) -> object:
+    """The event a journaled body holds; KeyError for a class not listed."""
+    fields = dict(body)
+    cls = _CLASSES[fields.pop("event")]
+    if cls is shoe.VendorMessage:
+        fields["data"] = bytes.fromhex(fields["data"])
+    return cls(**fields)
+
+
+def _json_value(value: object) -> object:
+    return value.hex() if isinstance(value, bytes) else value
+
+
+# ---------------------------------------------------------------- the records
 @dataclass(frozen=True, slots=True)
 class ShoeRecord:
     """Something the shoe said: a card, a shuffle, a fault; or a loss the daemon found in
@@ -37,7 +103,7 @@ class ShoeRecord:
     kind: ClassVar[EventKind] = "shoe"
 
     def body(self) -> dict[str, Any]:
-        return to_record(self.event)
+        return event_body(self.event)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +114,7 @@ class LinkRecord:
     kind: ClassVar[EventKind] = "link"
 
     def body(self) -> dict[str, Any]:
-        return to_record(self.event)
+        return event_body(self.event)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +201,16 @@ JournalRecord = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class UnreadableRecord:
+    """A journaled body this version cannot read (`read`), and why: applied, it costs its
+    event (the pit is told, the round is reviewed), as a bug in applying one does, never the
+    table. The live table never makes one: it journals only records."""
+
+    kind: str
+    error: Exception
+
+
 def encode(record: JournalRecord) -> str:
     """The record's text, as the journal stores and hashes it."""
     return body_text(record.body())
@@ -145,9 +221,9 @@ def decode(kind: str, body: Mapping[str, Any]) -> JournalRecord:  # noqa: PLR091
     KeyError, TypeError or ValueError on a body this version cannot read."""
     match kind:
         case "shoe":
-            return ShoeRecord(from_record(dict(body)))  # type: ignore[arg-type]
+            return ShoeRecord(event_of_body(body))  # type: ignore[arg-type]
         case "link":
-            return LinkRecord(from_record(dict(body)))  # type: ignore[arg-type]
+            return LinkRecord(event_of_body(body))  # type: ignore[arg-type]
         case "request":
             payload = body["payload"].encode("latin-1")
             return RequestRecord(body["command"], payload, body.get("outbox_full", False))
@@ -163,3 +239,11 @@ def decode(kind: str, body: Mapping[str, Any]) -> JournalRecord:  # noqa: PLR091
                 body.get("protocol"), body.get("node"), None if contract is None else int(contract)
             )
     raise KeyError(kind)
+
+
+def read(kind: str, body: Mapping[str, Any]) -> JournalRecord | UnreadableRecord:
+    """A journaled event's record as a replay reads it: `decode`, or what it could not read."""
+    try:
+        return decode(kind, body)
+    except Exception as exc:  # noqa: BLE001 - whatever the body holds, it costs its event alone
+        return UnreadableRecord(kind, exc)

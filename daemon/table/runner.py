@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from daemon.journal.rows import Checkpoint, RoundEntry
+from daemon.table.records import read
 from daemon.table.service import TableService
 from daemon.wire.envelope import Envelopes
 from rules.config import TableConfig
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from daemon.journal.rows import JournalEvent, TableRecord
-    from daemon.table.records import JournalRecord
+    from daemon.table.records import JournalRecord, UnreadableRecord
     from daemon.table.state import Recorded
     from daemon.wire.envelope import Outbound
     from daemon.wire.topics import Topics
@@ -153,21 +154,17 @@ class TableRunner:
 
     def apply_stored(self, event: JournalEvent) -> Applied:
         """A journaled event as the journal reads it back (a replay)."""
-        return self._run(
-            event.n, event.at, lambda: self.service.apply_body(event.kind, event.body, event.at)
-        )
+        return self.apply(event.n, event.at, read(event.kind, event.body))
 
-    def apply(self, n: int, at: str, record: JournalRecord) -> Applied:
-        """The record the live table has just journaled as its event `n`, at `at`."""
-        return self._run(n, at, lambda: self.service.apply(record, at))
-
-    def _run(self, n: int, at: str, apply: Callable[[], list[Outbound]]) -> Applied:
+    def apply(self, n: int, at: str, record: JournalRecord | UnreadableRecord) -> Applied:
+        """The record journaled as the table's event `n`, at `at`: the live table's, the very
+        record whose text it journaled; a replay's, read back."""
         service = self.service
         engine = service.engine
         open_before = service.round_id if engine.round_open else None
         latest_before = service.round_id
         self._recorded.clear()
-        messages = apply()
+        messages = service.apply(record, at)
         latest_after = service.round_id
         owner = open_before
         if owner is None and latest_after is not None and latest_after != latest_before:

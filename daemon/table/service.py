@@ -49,12 +49,11 @@ from daemon.table.records import (
     ShoeRecord,
     StartRecord,
     TimerRecord,
-    decode,
+    UnreadableRecord,
+    read,
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from daemon.journal import EventKind
     from daemon.table.records import JournalRecord
     from daemon.wire.envelope import Outbound
@@ -67,26 +66,19 @@ class TableService(ConsoleRequests, ReaderEvents, Checkpointing):
     """One table's brain: journaled records in (`apply`, the same live and in replay),
     messages out."""
 
-    def apply(self, record: JournalRecord, at: str) -> list[Outbound]:
+    def apply(self, record: JournalRecord | UnreadableRecord, at: str) -> list[Outbound]:
         """One journaled event, applied: the same method live and in replay.
 
         Everything it returns is a function of the event and the table's state alone, the
         envelope's time included (`at`, the event's journaled time): so a replay of the
         journal makes the very messages the table published, byte for byte (decision D4).
+
+        A bug in applying one event costs that event, never the table: the journal holds the
+        event, so an exception here would otherwise stop the daemon at every replay too.
         """
-        return self._guarded(record.kind, at, lambda: self._apply_record(record, at))
-
-    def apply_body(self, kind: EventKind, body: dict[str, Any], at: str) -> list[Outbound]:
-        """A journaled event as read back (its kind and body), decoded and applied; a body
-        this version cannot read costs that event, as a bug in applying it does."""
-        return self._guarded(kind, at, lambda: self._apply_record(decode(kind, body), at))
-
-    def _guarded(self, kind: str, at: str, apply: Callable[[], list[Outbound]]) -> list[Outbound]:
-        """A bug in applying one event costs that event, never the table: the journal holds the
-        event, so an exception here would otherwise stop the daemon at every replay too."""
         self.envelopes.at = at
         try:
-            out = apply()
+            out = self._apply_record(record, at)
         except Exception as exc:  # noqa: BLE001 - the daemon must never stop; see above
             # The exception's text is not logged: it may quote the event, and the event may be
             # a card not yet revealed. Its type and where it happened are enough to find it.
@@ -94,7 +86,7 @@ class TableService(ConsoleRequests, ReaderEvents, Checkpointing):
                 "table.apply_failed",
                 hint="a bug: the round is flagged for review and the table goes on",
                 table=self.table_id,
-                kind=kind,
+                kind=record.kind,
                 error=type(exc).__name__,
                 where="".join(traceback.format_tb(exc.__traceback__)[-3:]),
             )
@@ -102,7 +94,13 @@ class TableService(ConsoleRequests, ReaderEvents, Checkpointing):
         self.custody.follow_wait(self._awaiting(), at)
         return out
 
-    def _apply_record(self, record: JournalRecord, at: str) -> list[Outbound]:  # noqa: PLR0911 - one return per kind of record
+    def apply_body(self, kind: EventKind, body: dict[str, Any], at: str) -> list[Outbound]:
+        """A journaled event as the journal reads it back (its kind and body), applied."""
+        return self.apply(read(kind, body), at)
+
+    def _apply_record(  # noqa: PLR0911 - one return per kind of record
+        self, record: JournalRecord | UnreadableRecord, at: str
+    ) -> list[Outbound]:
         match record:
             case ShoeRecord(event=event):
                 return self.on_shoe_event(event, seen_at=at)
@@ -121,6 +119,8 @@ class TableService(ConsoleRequests, ReaderEvents, Checkpointing):
                 return self.on_timer(record)
             case StartRecord(protocol=protocol, node=node, contract=contract):
                 return self.on_start(protocol, node, 1 if contract is None else contract)
+            case UnreadableRecord(error=error):
+                raise error
 
     def internal_error(self) -> list[Outbound]:
         """An event could not be applied (a bug): the pit is told, the round is reviewed."""

@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 from daemon.history.archiving import archive_due
 from daemon.history.audit import JournalReader
-from daemon.inbound import to_record
 from daemon.journal import Journal, JournalEvent
 from daemon.journal.archive import Archive
 from daemon.journal.chain import body_text
+from daemon.table.records import event_body
 from daemon.table.runner import TableRunner
 from daemon.testing import Mosquitto
 from daemon.testing.recorder import until
@@ -84,15 +84,15 @@ def event_stream(config: TableConfig, seed: int, rounds: int) -> list[Record]:
                 stream.extend(_request("card", {"card": code}) for code in unread)
                 unread.clear()
             if isinstance(event, Shuffle):
-                stream.append(("shoe", to_record(NewShoe())))
+                stream.append(("shoe", event_body(NewShoe())))
             elif is_card and rng.random() < 0.04:
                 assert isinstance(event, DealCard)
-                stream.append(("shoe", to_record(CardUnreadable(frame))))
+                stream.append(("shoe", event_body(CardUnreadable(frame))))
                 unread.append(str(event.card))
             elif isinstance(event, DealCard):
                 code = str(event.card)
                 drawn = CardDrawn(code[:-1], code[-1], frame, burned=event.burned)  # type: ignore[arg-type]
-                stream.append(("shoe", to_record(drawn)))
+                stream.append(("shoe", event_body(drawn)))
             else:
                 stream.append(_request(*console_request(event)))
             stream.extend(_disturbance(rng, config))
@@ -105,8 +105,8 @@ def _disturbance(rng: random.Random, config: TableConfig) -> list[Record]:
     """Now and then, something else the daemon journals (each with its chance per event)."""
     # A shoe that keeps nothing holds the cards after the link was lost: the dealer resumes.
     lost: list[Record] = [
-        ("link", to_record(Disconnected("/dev/shoe", "unplugged", 5, 0.5))),
-        ("link", to_record(Reconnected("/dev/shoe", 2.5, 3))),
+        ("link", event_body(Disconnected("/dev/shoe", "unplugged", 5, 0.5))),
+        ("link", event_body(Reconnected("/dev/shoe", 2.5, 3))),
         _request("resume", {}),
     ]
     # A shoe that keeps nothing holds the cards at a restart; so does a gap: the dealer resumes.
@@ -115,7 +115,7 @@ def _disturbance(rng: random.Random, config: TableConfig) -> list[Record]:
         _request("resume", {}),
     ]
     gap: list[Record] = [
-        ("shoe", to_record(SequenceGap(expected=1, got=3))),
+        ("shoe", event_body(SequenceGap(expected=1, got=3))),
         _request("resume", {}),
     ]
     notice: list[Record] = [("notice", {"kind": "outbox_filling", "message": "80 messages wait"})]

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from daemon.inbound import from_record
 from daemon.journal import Checkpoint, JournalEvent, TableRecord
+from daemon.table.records import event_of_body
 from daemon.table.runner import TableRunner
 from daemon.wire.topics import Topics
 from rules.games import Game
@@ -88,7 +88,7 @@ def test_replay_from_a_checkpoint_equals_replay_from_the_start(
 
 
 def _judgement(replay: TableRunner, event: JournalEvent) -> Intake | None:
-    return replay.service.judge(from_record(event.body)) if event.kind == "shoe" else None
+    return replay.service.judge(event_of_body(event.body)) if event.kind == "shoe" else None
 
 
 def _through_json(checkpoint: Checkpoint) -> Checkpoint:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from daemon.inbound import to_record
+from daemon.table.records import event_body
 from daemon.table.service import TableService
 from daemon.wire.envelope import Envelopes
 from daemon.wire.requests import request_record
@@ -78,8 +78,8 @@ def test_a_sequence_jump_across_a_restart_holds_the_round() -> None:
     jumped = CardDrawn("10", "H", seq=11)
     intake = service.judge(jumped)  # judged before anything is journaled (decision D3)
     assert intake.gap == SequenceGap(expected=8, got=11)
-    service.apply_body("shoe", to_record(intake.gap), "t")
-    service.apply_body("shoe", to_record(jumped), "t")
+    service.apply_body("shoe", event_body(intake.gap), "t")
+    service.apply_body("shoe", event_body(jumped), "t")
     assert service.review == ["sequence_gap"]
     assert service.cards_held == 1
 

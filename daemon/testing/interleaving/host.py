@@ -21,7 +21,6 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Final
 
-from daemon.inbound import is_journaled
 from daemon.journal.rows import JournalEvent, TableRecord
 from daemon.parts.checkpoint_policy import checkpoint_due
 from daemon.table.records import (
@@ -33,6 +32,7 @@ from daemon.table.records import (
     StartRecord,
     TimerRecord,
     encode,
+    is_journaled,
 )
 from daemon.table.runner import TableRunner
 from daemon.table.state import CONSOLE_CONTRACT
