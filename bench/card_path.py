@@ -23,6 +23,7 @@ change (docs/architecture.md, "The card's path").
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import collections
 import json
@@ -182,10 +183,15 @@ def _delivered(daemon: Daemon) -> list[str]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--functions", action="store_true", help="list each function reached and its calls"
+    )
+    args = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
         counter = asyncio.run(count_one_card(Path(directory)))
     print(counter.report())
-    if "--functions" in sys.argv:
+    if args.functions:
         for name, count in sorted(counter.functions.items()):
             print(f"{count:3d}  {name}")
 
