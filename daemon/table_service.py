@@ -46,6 +46,7 @@ from daemon.inbound import from_record
 from daemon.reader_state import ReaderState
 from daemon.redelivery import Answered
 from daemon.requests import RequestError, no_fields, parse_request, refusal, response_body
+from daemon.surveillance import FOREIGN_CARD, TableSurveillance
 from daemon.table_observer import UNOBSERVED
 from daemon.topics import COMMANDS
 from drivers import events as shoe
@@ -174,6 +175,8 @@ class TableService:
         self.receiver = FrameReceiver(_policy(protocol))
         # Told of cards, settlements, notices and refusals as they happen: the metrics.
         self.observer: TableObserver = UNOBSERVED
+        # surveillance hook: the shoe's census and the seats' evidence (daemon.surveillance)
+        self.surveillance = TableSurveillance(config, topics, envelopes)
 
     def reconfigure(self, config: TableConfig) -> bool:
         """Take new game settings now if no round is open, keeping the shoe; else at the
@@ -185,6 +188,7 @@ class TableService:
             return False
         self.pending_config = None
         self.config, self.engine = config, self.engine.reconfigured(config)
+        self.surveillance.reconfigure(config)  # surveillance hook
         self._record(config)
         return True
 
@@ -235,6 +239,7 @@ class TableService:
             "link_fresh": self.link_fresh,
             "silence_noticed": self.silence_noticed,
             "next_seq": self.envelopes.next_seq,
+            "surveillance": self.surveillance.state(),  # surveillance hook
         }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -258,6 +263,7 @@ class TableService:
             history = RoundHistory.from_state(state.get("history"))
             answered = Answered.from_state(state.get("answered"))
             receiver = _receiver(state["protocol"], state["receiver"])
+            self.surveillance.restore(config, state.get("surveillance"))  # surveillance hook
         except (KeyError, TypeError, ValueError, RulesError) as exc:
             raise CheckpointError(f"checkpoint: {type(exc).__name__}: {exc}") from None
         self.config, self.engine, self.reader = config, engine, reader
@@ -670,6 +676,12 @@ class TableService:
     def _from_shoe(self, card: DealCard) -> list[Outbound]:
         """A card in the shoe's order: placed now, or kept until its place is declared (or
         its doubt resolved)."""
+        # surveillance hook: a card the shoe cannot hold is never placed (decision 17)
+        if (foreign := self.surveillance.judge(card, self.engine, self.custody)) is not None:
+            message, alarm = self.surveillance.foreign_card(
+                card, foreign, self.engine, self.custody
+            )
+            return [*alarm, *self._doubt(FOREIGN_CARD, message, always=True)]
         awaiting = self._awaiting()
         if not self.custody.holding and (awaiting is None or card.burned):
             return self._apply(card, source="shoe")  # a burn the reader saw goes to the rack
@@ -940,6 +952,7 @@ class TableService:
         self.history.record(engine, before, event, outputs, from_shoe=False, first_seq=first_seq)
         self._record(event)
         out = self._publish(outputs)
+        out += self.surveillance.applied(event, outputs, engine)  # surveillance hook
         if before is not None and engine.round_open:
             out += self._opened(seen)
         return out
@@ -983,7 +996,8 @@ class TableService:
             return [self.notice(exc.code, exc.message)]
         self.history.record(engine, None, event, outputs, from_shoe=True, first_seq=first_seq)
         self._record(event)
-        return self._publish(outputs)
+        out = self._publish(outputs)
+        return out + self.surveillance.applied(event, outputs, engine)  # surveillance hook
 
     def _publish(self, outputs: list[Output]) -> list[Outbound]:
         out: list[Outbound] = []
