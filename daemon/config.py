@@ -22,6 +22,7 @@ from daemon.config_file import ConfigFileError, FieldLines, FieldPath, format_fi
 from daemon.mqtt.errors import MqttSettingsError
 from daemon.mqtt.settings import MqttSettings
 from daemon.request_gate import RequestLimits
+from daemon.surveillance import SurveillanceConfig
 from drivers.captures import CaptureError, read_capture
 from drivers.errors import DriverError
 from drivers.registry import available_drivers, load_decoder_class
@@ -34,7 +35,9 @@ from drivers.transports import (
     is_absolute_path,
     is_host,
 )
+from rules.advantage import Thresholds
 from rules.config import TableConfig, describe_value, out_of_range, unknown_setting
+from rules.counting import COUNT_SYSTEMS
 from rules.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -75,7 +78,10 @@ SHOE_SILENCES: Final = range(10, 3601)
 LOG_FORMATS = ("auto", "json", "console")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
-_TOP_KEYS = ("display", "journal", "logging", "metrics", "mqtt", "requests", "table", "timing")
+_TOP_KEYS = (
+    "display", "journal", "logging", "metrics", "mqtt", "requests", "surveillance", "table",
+    "timing",
+)  # fmt: skip
 _SHOE_KEYS = frozenset({"protocol", "driver", "transport", "idle_timeout"})
 _JOURNAL_KEYS = frozenset(
     {"state_directory", "outbox_limit", "sync", "keep_days", "archive_directory"}
@@ -84,6 +90,15 @@ _LOGGING_KEYS = frozenset({"format", "level", "raw_frames"})
 _METRICS_KEYS = frozenset({"enabled", "host", "port"})
 _REQUESTS_KEYS = frozenset({"rate", "burst", "queue"})
 _TIMING_KEYS = frozenset({"declaration_wait", "shoe_silence"})
+# `[surveillance]` (daemon.surveillance): the count system and when a seat's evidence is
+# flagged; the defaults and why are in docs/math.md, "Advantage play".
+_SURVEILLANCE_KEYS = frozenset(
+    {"count_system", "evidence_z", "min_rounds", "min_spread", "min_moves"}
+)
+EVIDENCE_Z: Final = (2.0, 10.0)
+SURVEILLANCE_MIN_ROUNDS: Final = range(2, 1_001)
+SURVEILLANCE_MIN_SPREAD: Final = (1.0, 100.0)
+SURVEILLANCE_MIN_MOVES: Final = range(1, 1_001)
 _TRANSPORTS: Final[dict[str, tuple[type[TransportSettings], frozenset[str]]]] = {
     "serial": (
         SerialSettings,
@@ -155,6 +170,7 @@ class ServiceConfig:
     archive_directory: Path | None = None  # None: `archive` in the state directory
     requests: RequestLimits = field(default_factory=RequestLimits)  # [requests], per table
     timing: TimingConfig = field(default_factory=TimingConfig)
+    surveillance: SurveillanceConfig = field(default_factory=SurveillanceConfig)
     # SHA-256 of the bytes these settings were read from (what `sha256sum` prints for the
     # file); None for a configuration built in memory (the demo's).
     sha256: str | None = None
@@ -220,6 +236,7 @@ def known_settings() -> list[str]:
             *(f"metrics.{key}" for key in _METRICS_KEYS),
             *(f"requests.{key}" for key in _REQUESTS_KEYS),
             *(f"timing.{key}" for key in _TIMING_KEYS),
+            *(f"surveillance.{key}" for key in _SURVEILLANCE_KEYS),
             *(f"table.{key}" for key in TABLE_KEYS - {"limits", "paytable"}),
             "table.limits.<wager>.min",
             "table.limits.<wager>.max",
@@ -280,6 +297,7 @@ class _Checker:
         metrics = self._metrics(document.get("metrics"))
         requests = self._requests(document.get("requests"))
         timing = self._timing(document.get("timing"))
+        surveillance = self._surveillance(document.get("surveillance"))
         if self.errors or self.host_problems or mqtt is None:
             raise ConfigErrors(self.errors, self.host_problems)
         return ServiceConfig(
@@ -294,6 +312,7 @@ class _Checker:
             **keeping,
             requests=requests,
             timing=timing,
+            surveillance=surveillance,
             # The text was decoded from the file's bytes strictly, so this is their hash.
             sha256=hashlib.sha256(self.text.encode("utf-8")).hexdigest(),
             display_section=json.dumps(document.get("display"), sort_keys=True, default=str),
@@ -573,6 +592,29 @@ class _Checker:
             section.whole_number("shoe_silence", default.shoe_silence, SHOE_SILENCES),
         )
 
+    def _surveillance(self, value: object) -> SurveillanceConfig:
+        """`[surveillance]`: the count system, and when a seat's evidence is flagged."""
+        default = SurveillanceConfig()
+        limits = default.thresholds
+        section = self.section("surveillance", value, _SURVEILLANCE_KEYS)
+        if section is None:
+            return default
+        return SurveillanceConfig(
+            section.choice("count_system", default.count_system, tuple(COUNT_SYSTEMS)),
+            Thresholds(
+                evidence_z=section.number("evidence_z", limits.evidence_z, *EVIDENCE_Z),
+                min_rounds=section.whole_number(
+                    "min_rounds", limits.min_rounds, SURVEILLANCE_MIN_ROUNDS
+                ),
+                min_spread=section.number(
+                    "min_spread", limits.min_spread, *SURVEILLANCE_MIN_SPREAD
+                ),
+                min_moves=section.whole_number(
+                    "min_moves", limits.min_moves, SURVEILLANCE_MIN_MOVES
+                ),
+            ),
+        )
+
     def _display(self, section: object) -> None:
         """`[display]` is the pit display's (daemon/display/config.py): its shape is checked
         here too, so check-config reports every mistake at once; its files are not read."""
@@ -613,6 +655,15 @@ class _Section:
         else:
             return value
         return default
+
+    def number(self, key: str, default: float, low: float, high: float) -> float:
+        value = self._values.get(key, default)
+        if not _within(value, low, high):
+            self._refuse(
+                key, f"must be a number from {low:g} to {high:g}, not {describe_value(value)}"
+            )
+            return default
+        return float(value)
 
     def choice(self, key: str, default: str, choices: tuple[str, ...]) -> str:
         value = self._values.get(key, default)

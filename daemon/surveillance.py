@@ -75,7 +75,7 @@ class TableSurveillance:
     def configure(self, settings: SurveillanceConfig) -> None:
         """The daemon's `[surveillance]`: thresholds at once; another count system starts
         the table's sessions again (their counts were another system's)."""
-        if settings.count_system != self.settings.count_system:
+        if settings.count_system != self.watch.system:
             self.watch = AdvantageWatch(self.config, settings.count_system, settings.thresholds)
         self.watch.thresholds = settings.thresholds
         self.settings = settings
