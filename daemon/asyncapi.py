@@ -151,6 +151,7 @@ _NOTICE_KINDS = [k.value for k in NoticeKind] + [
     "card_outside_game",
     "sequence_conflict",
     "reader_silent",
+    "foreign_card",  # a card the shoe cannot hold (daemon.surveillance)
     # The daemon's own (daemon.request_gate, daemon.mqtt.takeover, daemon.claims, daemon.journal).
     "requests_refused",
     "requests_muted",
@@ -210,6 +211,7 @@ def build(base: str = "shoe2mqtt") -> dict[str, Any]:
     _table_channels(api, base)
     _event_channels(api, base)
     _notice_channel(api, base)
+    _surveillance_channels(api, base)
     _request_channels(api, base)
     return {
         "asyncapi": "3.0.0",
@@ -441,6 +443,62 @@ def _notice_channel(api: _Channels, base: str) -> None:
         _message("notice", _enveloped("notice", body), "something a person must know or do"),
         parameters={**_TABLE, "kind": {"enum": _NOTICE_KINDS}},
     )
+
+
+_CENSUS = _object(
+    {
+        "shoe": _INT,
+        "decks": _INT,
+        "deck_kind": {"enum": ["standard", "spanish"]},
+        "complete": _BOOL,
+        "cards_seen": _INT,
+        "cards_left": _INT,
+        "foreign": {"type": "array", "items": _CARD},
+        "impossible": {
+            "type": "array",
+            "items": _object({"what": _STR, "seen": _INT, "holds": _INT}),
+        },
+        "by_rank": {"type": "object"},
+        "by_suit": {"type": "object"},
+    }
+)
+_SURVEILLANCE: dict[str, tuple[dict[str, Any], str]] = {
+    "foreign_card": (
+        {
+            "round": _NULLABLE_INT,
+            "shoe": _INT,
+            "card": _CARD,
+            "burned": _BOOL,
+            "reason": {"enum": ["not_in_deck_kind", "over_the_shoe"]},
+            "holds": _INT,
+            "named_to_pit": _BOOL,
+        },
+        "a card the shoe cannot hold, named",
+    ),
+    "shoe_ended": (
+        {
+            "shoe": _INT,
+            "census": _CENSUS,
+            "count_system": _STR,
+            "rounds": {"type": "array", "items": {"type": "object"}},
+            "evidence": {"type": "array", "items": {"type": "object"}},
+            "flagged": {"type": "array", "items": {"type": "object"}},
+            "thresholds": {"type": "object"},
+        },
+        "the shoe's census and every seat's evidence of advantage play",
+    ),
+}
+
+
+def _surveillance_channels(api: _Channels, base: str) -> None:
+    for kind, (body, summary) in _SURVEILLANCE.items():
+        api.add(
+            f"surveillance_{kind}",
+            f"{base}/{{table}}/surveillance/{kind}",
+            f"For the surveillance user alone (QoS 1): {summary}.",
+            _message(kind, _enveloped(kind, body), summary),
+            parameters=_TABLE,
+        )
 
 
 # The request gate's refusal is not journaled: it takes no number of the table's (docs/mqtt.md).

@@ -122,10 +122,9 @@ class TableSurveillance:
         shown = _face_up(card, engine, custody)
         named = f" ({card.card})" if shown else ""
         message = (
-            f"a card this shoe cannot hold came out of it{named}: {why}. It is given to no "
-            "seat and the round is held for a supervisor: take the card off the table, then "
-            "resume (the cards after it are dealt as they came) or void the round"
-            + ("" if shown else "; the card is named to surveillance only")
+            f"a card this shoe cannot hold came out of it{named}: {why}; it is given to no "
+            "seat: a supervisor takes it off the table for surveillance"
+            + ("" if shown else " (it is named to surveillance only)")
         )
         body = {
             "type": FOREIGN_CARD,

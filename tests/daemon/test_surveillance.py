@@ -3,10 +3,13 @@ shuffle, and its messages only on the surveillance topics."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
+import jsonschema
 import pytest
 
+from daemon.asyncapi import build
 from daemon.surveillance import render_summary
 from drivers import events as shoe
 from rules.cards import Card
@@ -179,3 +182,19 @@ def test_the_summary_is_a_report_section() -> None:
     assert summary["shoe"]["cards_seen"] == 1
     lines = render_summary(summary)
     assert lines[0].startswith("table bj1: shoe 1, 1 cards seen, 311 left")
+
+
+def test_the_surveillance_messages_match_their_channels() -> None:
+    document = build(base="casino")
+    service = make_service("blackjack", decks=1, readable_ids=False, **_without_bonus("blackjack"))
+    _new_shoe(service)
+    drawn(service, "2C")
+    _open_round(service, "blackjack", seats=2)
+    out = drawn(service, "KD 7S KH 9C 2C")  # 2C again: a foreign card
+    request(service, "void")
+    out += _new_shoe(service)
+    kinds = {m.topic.rsplit("/", 1)[1]: m for m in out if "/surveillance/" in m.topic}
+    assert set(kinds) == {"foreign_card", "shoe_ended"}
+    for kind, message in kinds.items():
+        [payload] = document["channels"][f"surveillance_{kind}"]["messages"].values()
+        jsonschema.validate(json.loads(message.payload), payload["payload"])
