@@ -209,10 +209,10 @@ def flagged(item: Evidence, limits: Thresholds) -> bool:
 
 def rates(
     results: list[SessionResult], limits: Thresholds, within: int
-) -> dict[tuple[str, str], tuple[int, int, int, int, int]]:
+) -> dict[tuple[str, str], tuple[int, int, int, int, int, int]]:
     """Per (lineup, player): sessions, flagged within `within` shoes, flagged at all, shoes,
-    shoes flagged by that shoe's own evidence."""
-    tally: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+    shoes flagged by that shoe's own evidence, flagged within twice `within` shoes."""
+    tally: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])
     for result in results:
         kinds = LINEUPS[result.lineup]
         for seat, shoes in result.evidence.items():
@@ -228,7 +228,8 @@ def rates(
             row[4] += sum(
                 any(flagged(e, limits) for e in items if e.scope == "shoe") for items in shoes
             )
-    return {key: (r[0], r[1], r[2], r[3], r[4]) for key, r in tally.items()}
+            row[5] += first is not None and first <= 2 * within
+    return {key: (r[0], r[1], r[2], r[3], r[4], r[5]) for key, r in tally.items()}
 
 
 def _sessions(args: tuple[str, int, int, int, int]) -> list[SessionResult]:
@@ -256,15 +257,15 @@ def report(results: list[SessionResult], limits: Thresholds, *, within: int = 2)
         ),
         (
             f"{'table':<8} {'player':<14} {'sessions':>8} {f'<= {within} shoes':>12} "
-            f"{'any shoe':>10} {'per shoe':>10}"
+            f"{f'<= {2 * within} shoes':>12} {'any shoe':>10} {'per shoe':>10}"
         ),
     ]
-    for (lineup, kind), (n, early, ever, shoes, per_shoe) in sorted(
+    for (lineup, kind), (n, early, ever, shoes, per_shoe, later) in sorted(
         rates(results, limits, within).items()
     ):
         lines.append(
-            f"{lineup:<8} {kind:<14} {n:>8} {early / n:>12.4f} {ever / n:>10.4f} "
-            f"{per_shoe / max(shoes, 1):>10.4f}"
+            f"{lineup:<8} {kind:<14} {n:>8} {early / n:>12.4f} {later / n:>12.4f} "
+            f"{ever / n:>10.4f} {per_shoe / max(shoes, 1):>10.4f}"
         )
     return lines
 
@@ -273,7 +274,7 @@ def grid(results: list[SessionResult], within: int) -> list[str]:
     """The 1-8 counter's detection within `within` shoes and the worst count-blind seat's
     session false-alarm rate, for thresholds around the defaults."""
     lines = [f"{'z':>5} {'rounds':>6} {'spread':>6}  {'1-8 counter':>11}  worst count-blind seat"]
-    for z in (2.5, 3.0, 3.3, 3.5, 3.7, 4.0):
+    for z in (2.5, 3.0, 3.5, 3.7, 4.0, 4.5):
         for min_rounds in (10, 20):
             limits = Thresholds(evidence_z=z, min_rounds=min_rounds)
             table = rates(results, limits, within)
@@ -284,7 +285,7 @@ def grid(results: list[SessionResult], within: int) -> list[str]:
             )
             nulls = {k: v for (_, k), v in table.items() if k not in COUNTERS}
             worst = max(nulls, key=lambda k: nulls[k][2] / nulls[k][0])
-            n, _, ever, _, _ = nulls[worst]
+            n, _, ever, _, _, _ = nulls[worst]
             lines.append(
                 f"{z:>5} {min_rounds:>6} {limits.min_spread:>6}  {detected}  "
                 f"{worst} {ever}/{n} = {ever / n:.5f}"

@@ -60,7 +60,7 @@ class Thresholds:
     """When a seat's evidence is flagged (`[surveillance]`, docs/configuration.md; the
     defaults are chosen from the simulated players in docs/math.md)."""
 
-    evidence_z: float = 3.7
+    evidence_z: float = 4.0
     min_rounds: int = 10  # rounds a bet_count or bonus test needs before it can flag
     min_spread: float = 2.0  # a bet_count flag needs the largest wager this many times the least
     min_moves: int = 4  # entries and exits a wonging flag needs
@@ -287,15 +287,10 @@ class AdvantageWatch:
         )  # fmt: skip
 
     def _count_variance(self, seen: int) -> float:
-        """Var(true count) after `seen` cards of the shoe (rules.counting)."""
-        count = self.count
-        size = count.deck_kind.size
-        return size * size * count.tag_variance * _depth(seen, count.shoe_size)
+        return self.count.true_count_variance(seen)
 
     def _ten_variance(self, seen: int) -> float:
-        """Var(ten-value excess, in percentage points) after `seen` cards."""
-        share = self.count.ten_share
-        return 100 * 100 * share * (1 - share) * _depth(seen, self.count.shoe_size)
+        return self.count.ten_excess_variance(seen)
 
     # ---------------------------------------------------------------- views and state
     def shoe_rounds(self) -> list[TableRound]:
@@ -366,11 +361,6 @@ def _true_count(row: TableRound) -> float:
 
 def _ten_excess(row: TableRound) -> float:
     return row.ten_excess
-
-
-def _depth(seen: int, size: int) -> float:
-    """c / ((N - 1)(N - c)): how far a martingale over the shuffle has spread by card c."""
-    return seen / ((size - 1) * max(size - seen, 1))
 
 
 def shuffle_z(

@@ -102,6 +102,21 @@ class ShoeCount:
         tens = self.ten_share * self.shoe_size
         return 100 * ((tens - self.tens_seen) / self.unseen - self.ten_share)
 
+    def _depth(self, seen: int) -> float:
+        """c / ((N - 1)(N - c)): how far a martingale over the shuffle has spread by card c."""
+        size = self.shoe_size
+        return seen / ((size - 1) * max(size - seen, 1))
+
+    def true_count_variance(self, seen: int) -> float:
+        """Var(true count) over the shuffle after `seen` cards: d^2 s^2 c / ((N - 1)(N - c))."""
+        size = self.deck_kind.size
+        return size * size * self.tag_variance * self._depth(seen)
+
+    def ten_excess_variance(self, seen: int) -> float:
+        """Var(ten-value excess, in percentage points) over the shuffle after `seen` cards."""
+        share = self.ten_share
+        return 100 * 100 * share * (1 - share) * self._depth(seen)
+
     def state(self) -> dict[str, Any]:
         return {"running": self.running, "seen": self.cards_seen, "tens": self.tens_seen}
 
