@@ -111,10 +111,7 @@ def test_a_burn_before_its_shoe_is_announced_is_judged_by_its_rank_only() -> Non
     _open_round(service, "blackjack")
     drawn(service, "QH 7C 9D KS")  # seat 1 stands on 19, the dealer on 17
     request(service, "action", seat=1, action="stand")
-    out = service.on_shoe_event(
-        shoe.CardDrawn("Q", "H", 0, burned=True),  # type: ignore[arg-type]
-        seen_at=SEEN,
-    )
+    out = service.on_shoe_event(shoe.CardDrawn("Q", "H", 0, burned=True), seen_at=SEEN)
     assert bodies(out, "/surveillance/foreign_card") == []
     answer = request(service, "shuffle")
     assert response(answer)["status"] == "ok"
