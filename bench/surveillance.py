@@ -271,8 +271,8 @@ def report(results: list[SessionResult], limits: Thresholds, *, within: int = 2)
 
 
 def grid(results: list[SessionResult], within: int) -> list[str]:
-    """The 1-8 counter's detection within `within` shoes and the worst count-blind seat's
-    session false-alarm rate, for thresholds around the defaults."""
+    """The 1-8 counter's detection within `within` shoes and the session false-alarm rate of
+    the worst count-blind player (its seats at every table pooled), around the defaults."""
     lines = [f"{'z':>5} {'rounds':>6} {'spread':>6}  {'1-8 counter':>11}  worst count-blind seat"]
     for z in (2.5, 3.0, 3.5, 3.7, 4.0, 4.5):
         for min_rounds in (10, 20):
@@ -283,9 +283,13 @@ def grid(results: list[SessionResult], within: int) -> list[str]:
                 for (lineup, k), v in sorted(table.items())
                 if k == "counter_1_8"
             )
-            nulls = {k: v for (_, k), v in table.items() if k not in COUNTERS}
-            worst = max(nulls, key=lambda k: nulls[k][2] / nulls[k][0])
-            n, _, ever, _, _, _ = nulls[worst]
+            nulls = {key: v for key, v in table.items() if key[1] not in COUNTERS}
+            pooled: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+            for (_, kind), v in nulls.items():
+                pooled[kind][0] += v[0]
+                pooled[kind][1] += v[2]
+            worst = max(pooled, key=lambda k: pooled[k][1] / pooled[k][0])
+            n, ever = pooled[worst]
             lines.append(
                 f"{z:>5} {min_rounds:>6} {limits.min_spread:>6}  {detected}  "
                 f"{worst} {ever}/{n} = {ever / n:.5f}"
