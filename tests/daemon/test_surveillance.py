@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING, Any
 import jsonschema
 import pytest
 
-from daemon.asyncapi import build
-from daemon.surveillance import render_summary
+from daemon.table.surveillance import render_summary
+from daemon.wire.asyncapi import build
 from drivers import events as shoe
 from rules.cards import Card
 from tests.daemon.tables import SEEN, bodies, drawn, make_service, request, response
 
 if TYPE_CHECKING:
-    from daemon.envelope import Outbound
-    from daemon.table_service import TableService
+    from daemon.table.service import TableService
+    from daemon.wire.envelope import Outbound
 
 MAIN = {"blackjack": "blackjack", "double_attack": "initial", "triple_attack": "first_attack"}
 

@@ -10,7 +10,7 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from daemon.testing import STEP_TIMEOUT
-from daemon.topics import Topics
+from daemon.wire.topics import Topics
 from tests.security.conftest import (
     BASE,
     CONSOLE_1,

@@ -1,6 +1,6 @@
 """One table's surveillance: the census of its shoe and the advantage play seen in its wagers.
 
-The table service (daemon.table_service) calls it at three points, each a marked hook there:
+The table service (daemon.table) calls it at three points, each a marked hook there:
 
 - `judge` for every card from the shoe, before anything places or holds it: a card the shoe
   cannot hold (rules.census) is never placed; the table holds the round for a supervisor
@@ -12,7 +12,7 @@ The table service (daemon.table_service) calls it at three points, each a marked
   with the seats past the thresholds named in `flagged`;
 - `state` / `restore` with the table's checkpoint.
 
-Its messages are on `<base>/<table>/surveillance/<kind>` (daemon.topics), which only the
+Its messages are on `<base>/<table>/surveillance/<kind>` (daemon.wire.topics), which only the
 surveillance user may read (docs/mosquitto/acl): never the table's topics, the dealer's
 console or the pit display. One message per shuffle whatever the thresholds, so a replay
 numbers every message as the live table did even when `[surveillance]` changed meanwhile
@@ -22,8 +22,9 @@ numbers every message as the live table did even when `[surveillance]` changed m
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
+from daemon.wire.surveillance import FOREIGN_CARD, SHOE_ENDED
 from rules.advantage import AdvantageWatch, Thresholds
 from rules.census import ShoeCensus
 from rules.counting import COUNT_SYSTEMS, DEFAULT_SYSTEM
@@ -35,9 +36,9 @@ from rules.table import RoundStage
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from daemon.custody import Custody
-    from daemon.envelope import Envelopes, Outbound
-    from daemon.topics import Topics
+    from daemon.table.custody import Custody
+    from daemon.wire.envelope import Envelopes, Outbound
+    from daemon.wire.topics import Topics
     from rules.advantage import Evidence
     from rules.census import ForeignReason
     from rules.config import TableConfig
@@ -45,9 +46,6 @@ if TYPE_CHECKING:
     from rules.events import TableEvent
     from rules.outputs import Output
 
-FOREIGN_CARD: Final = "foreign_card"  # the notice, the doubt and the surveillance kind
-SHOE_ENDED: Final = "shoe_ended"
-KINDS: Final = (FOREIGN_CARD, SHOE_ENDED)
 _WHY = {
     "not_in_deck_kind": "a {kind} deck has no card of that rank",
     "over_the_shoe": "the {decks}-deck shoe gave every one of that card since its shuffle",
@@ -56,7 +54,7 @@ _WHY = {
 
 @dataclass(frozen=True, slots=True)
 class SurveillanceConfig:
-    """`[surveillance]` (daemon.config): the count system and when a seat is flagged."""
+    """`[surveillance]` (daemon.configuration): the count system and when a seat is flagged."""
 
     count_system: str = DEFAULT_SYSTEM
     thresholds: Thresholds = field(default_factory=Thresholds)

@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from daemon.config import TableSetup
+from daemon.configuration.service_config import TableSetup
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from daemon.config import ServiceConfig
+    from daemon.configuration.service_config import ServiceConfig
 
 log = structlog.get_logger("daemon")
 
@@ -121,7 +121,7 @@ def _waiting_sections(running: ServiceConfig, fresh: ServiceConfig) -> Iterator[
     if metrics:
         yield Waiting("metrics", metrics)
     # The tables' surveillance takes its settings as the journal is replayed, so that a
-    # replay weighs the seats as the live table did since the start (daemon.surveillance).
+    # replay weighs the seats as the live table did since the start (daemon.table.surveillance).
     surveillance = _differing(running.surveillance, fresh.surveillance)
     if surveillance:
         yield Waiting("surveillance", surveillance)

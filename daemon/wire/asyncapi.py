@@ -9,9 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from daemon.availability import CONFLICT, OFFLINE, ONLINE
-from daemon.envelope import SCHEMA_VERSION
-from daemon.topics import COMMANDS
+from daemon.wire.availability import CONFLICT, OFFLINE, ONLINE
+from daemon.wire.envelope import SCHEMA_VERSION
+from daemon.wire.surveillance import SURVEILLANCE_BODIES, SURVEILLANCE_NOTICES
+from daemon.wire.topics import COMMANDS
 from rules.games import Action, Step, WagerKind
 from rules.outputs import NoticeKind, Phase, Result
 
@@ -124,7 +125,7 @@ _SETTLEMENT = {
     "review": _BOOL,
 }
 
-_NOTICE_KINDS = [k.value for k in NoticeKind] + [
+_NOTICE_KINDS = [str(kind) for kind in (*NoticeKind, *SURVEILLANCE_NOTICES)] + [
     "card_unreadable",
     "sequence_gap",
     "reader_reconnected",
@@ -151,8 +152,8 @@ _NOTICE_KINDS = [k.value for k in NoticeKind] + [
     "card_outside_game",
     "sequence_conflict",
     "reader_silent",
-    "foreign_card",  # a card the shoe cannot hold (daemon.surveillance)
-    # The daemon's own (daemon.request_gate, daemon.mqtt.takeover, daemon.claims, daemon.journal).
+    # The daemon's own (daemon.request_gate, daemon.mqtt.takeover, daemon.table.claims,
+    # daemon.journal).
     "requests_refused",
     "requests_muted",
     "client_id_in_use",
@@ -161,7 +162,8 @@ _NOTICE_KINDS = [k.value for k in NoticeKind] + [
     "table_claim_ended",
     "clock_stepped",
     "archive_quarantined",
-    # What the shoe's line cost the table (daemon.shoe_line): noise, and an inbox it overfilled.
+    # What the shoe's line cost the table (daemon.table.shoe_line): noise, and an inbox it
+    # overfilled.
     "line_noise",
     "reader_overflow",
 ]
@@ -209,9 +211,9 @@ def build(base: str = "shoe2mqtt") -> dict[str, Any]:
     _bridge_channels(api, base)
     _table_presence_channels(api, base)
     _table_channels(api, base)
-    _event_channels(api, base)
+    _kinds(api, base, "event", _EVENTS, "Round event")
     _notice_channel(api, base)
-    _surveillance_channels(api, base)
+    _kinds(api, base, "surveillance", SURVEILLANCE_BODIES, "For the surveillance user alone:")
     _request_channels(api, base)
     return {
         "asyncapi": "3.0.0",
@@ -255,10 +257,8 @@ class _Channels:
         channel["messages"] = {message["name"]: message}
         self.channels[key] = channel
         action = "receive" if receive else "send"
-        self.operations[f"{action}_{key}"] = {
-            "action": action,
-            "channel": {"$ref": f"#/channels/{key}"},
-        }
+        ref = {"$ref": f"#/channels/{key}"}
+        self.operations[f"{action}_{key}"] = {"action": action, "channel": ref}
 
 
 _TABLE = {"table": {"description": "the table's configured id"}}
@@ -417,12 +417,12 @@ def _table_channels(api: _Channels, base: str) -> None:
         )
 
 
-def _event_channels(api: _Channels, base: str) -> None:
-    for kind, body in _EVENTS.items():
+def _kinds(api: _Channels, base: str, segment: str, bodies: dict[str, Any], what: str) -> None:
+    for kind, body in bodies.items():
         api.add(
-            f"event_{kind}",
-            f"{base}/{{table}}/event/{kind}",
-            f"Round event {kind} (QoS 1).",
+            f"{segment}_{kind}",
+            f"{base}/{{table}}/{segment}/{kind}",
+            f"{what} {kind} (QoS 1).",
             _message(kind, _enveloped(kind, body), kind.replace("_", " ")),
             parameters=_TABLE,
         )
@@ -443,62 +443,6 @@ def _notice_channel(api: _Channels, base: str) -> None:
         _message("notice", _enveloped("notice", body), "something a person must know or do"),
         parameters={**_TABLE, "kind": {"enum": _NOTICE_KINDS}},
     )
-
-
-_CENSUS = _object(
-    {
-        "shoe": _INT,
-        "decks": _INT,
-        "deck_kind": {"enum": ["standard", "spanish"]},
-        "complete": _BOOL,
-        "cards_seen": _INT,
-        "cards_left": _INT,
-        "foreign": {"type": "array", "items": _CARD},
-        "impossible": {
-            "type": "array",
-            "items": _object({"what": _STR, "seen": _INT, "holds": _INT}),
-        },
-        "by_rank": {"type": "object"},
-        "by_suit": {"type": "object"},
-    }
-)
-_SURVEILLANCE: dict[str, tuple[dict[str, Any], str]] = {
-    "foreign_card": (
-        {
-            "round": _NULLABLE_INT,
-            "shoe": _INT,
-            "card": _CARD,
-            "burned": _BOOL,
-            "reason": {"enum": ["not_in_deck_kind", "over_the_shoe"]},
-            "holds": _INT,
-            "named_to_pit": _BOOL,
-        },
-        "a card the shoe cannot hold, named",
-    ),
-    "shoe_ended": (
-        {
-            "shoe": _INT,
-            "census": _CENSUS,
-            "count_system": _STR,
-            "rounds": {"type": "array", "items": {"type": "object"}},
-            "evidence": {"type": "array", "items": {"type": "object"}},
-            "flagged": {"type": "array", "items": {"type": "object"}},
-            "thresholds": {"type": "object"},
-        },
-        "the shoe's census and every seat's evidence of advantage play",
-    ),
-}
-
-
-def _surveillance_channels(api: _Channels, base: str) -> None:
-    for kind, (body, summary) in _SURVEILLANCE.items():
-        api.add(
-            f"surveillance_{kind}",
-            f"{base}/{{table}}/surveillance/{kind}",
-            f"For the surveillance user alone (QoS 1): {summary}.",
-            _message(kind, _enveloped(kind, body), summary),
-            parameters=_TABLE,
-        )
 
 
 # The request gate's refusal is not journaled: it takes no number of the table's (docs/mqtt.md).

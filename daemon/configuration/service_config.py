@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from daemon.config_file import (
+from daemon.configuration.file import (
     LOG_FORMATS,
     LOG_LEVELS,
     ConfigErrors,
@@ -28,10 +28,11 @@ from daemon.config_file import (
     format_field,
     read_toml,
 )
+from daemon.configuration.surveillance import SURVEILLANCE_KEYS, check_surveillance
 from daemon.mqtt.errors import MqttSettingsError
 from daemon.mqtt.settings import MqttSettings
 from daemon.request_gate import RequestLimits
-from daemon.surveillance import SurveillanceConfig
+from daemon.table.surveillance import SurveillanceConfig
 from drivers.captures import CaptureError, read_capture
 from drivers.errors import DriverError
 from drivers.registry import available_drivers, load_decoder_class
@@ -44,9 +45,7 @@ from drivers.transports import (
     is_absolute_path,
     is_host,
 )
-from rules.advantage import Thresholds
 from rules.config import TableConfig, describe_value, out_of_range, unknown_setting
-from rules.counting import COUNT_SYSTEMS
 from rules.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -85,10 +84,8 @@ REQUEST_LIMITS: Final = range(1, 10_001)
 DECLARATION_WAITS: Final = range(5, 601)
 SHOE_SILENCES: Final = range(10, 3601)
 
-_TOP_KEYS = (
-    "display", "journal", "logging", "metrics", "mqtt", "requests", "surveillance", "table",
-    "timing",
-)  # fmt: skip
+_TOP_KEYS = ("display", "journal", "logging", "metrics", "mqtt", "requests", "surveillance",
+             "table", "timing")  # fmt: skip
 _SHOE_KEYS = frozenset({"protocol", "driver", "transport", "idle_timeout"})
 _JOURNAL_KEYS = frozenset(
     {"state_directory", "outbox_limit", "sync", "keep_days", "archive_directory"}
@@ -97,15 +94,6 @@ _LOGGING_KEYS = frozenset({"format", "level", "raw_frames"})
 _METRICS_KEYS = frozenset({"enabled", "host", "port"})
 _REQUESTS_KEYS = frozenset({"rate", "burst", "queue"})
 _TIMING_KEYS = frozenset({"declaration_wait", "shoe_silence"})
-# `[surveillance]` (daemon.surveillance): the count system and when a seat's evidence is
-# flagged; the defaults and why are in docs/math.md, "Advantage play".
-_SURVEILLANCE_KEYS = frozenset(
-    {"count_system", "evidence_z", "min_rounds", "min_spread", "min_moves"}
-)
-EVIDENCE_Z: Final = (2.0, 10.0)
-SURVEILLANCE_MIN_ROUNDS: Final = range(2, 1_001)
-SURVEILLANCE_MIN_SPREAD: Final = (1.0, 100.0)
-SURVEILLANCE_MIN_MOVES: Final = range(1, 1_001)
 _TRANSPORTS: Final[dict[str, tuple[type[TransportSettings], frozenset[str]]]] = {
     "serial": (
         SerialSettings,
@@ -136,7 +124,7 @@ class TableSetup:
 class LoggingConfig:
     format: str = "auto"  # auto: console on a terminal, JSON Lines otherwise (journald)
     level: str = "info"
-    raw_frames: bool = False  # show frame hex at debug: exposes unrevealed cards (daemon/logs.py)
+    raw_frames: bool = False  # frame hex at debug: exposes unrevealed cards (daemon/system/logs.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +138,7 @@ class MetricsConfig:
 
 @dataclass(frozen=True, slots=True)
 class TimingConfig:
-    """`[timing]`: how long a table waits before it tells someone (daemon.timers)."""
+    """`[timing]`: how long a table waits before it tells someone (daemon.table.timers)."""
 
     declaration_wait: int = 30  # a held card, for the console's declaration: then a doubt
     shoe_silence: int = 120  # a round, for a card while the shoe is silent: then a notice
@@ -182,7 +170,7 @@ class ServiceConfig:
     # file); None for a configuration built in memory (the demo's).
     sha256: str | None = None
     # `[display]` as written, in a canonical form: the daemon does not run it, but a reload
-    # says when it changed (the display reads it at its own start: daemon.reload).
+    # says when it changed (the display reads it at its own start: daemon.configuration.reload).
     display_section: str = "null"
 
     @property
@@ -227,7 +215,7 @@ def known_settings() -> list[str]:
             *(f"metrics.{key}" for key in _METRICS_KEYS),
             *(f"requests.{key}" for key in _REQUESTS_KEYS),
             *(f"timing.{key}" for key in _TIMING_KEYS),
-            *(f"surveillance.{key}" for key in _SURVEILLANCE_KEYS),
+            *(f"surveillance.{key}" for key in SURVEILLANCE_KEYS),
             *(f"table.{key}" for key in TABLE_KEYS - {"limits", "paytable"}),
             "table.limits.<wager>.min",
             "table.limits.<wager>.max",
@@ -288,7 +276,7 @@ class _Checker:
         metrics = self._metrics(document.get("metrics"))
         requests = self._requests(document.get("requests"))
         timing = self._timing(document.get("timing"))
-        surveillance = self._surveillance(document.get("surveillance"))
+        surveillance = check_surveillance(self, document.get("surveillance"))
         if self.errors or self.host_problems or mqtt is None:
             raise ConfigErrors(self.errors, self.host_problems)
         return ServiceConfig(
@@ -583,29 +571,6 @@ class _Checker:
             section.whole_number("shoe_silence", default.shoe_silence, SHOE_SILENCES),
         )
 
-    def _surveillance(self, value: object) -> SurveillanceConfig:
-        """`[surveillance]`: the count system, and when a seat's evidence is flagged."""
-        default = SurveillanceConfig()
-        limits = default.thresholds
-        section = self.section("surveillance", value, _SURVEILLANCE_KEYS)
-        if section is None:
-            return default
-        return SurveillanceConfig(
-            section.choice("count_system", default.count_system, tuple(COUNT_SYSTEMS)),
-            Thresholds(
-                evidence_z=section.number("evidence_z", limits.evidence_z, *EVIDENCE_Z),
-                min_rounds=section.whole_number(
-                    "min_rounds", limits.min_rounds, SURVEILLANCE_MIN_ROUNDS
-                ),
-                min_spread=section.number(
-                    "min_spread", limits.min_spread, *SURVEILLANCE_MIN_SPREAD
-                ),
-                min_moves=section.whole_number(
-                    "min_moves", limits.min_moves, SURVEILLANCE_MIN_MOVES
-                ),
-            ),
-        )
-
     def _display(self, section: object) -> None:
         """`[display]` is the pit display's (daemon/display/config.py): its shape is checked
         here too, so check-config reports every mistake at once; its files are not read."""
@@ -646,15 +611,6 @@ class _Section:
         else:
             return value
         return default
-
-    def number(self, key: str, default: float, low: float, high: float) -> float:
-        value = self._values.get(key, default)
-        if not _within(value, low, high):
-            self._refuse(
-                key, f"must be a number from {low:g} to {high:g}, not {describe_value(value)}"
-            )
-            return default
-        return float(value)
 
     def choice(self, key: str, default: str, choices: tuple[str, ...]) -> str:
         value = self._values.get(key, default)
