@@ -26,6 +26,7 @@ whose spread reaches its own) is flagged: evidence for a person to weigh, not a 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -51,8 +52,9 @@ if TYPE_CHECKING:
 Test = Literal["bet_count", "wonging", "bonus"]
 Scope = Literal["shoe", "session"]
 # The table's latest rounds only: a seat that never sits out a shoe must not grow the table's
-# memory (or its checkpoint) without end. 1,000 rounds is 25 to 90 shoes.
-MAX_ROUNDS = 1_000
+# memory, or the checkpoint written at every round's end, without end. 600 rounds is 20 to 50
+# shoes, about 25 KB of checkpoint; a longer session is weighed over its latest 600 rounds.
+MAX_ROUNDS = 600
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,21 +79,24 @@ class TableRound:
     true_count: float
     ten_excess: float
     seats: Mapping[int, tuple[int, int]]  # seat -> (main wager, 20 point bonus or 0)
+    tens_seen: int = 0
 
     def state(self) -> list[Any]:
+        """Whole numbers only: the counts are worked out again from them, exactly."""
         seats = {str(seat): list(wagers) for seat, wagers in self.seats.items()}
-        return [
-            self.round_id, self.shoe, self.seen, self.running, self.true_count, self.ten_excess,
-            seats,
-        ]  # fmt: skip
+        return [self.round_id, self.shoe, self.seen, self.running, self.tens_seen, seats]
 
     @classmethod
-    def from_state(cls, row: Sequence[Any]) -> TableRound:
-        round_id, shoe, seen, running, true_count, ten_excess, seats = row
+    def from_state(cls, row: Sequence[Any], count: ShoeCount) -> TableRound:
+        """From `state()`, the counts worked out as `count`'s system and shoe work them out."""
+        round_id, shoe, seen, running, tens_seen, seats = row
+        at = ShoeCount(count.tags, count.decks, count.deck_kind).restored(
+            {"running": running, "seen": seen, "tens": tens_seen}
+        )
         wagers = {int(seat): (int(pair[0]), int(pair[1])) for seat, pair in seats.items()}
         return cls(
-            int(round_id), int(shoe), int(seen), int(running), float(true_count),
-            float(ten_excess), wagers,
+            int(round_id), int(shoe), int(seen), int(running), at.true_count, at.ten_excess,
+            wagers, int(tens_seen),
         )  # fmt: skip
 
     def to_mapping(self) -> dict[str, Any]:
@@ -168,9 +173,9 @@ class AdvantageWatch:
         self.rounds: list[TableRound] = []
         self.sessions: dict[int, _Session] = {}
         self._wagers: dict[int, dict[WagerKind, int]] = {}
-        # The round, the cards seen, the running and true counts and the ten-value excess
-        # at the round's start.
-        self._opening: tuple[int, int, int, float, float] = (0, 0, 0, 0.0, 0.0)
+        # The round, and the cards seen, the running count and the ten-value cards seen at
+        # its start.
+        self._opening: tuple[int, int, int, int] = (0, 0, 0, 0)
         self._dealt = False
 
     # ---------------------------------------------------------------- fed by the engine
@@ -191,10 +196,7 @@ class AdvantageWatch:
             elif isinstance(output, RoundOpened):
                 self._wagers, self._dealt = {}, False
                 count = self.count
-                self._opening = (
-                    output.round_id, count.cards_seen, count.running, count.true_count,
-                    count.ten_excess,
-                )  # fmt: skip
+                self._opening = (output.round_id, count.cards_seen, count.running, count.tens_seen)
             elif isinstance(output, RoundEnded):
                 self._round_ended()
             elif isinstance(output, ShoeShuffled):
@@ -206,13 +208,14 @@ class AdvantageWatch:
     def _round_ended(self) -> None:
         if not self._dealt:  # voided before its first card: nobody played it
             return
-        round_id, seen, running, true_count, tens = self._opening
+        round_id, seen, running, tens_seen = self._opening
         seats = {
             seat: (wagers[self.main], wagers.get(WagerKind.TWENTY_POINT_BONUS, 0))
             for seat, wagers in sorted(self._wagers.items())
             if self.main in wagers
         }
-        self.rounds.append(TableRound(round_id, self.shoe, seen, running, true_count, tens, seats))
+        row = [round_id, self.shoe, seen, running, tens_seen, {}]
+        self.rounds.append(dataclasses.replace(TableRound.from_state(row, self.count), seats=seats))
         del self.rounds[:-MAX_ROUNDS]
         for seat in seats:
             session = self.sessions.setdefault(seat, _Session(self.shoe, self.shoe))
@@ -230,6 +233,9 @@ class AdvantageWatch:
                 continue
             evidence += self.weigh(seat, "shoe", self.shoe)
             evidence += self.weigh(seat, "session", session.first_shoe)
+        # Rounds before every session still open are weighed no more.
+        first = min((s.first_shoe for s in self.sessions.values()), default=self.shoe + 1)
+        self.rounds = [r for r in self.rounds if r.shoe >= first]
         return evidence
 
     def weigh(self, seat: int, scope: Scope, first_shoe: int) -> list[Evidence]:
@@ -340,7 +346,7 @@ class AdvantageWatch:
         watch = cls(config, str(data["system"]), thresholds)
         watch.shoe = int(data["shoe"])
         watch.count.restored(data["count"])
-        watch.rounds = [TableRound.from_state(row) for row in data["rounds"]]
+        watch.rounds = [TableRound.from_state(row, watch.count) for row in data["rounds"]]
         watch.sessions = {
             int(seat): _Session(int(first), int(last))
             for seat, (first, last) in data["sessions"].items()
@@ -349,8 +355,8 @@ class AdvantageWatch:
             int(seat): {WagerKind(kind): int(amount) for kind, amount in wagers.items()}
             for seat, wagers in data["wagers"].items()
         }
-        round_id, seen, running, true_count, tens = data["opening"]
-        watch._opening = (int(round_id), int(seen), int(running), float(true_count), float(tens))
+        round_id, seen, running, tens_seen = data["opening"]
+        watch._opening = (int(round_id), int(seen), int(running), int(tens_seen))
         watch._dealt = bool(data["dealt"])
         return watch
 
