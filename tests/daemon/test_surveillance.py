@@ -195,3 +195,31 @@ def test_the_surveillance_messages_match_their_channels() -> None:
     for kind, message in kinds.items():
         [payload] = document["channels"][f"surveillance_{kind}"]["messages"].values()
         jsonschema.validate(json.loads(message.payload), payload["payload"])
+
+
+def test_a_table_restored_from_its_checkpoint_weighs_the_seats_as_the_live_one_does() -> None:
+    live = make_service("blackjack")
+    _new_shoe(live)
+    drawn(live, "2C")
+    # Seat 1 raises its wager; both seats stand, the dealer has 17.
+    for amount, cards in (("25", "KD 5C 7S KH 6C QC"), ("100", "9D 4H 7D 9S 3H KD")):
+        request(live, "wager", seat=1, kind="blackjack", amount=amount)
+        request(live, "wager", seat=2, kind="blackjack", amount="25")
+        request(live, "close_betting")
+        drawn(live, cards)
+        for seat in (1, 2):
+            assert response(request(live, "action", seat=seat, action="stand"))["status"] == "ok"
+    restored = make_service("blackjack")
+    restored.restore(live.checkpoint())
+    ended = [
+        [
+            {k: v for k, v in json.loads(m.payload).items() if k != "id"}  # each its own ids
+            for m in _new_shoe(service)
+            if "/surveillance/" in m.topic
+        ]
+        for service in (live, restored)
+    ]
+    assert ended[0] == ended[1]
+    [body] = ended[0]
+    assert [r["seats"]["1"]["main_cents"] for r in body["rounds"]] == [2500, 10000]
+    assert {(e["seat"], e["test"]) for e in body["evidence"]} >= {(1, "bet_count"), (2, "wonging")}
