@@ -12,16 +12,17 @@ session (its rounds since it last sat out a whole shoe):
   in when the count is high and out when it is low);
 - `bonus`: whether the seat bet the 20 point bonus against the ten-value excess.
 
-Each is `S = sum of w_i * x_i` over the rounds, `w` the seat's choice less its mean over the
-scope, `x` the count at the round's start, and `z = S / sd(S)` with `sd` taken over the
-shuffle: a count-blind seat's choices do not depend on the order of the cards (however they
-depend on each other: a bettor who drifts up and down is count-blind too), and both counts
-are martingales over the shuffle whose covariance is exact (rules.counting): for rounds `i`
-and `j` of one shoe, `Cov(x_i, x_j) = v(c)` with `c` the cards seen before the earlier one,
-and shoes are independent. So `E[S] = 0` and `Var(S) = sum over shoes of w' V w` exactly, for
-any count-blind seat; `p` is the normal tail of `z` (docs/math.md holds both against
-simulated count-blind bettors). A seat whose `z` reaches the threshold (and, for bet_count,
-whose spread reaches its own) is flagged: evidence for a person to weigh, not a verdict.
+Each is `S = sum of (w_j - w_i)(x_j - x_i)` over consecutive rounds `i`, `j` of one shoe,
+`w` the seat's choice and `x` the count at the round's start, and `z = S / sd(S)` with `sd`
+taken over the shuffle: a count-blind seat's choices do not depend on the order of the cards
+(however they depend on each other: a bettor who drifts up and down is count-blind too), and
+both counts are martingales over the shuffle (rules.counting): their changes between rounds
+are uncorrelated, each with variance `v(c_j) - v(c_i)` (`v(c)` after `c` cards seen), and
+shoes are independent. So `E[S] = 0` and `Var(S) = sum of (w_j - w_i)^2 (v(c_j) - v(c_i))`
+exactly, for any count-blind seat; `p` is the normal tail of `z` (docs/math.md holds both
+against simulated count-blind bettors). A seat whose `z` reaches the threshold (and, for
+bet_count, whose spread reaches its own) is flagged: evidence for a person to weigh, not a
+verdict.
 """
 
 from __future__ import annotations
