@@ -110,6 +110,7 @@ class Recovery:
             clock=self.clock.now,
         )
         table.runner, table.service = runner, runner.service  # the table's one service
+        runner.service.surveillance.configure(self.config.surveillance)  # surveillance hook
         table.checkpoint_n = runner.n
         await self._replay_events(table_id, runner, history)
         if history.events:
