@@ -97,8 +97,12 @@ BASELINE_NAMES: Final[dict[str, str]] = {
     "full": "durable relay (fdatasync)",
 }
 CARD_DRAWN: Final = reference.MessageType.CARD_DRAWN
-# What the daemon says for each card it takes: the card event, or the refusal of the card.
-CARDS_TAKEN: Final = frozenset({"event/card_dealt", "event/card_burned", "notice/card_rejected"})
+# What the daemon says for each card it takes: the card event, the refusal of the card, or
+# the doubt of a card that came before the round's wagers were applied (held for the
+# floorperson: the wagers, sent before it, came after it).
+CARDS_TAKEN: Final = frozenset(
+    {"event/card_dealt", "event/card_burned", "notice/card_rejected", "notice/card_before_round"}
+)
 START_DELAY: Final = 1.0  # seconds between the last host opening a port and the first step
 # The topics (below a table's) whose messages the listener reads; it counts every other one.
 TIMED: Final = ("settlement", "response/", "event/card_dealt", "event/card_burned", "notice/")
@@ -182,6 +186,9 @@ class Lane:
         return int(at - self.last_card < window / 2)
 
     timetable: TextIO = field(init=False)
+    recent: collections.deque[tuple[str, float, float]] = field(
+        default_factory=lambda: collections.deque(maxlen=8)
+    )  # the latest steps: (what, when due, when sent), CLOCK_MONOTONIC
 
     def played(self, step: Step, due: float, sent: float) -> None:
         """Log the step: the round log, its settlements, and when it was due and went out
@@ -190,6 +197,7 @@ class Lane:
         self.expected.writelines(_canonical(record) + "\n" for record in step.settles)
         offset = time.time() - time.monotonic()
         kind = "card" if isinstance(step, CardStep) else step.command
+        self.recent.append((f"{kind} {step.number}", due, sent))
         self.timetable.write(f"{kind}\t{step.number}\t{due + offset:.6f}\t{sent + offset:.6f}\n")
 
     def close(self) -> None:

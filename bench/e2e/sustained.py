@@ -62,6 +62,7 @@ class StallWatch:
     most: int = 30
     stalls: list[Waiting] = field(default_factory=list)
     oversleep: float = 0.0  # the watch's own worst late wake-up, seconds
+    recorded: set[tuple[str, str]] = field(default_factory=set)  # (table, what): once each
 
     async def __call__(self, run: OpenLoopRun, daemon: ReadyDaemon) -> None:
         self.record.mkdir(parents=True, exist_ok=True)
@@ -72,11 +73,14 @@ class StallWatch:
             await asyncio.sleep(LOOK_EVERY)
             now = time.monotonic()
             self.oversleep = max(self.oversleep, now - before - LOOK_EVERY)
-            waiting = oldest_waiting(run, now, self.limit)
-            if waiting is None or now - last_record < self.spacing or len(self.stalls) >= self.most:
+            if now - last_record < self.spacing or len(self.stalls) >= self.most:
+                continue
+            waiting = oldest_waiting(run, now, self.limit, self.recorded)
+            if waiting is None:
                 continue
             last_record = now
             self.stalls.append(waiting)
+            self.recorded.add((waiting.table, waiting.what))
             text = await asyncio.to_thread(
                 self._evidence, run, daemon.process.pid, journal, waiting, now - before
             )
@@ -96,8 +100,13 @@ class StallWatch:
             ),
             f"machine: {machine()}",
             f"the watch's look took {look * 1e3:.0f} ms (asked for {LOOK_EVERY * 1e3:.0f} ms)",
-            f"cards dealt {run.tally.cards:,}; daemon RSS {rss_mib(pid):.1f} MiB",
+            (
+                f"cards dealt {run.tally.cards:,}; daemon RSS {rss_mib(pid):.1f} MiB; tables with "
+                f"a request out of its window so far (OVERLOAD, not watched): "
+                f"{run.tally.early + run.tally.late}"
+            ),
             *relay_waits(run, time.monotonic()),
+            *bench_slip(run, waiting.table),
             "py-spy dump of the daemon:",
             py_spy_dump(self.py_spy, pid),
             "each table's last journaled event (table, n, kind, at, body):",
@@ -107,15 +116,24 @@ class StallWatch:
         return "\n".join(lines) + "\n"
 
 
-def oldest_waiting(run: OpenLoopRun, now: float, limit: float) -> Waiting | None:
-    """The settlement or response waited for longest, if longer than `limit`."""
+def oldest_waiting(
+    run: OpenLoopRun, now: float, limit: float, recorded: set[tuple[str, str]]
+) -> Waiting | None:
+    """The settlement or response waited for longest, if longer than `limit` and not yet
+    recorded. A table with a request applied out of its window is not watched: its round went
+    its own way (OVERLOAD, reported as such) and what the replay expects may never come."""
     worst: Waiting | None = None
     tables = 0
     for table, watch in run.watch.items():
+        if watch.broken:
+            continue
         owed = [(sent.at, f"settlement {key}") for key, (_r, _c, sent) in watch.expected.items()]
         owed += [(sent.at, f"response {tx}") for tx, (_c, sent) in watch.requests.items()]
         # A step's `at` is 0 until the bench has written it out.
-        oldest = min(((at, what) for at, what in owed if at), default=None)
+        oldest = min(
+            ((at, what) for at, what in owed if at and (table, what) not in recorded),
+            default=None,
+        )
         if oldest is None or now - oldest[0] <= limit:
             continue
         tables += 1
@@ -133,6 +151,19 @@ def relay_waits(run: OpenLoopRun, now: float) -> list[str]:
         oldest = min((writes[0][0] for writes in lanes if writes), default=None)
         waited = "none outstanding" if oldest is None else f"{now - oldest:.3f} s"
         lines.append(f"{kind} relay's oldest card not yet received: {waited}")
+    return lines
+
+
+def bench_slip(run: OpenLoopRun, table: str) -> list[str]:
+    """How late the bench itself sent its latest steps: a bench starved of CPU sends late,
+    and a request sent late can miss its window whatever the daemon does."""
+    recent = run.tally.slip[-2000:]
+    worst = max(recent, default=0.0)
+    lines = [f"the bench's slip over its last {len(recent)} steps: max {worst * 1e3:.0f} ms"]
+    lane = next((lane for lane in run.lanes if lane.load.table == table), None)
+    if lane is not None:
+        steps = ", ".join(f"{what} {(sent - due) * 1e3:+.0f} ms" for what, due, sent in lane.recent)
+        lines.append(f"{table}'s latest steps, sent after their time by: {steps}")
     return lines
 
 
@@ -164,6 +195,7 @@ class RssCurve:
 
     record: Path
     every: float = 30.0
+    say_every: int = 10  # samples between progress lines
     samples: list[tuple[float, int, float]] = field(default_factory=list)
 
     async def __call__(self, run: OpenLoopRun, daemon: ReadyDaemon) -> None:
@@ -176,6 +208,13 @@ class RssCurve:
                 self.samples.append(sample)
                 out.write(f"{sample[0]:.1f},{sample[1]},{sample[2]:.2f}\n")
                 out.flush()
+                if len(self.samples) % self.say_every == 1:
+                    tally = run.tally
+                    print(
+                        f"  ... {sample[0] / 60:.0f} min: {sample[1]:,} cards, daemon RSS "
+                        f"{sample[2]:.1f} MiB, tables out of their window "
+                        f"{tally.early + tally.late}, {machine()}", flush=True,
+                    )  # fmt: skip
                 await asyncio.sleep(self.every)
 
 
