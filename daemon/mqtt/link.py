@@ -56,7 +56,13 @@ from daemon.availability import OFFLINE, ONLINE
 from daemon.mqtt.client import connected, new_client, raise_if_cancelled, subscribe
 from daemon.mqtt.mutes import Mutes, keep_muted
 from daemon.mqtt.outbox import OutboundMessage
-from daemon.mqtt.paho_hooks import on_topic, record_connack, write_without_waking
+from daemon.mqtt.paho_hooks import (
+    Acknowledgements,
+    batch_socket_io,
+    on_topic,
+    record_connack,
+    write_without_waking,
+)
 from daemon.mqtt.takeover import ClientIdInUse, Connections, LinkUnstable, Report
 from drivers.backoff import Backoff
 
@@ -371,6 +377,7 @@ class MqttLink:
 
     async def _announce(self, client: aiomqtt.Client) -> None:
         write_without_waking(client)
+        batch_socket_io(client)
         # Subscribe first: once a display sees `online`, requests it sends are heard.
         filters = self._topic_filters()
         codes = await subscribe(client, filters)
@@ -418,48 +425,59 @@ class MqttLink:
         every older one's, so the outbox always holds the oldest unacknowledged message first.
         When the connection drops, every message in flight is still in the outbox and is sent
         again, first and in order, on the next connection (a subscriber may see a duplicate,
-        which QoS 1 allows and the id in the payload resolves).
+        which QoS 1 allows and the id in the payload resolves). A PUBACK that does not come
+        within `_OPERATION_TIMEOUT` of its publish counts as a lost connection.
+
+        Each message goes to paho as it is taken, with no task or timer of its own; what a
+        turn of the loop publishes leaves in one write, and the PUBACKs of one read are
+        counted together (daemon.mqtt.paho_hooks: `Acknowledgements`, `batch_socket_io`).
         """
-        window: collections.deque[tuple[MessageId, asyncio.Task[None]]] = collections.deque()
+        acks = Acknowledgements(client)
+        # (outbox id, packet id, when published); len(window) is where the unsent begin.
+        window: collections.deque[tuple[MessageId, int, float]] = collections.deque()
         outbox = self._outbox
-        try:
-            while True:
-                # Send what is pending, in order, while the window has room. Only this loop
-                # acknowledges, so len(window) is where the unsent messages begin.
-                while len(window) < _MAX_IN_FLIGHT and len(outbox) > len(window):
-                    queued = await outbox.next_pending(len(window))  # at once: it is there
-                    message = queued.message
-                    publishing = asyncio.create_task(
-                        client.publish(
-                            message.topic, message.payload, qos=message.qos, retain=message.retain
-                        )
-                    )
-                    window.append((queued.message_id, publishing))
-                if not window:
-                    await outbox.next_pending()
-                    continue
-                message_id, publishing = window[0]
-                if not publishing.done():
-                    waits: list[asyncio.Future[Any]] = [publishing]
-                    if len(window) < _MAX_IN_FLIGHT:  # wake for a new message too
-                        waits.append(asyncio.create_task(outbox.next_pending(len(window))))
-                    try:
-                        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-                    finally:
-                        for waiting in waits[1:]:
-                            waiting.cancel()
-                    if not publishing.done():
-                        continue
-                publishing.result()  # raises the MqttError of a lost connection
-                window.popleft()
-                outbox.ack(message_id)  # the broker has it, cancelled or not
+        loop = asyncio.get_running_loop()
+        while True:
+            while len(window) < _MAX_IN_FLIGHT and len(outbox) > len(window):
+                queued = await outbox.next_pending(len(window))  # at once: it is there
+                message = queued.message
+                mid = acks.publish(
+                    message.topic, message.payload, message.qos, retain=message.retain
+                )
+                window.append((queued.message_id, mid, loop.time()))
+            if not window:
+                await outbox.next_pending()
+                continue
+            while window and acks.take(window[0][1]):
+                outbox.ack(window.popleft()[0])  # the broker has it, cancelled or not
                 self._connections.carried()
-                raise_if_cancelled()
+            raise_if_cancelled()
+            if window:
+                await self._acknowledged_or_more(acks, window, loop.time())
+
+    async def _acknowledged_or_more(
+        self,
+        acks: Acknowledgements,
+        window: collections.deque[tuple[MessageId, int, float]],
+        now: float,
+    ) -> None:
+        """Until a PUBACK comes, or (if the window has room) a message to send; raises the
+        round trip's timeout if the oldest publish waited `_OPERATION_TIMEOUT` for its own."""
+        acks.arrived.clear()  # what came before is counted: the oldest's is not among it
+        waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(acks.arrived.wait())]
+        if len(window) < _MAX_IN_FLIGHT:
+            waits.append(asyncio.ensure_future(self._outbox.next_pending(len(window))))
+        try:
+            done, _ = await asyncio.wait(
+                waits,
+                timeout=max(0.0, window[0][2] + _OPERATION_TIMEOUT - now),
+                return_when=asyncio.FIRST_COMPLETED,
+            )
         finally:
-            for _, publishing in window:
-                publishing.cancel()
-            # Abandoned publishes end with the connection; their messages stay in the outbox.
-            await asyncio.gather(*(p for _, p in window), return_exceptions=True)
+            for waiting in waits:
+                waiting.cancel()
+        if not done:
+            raise aiomqtt.MqttError("Operation timed out")
 
     def _change(self, change: LinkStateChange) -> None:
         self._state = change.state
