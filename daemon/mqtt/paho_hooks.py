@@ -217,7 +217,12 @@ class _BatchedSocket:
 
     def _flush(self) -> MQTTErrorCode:
         sock = self._paho._sock  # noqa: SLF001 - see the module's docstring
-        if not self._unsent or sock is None or self._waiting_on is not None:
+        if not self._unsent or sock is None:
+            return _SUCCESS
+        if self._waiting_on is not None:
+            # Still not writable. aiomqtt removes every writer of the socket when paho's
+            # `loop_write` ends: ours is set again.
+            self._loop.add_writer(self._waiting_on, self._writable)
             return _SUCCESS
         try:
             sent = sock.send(self._unsent)
