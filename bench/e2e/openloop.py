@@ -37,6 +37,7 @@ import contextlib
 import io
 import itertools
 import json
+import math
 import os
 import signal
 import subprocess
@@ -416,9 +417,12 @@ class OpenLoopRun:
         processes["bench"] = os.getpid()
         # The bench speaks for every table's console at once: paho's default of 20 QoS 1
         # messages in flight would hold requests back behind other tables' PUBACKs.
+        # A request's PUBACK is waited for as long as it takes: on a starved machine aiomqtt's
+        # 10 s would fail the bench's own publishes (the broker still delivers them).
         client = aiomqtt.Client(
-            broker.host, broker.port, identifier="bench-open-loop", max_inflight_messages=10_000
-        )
+            broker.host, broker.port, identifier="bench-open-loop", max_inflight_messages=10_000,
+            timeout=math.inf,
+        )  # fmt: skip
         await stack.enter_async_context(client)
         no_delay(client)
         client.pending_calls_threshold = 100_000  # requests in flight at every table
