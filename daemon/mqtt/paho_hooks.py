@@ -23,19 +23,21 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 import aiomqtt
 from paho.mqtt.enums import MQTTErrorCode
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     import paho.mqtt.client as paho
     from paho.mqtt.client import SocketLike
-    from paho.mqtt.properties import Properties
-    from paho.mqtt.reasoncodes import ReasonCode
 
 
 def paho_client(client: aiomqtt.Client) -> paho.Client:
@@ -128,6 +130,12 @@ def write_without_waking(client: aiomqtt.Client) -> None:
 # that came with them, in one system call instead of three a packet.
 READ_SIZE: Final = 65536
 _SUCCESS: Final = MQTTErrorCode.MQTT_ERR_SUCCESS
+# A PUBACK that says no more than "accepted" (MQTT 3.1.1 section 3.4; 5.0 section 3.4.2.1: a
+# remaining length of 2 means reason code 0 and no properties): type 4, no flags, length 2.
+_PUBACK: Final = b"\x40\x02"
+_PUBACK_LENGTH: Final = 4
+_ACCEPTED: Final = ReasonCode(PacketTypes.PUBACK)  # what paho's decoder makes of one
+_NO_PROPERTIES: Final = Properties(PacketTypes.PUBACK)  # type: ignore[no-untyped-call]  # paho untyped here
 
 
 @dataclass(slots=True)
@@ -206,9 +214,64 @@ class _BatchedSocket:
         return received.data[start : received.at]
 
     def loop_read(self, max_packets: int = 1) -> MQTTErrorCode:
-        rc = self._read_packets(max_packets)
-        while rc == _SUCCESS and self._received and self._paho._sock is not None:  # noqa: SLF001
-            rc = self._read_packets(max_packets)
+        """Read what the socket has in one `recv`, count the PUBACKs at its head, hand the
+        rest to paho, and so on until nothing is left."""
+        while self._paho._sock is not None:  # noqa: SLF001 - see the module's docstring
+            if not self._received:
+                filled = self._fill()
+                if filled is None:  # paho, reading, meets the failure and reports it
+                    return self._read_packets(max_packets)
+                if not filled:
+                    return _SUCCESS
+            rc = self._pubacks()
+            if rc != _SUCCESS:
+                return self._paho._loop_rc_handle(rc)  # noqa: SLF001 - as paho's own
+            if self._received:
+                rc = self._read_packets(max_packets)
+                if rc != _SUCCESS:
+                    return rc
+        return MQTTErrorCode.MQTT_ERR_NO_CONN
+
+    def _fill(self) -> bool | None:
+        """One `recv` into the buffer: True if bytes came, False if none are there yet, None
+        if the connection failed or closed."""
+        try:
+            data = self._socket().recv(READ_SIZE)
+        except (BlockingIOError, ssl.SSLWantReadError):
+            return False
+        except ssl.SSLWantWriteError:
+            self._paho._call_socket_register_write()  # noqa: SLF001 - as paho's own
+            return False
+        except OSError:
+            return None
+        if not data:
+            return None
+        self._received.data, self._received.at = data, 0
+        return True
+
+    def _pubacks(self) -> MQTTErrorCode:
+        """Take the PUBACKs at the head of the buffer (a packet id and nothing else: what a
+        broker sends for a message it accepted) past paho's decoder, which builds a reason
+        code and a properties object for each; paho's own `_do_on_publish` then does for
+        each what its reader would (the on_publish callback, the message's bookkeeping, the
+        next of its queued messages). Anything else is paho's to read."""
+        inner = self._paho
+        if inner._in_packet["command"] != 0:  # noqa: SLF001 - paho is inside a packet
+            return _SUCCESS
+        received = self._received
+        data, at, end = received.data, received.at, len(received.data)
+        waiting = inner._out_messages  # noqa: SLF001 - see the module's docstring
+        rc = _SUCCESS
+        start = at
+        while rc == _SUCCESS and end - at >= _PUBACK_LENGTH and data[at : at + 2] == _PUBACK:
+            mid = (data[at + 2] << 8) | data[at + 3]
+            at += _PUBACK_LENGTH
+            received.at = at
+            if mid in waiting:  # else a duplicate: paho ignores it too
+                rc = inner._do_on_publish(mid, _ACCEPTED, _NO_PROPERTIES)  # noqa: SLF001
+        if at != start:
+            with inner._msgtime_mutex:  # noqa: SLF001 - the keepalive's clock, as paho's reader
+                inner._last_bytes_received = time.monotonic()  # noqa: SLF001
         return rc
 
     def loop_write(self) -> MQTTErrorCode:

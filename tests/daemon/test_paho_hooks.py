@@ -73,6 +73,16 @@ async def test_aiomqtt_still_drives_a_paho_client_with_what_the_hooks_use() -> N
                  "loop_read"):  # fmt: skip
         assert callable(getattr(inner, name)), name
     assert "_sock" in vars(inner)
+    # ... and its reader's state, the messages awaiting acknowledgement, what it does with an
+    # acknowledged one, and the keepalive's clock, for the PUBACKs it is spared decoding.
+    assert inner._in_packet["command"] == 0
+    assert isinstance(inner._out_messages, dict)
+    assert list(inspect.signature(inner._do_on_publish).parameters) == [
+        "mid", "reason_code", "properties",
+    ]  # fmt: skip
+    assert isinstance(inner._last_bytes_received, float)
+    with inner._msgtime_mutex:
+        pass
     assert list(inspect.signature(inner._sock_send).parameters) == ["buf"]
     assert list(inspect.signature(inner._sock_recv).parameters) == ["bufsize"]
     assert inner.on_socket_close == client._on_socket_close
@@ -180,12 +190,26 @@ class _CountingSocket:
         return getattr(self.sock, name)
 
 
+def _count_calls(inner: paho.Client, name: str) -> list[object]:
+    """Each call of the client's method `name` from now on, noted (and made as before)."""
+    calls: list[object] = []
+    method = getattr(inner, name)
+
+    def counted(*args: object) -> object:
+        calls.append(args)
+        return method(*args)
+
+    setattr(inner, name, counted)
+    return calls
+
+
 async def test_a_turn_s_publishes_leave_in_one_send_and_their_pubacks_come_in_one_recv(
     mosquitto: Mosquitto,
 ) -> None:
     """20 publishes made in one turn of the loop; the loop then held until the broker has
-    answered all of them. Unhooked, paho sends each and reads each PUBACK in three `recv`;
-    hooked, one `send` and one `recv` (and the one that finds nothing more)."""
+    answered all of them. Unhooked, paho sends each and reads each PUBACK in three `recv`,
+    decoding each; hooked, one `send` and one `recv` (and the one that finds nothing more),
+    and the PUBACKs counted without paho's decoder."""
     counted = []
     loop = asyncio.get_running_loop()
     for hooked in (False, True):
@@ -196,18 +220,21 @@ async def test_a_turn_s_publishes_leave_in_one_send_and_their_pubacks_come_in_on
             inner = paho_client(client)
             counting = _CountingSocket(inner._sock)
             inner._sock = counting  # type: ignore[assignment]
+            decoded = _count_calls(inner, "_handle_pubackcomp")
             infos = [inner.publish("hooks/t", b"x", 1) for _ in range(20)]
             loop.call_soon(time.sleep, 0.5)  # after the write, before any read: all PUBACKs in
             async with asyncio.timeout(5):
                 while not all(info.is_published() for info in infos):  # noqa: ASYNC110 - paho has no event for it
                     await asyncio.sleep(0.01)
-            counted.append((counting.sends, counting.recvs))
+            counted.append((counting.sends, counting.recvs, len(decoded)))
             inner._sock = counting.sock
-    (sends_before, recvs_before), (sends, recvs) = counted
+    (sends_before, recvs_before, decoded_before), (sends, recvs, decoded_after) = counted
     assert sends_before == 20
     assert recvs_before >= 60
+    assert decoded_before == 20
     assert sends == 1
     assert recvs <= 2
+    assert decoded_after == 0  # every PUBACK counted past paho's decoder
 
 
 async def test_acknowledgements_count_each_puback_and_leave_aiomqtt_s_own_to_it(
