@@ -17,7 +17,7 @@ Schema 2 (docs/durability.md has the why of each table):
 - `legacy_outbox`: messages schema 1 had sealed and not delivered when it was upgraded
   (their ids were random: only this copy can send them).
 
-Schema 1 (shoe2mqtt before issue 13) kept every outgoing message in an `outbox` until the
+Schema 1 (the first journals) kept every outgoing message in an `outbox` until the
 broker had it, and a `sequences` table; `upgrade` turns such a file into schema 2 in place,
 in one transaction, on the daemon's first start.
 """
@@ -31,9 +31,9 @@ import sqlite3
 import stat
 from typing import TYPE_CHECKING, Final, Literal
 
-from daemon.envelope import new_epoch
 from daemon.journal.chain import GENESIS, body_text, link_hash
 from daemon.journal.errors import SchemaError
+from daemon.wire.envelope import new_epoch
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon.config import ConfigErrors, load_config
+from daemon.configuration.file import ConfigErrors
+from daemon.configuration.service_config import load_config
 from drivers.transports import CaptureSettings
 
 CLEAN_ROUND = Path(__file__).parents[2] / "examples" / "captures" / "enq" / "clean-round.jsonl"

@@ -1,5 +1,5 @@
 """A SIGTERM reaches the daemon however busy its loop, and the status line costs one
-description a second however many events (issue 14: lost SIGTERMs at 10,000 tables)."""
+description a second however many events (SIGTERMs were lost at 10,000 tables)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from daemon import signals
-from daemon.notify import Notifier
-from daemon.status_line import StatusLine
+from daemon.system import signals
+from daemon.system.notify import Notifier
+from daemon.system.status_line import StatusLine
 
 # Enough `call_soon_threadsafe` calls from another thread to fill the loop's self-pipe many
 # times over while the loop is held up (each one-byte write costs a whole socket buffer

@@ -7,9 +7,9 @@ import json
 
 from rich.console import Console
 
-from daemon.availability import Availability, availability_payload
 from daemon.cli.watch import render
 from daemon.display.model import PitModel
+from daemon.wire.availability import Availability, availability_payload
 from tests.daemon.tables import drawn, make_service, request
 from tests.display.rounds import seven_seats_of_triple_attack
 
@@ -88,7 +88,7 @@ def test_a_table_is_offline_when_its_daemon_dies_or_stops_it() -> None:
 
 
 def test_a_table_two_daemons_claim_is_contested_never_live_nor_offline() -> None:
-    """daemon/claims.py: both serve it; the title names them, and never says OFFLINE."""
+    """daemon/table/claims.py: both serve it; the title names them, and never says OFFLINE."""
     pit = _round()
     pit.apply("casino/bridge/pc-b/state", b"online")
     conflict = Availability("conflict", "pc-b", ("pc-a",)).payload()
@@ -103,7 +103,7 @@ def test_a_table_two_daemons_claim_is_contested_never_live_nor_offline() -> None
 
 
 def test_watch_shows_every_settlement_of_the_round_in_the_rules_order() -> None:
-    """Issue 16: `KEEP = 8` dropped the last settlements of a seven-seat round."""
+    """A defect: `KEEP = 8` dropped the last settlements of a seven-seat round."""
     messages = seven_seats_of_triple_attack(seed=5)
     pit = PitModel("shoe2mqtt")
     for message in messages:
@@ -120,7 +120,7 @@ def test_watch_shows_every_settlement_of_the_round_in_the_rules_order() -> None:
 
 
 def test_a_journal_that_cannot_be_written_stands_out() -> None:
-    """`<table>/journal` (issue 13): the pit sees that the table waits for its disk."""
+    """`<table>/journal`: the pit sees that the table waits for its disk."""
     pit = _round()
     failing = {"state": "failing", "reason": "the disk is full", "since": "…", "node": "pc-a"}
     pit.apply("casino/bj1/journal", json.dumps(failing).encode())

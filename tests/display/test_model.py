@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 import pytest
 import structlog
 
-from daemon.availability import Availability, availability_payload
 from daemon.display.model import (
     HISTORY,
     NOTICE_TEXT,
@@ -17,9 +16,11 @@ from daemon.display.model import (
     PitModel,
 )
 from daemon.display.wording import money, settlement_text
-from daemon.envelope import Envelopes
-from daemon.table_service import MAX_ROUND_NOTICES, TableService
-from daemon.topics import Topics
+from daemon.table.service import TableService
+from daemon.table.state import MAX_ROUND_NOTICES
+from daemon.wire.availability import Availability, availability_payload
+from daemon.wire.envelope import Envelopes
+from daemon.wire.topics import Topics
 from rules.config import TableConfig
 from tests.display.rounds import (
     BASE,
@@ -30,7 +31,7 @@ from tests.display.rounds import (
 )
 
 if TYPE_CHECKING:
-    from daemon.envelope import Outbound
+    from daemon.wire.envelope import Outbound
 
 
 def _online(model: PitModel, table: str, node: str = "pc-a") -> None:
@@ -48,7 +49,7 @@ def _fed(messages: list[Outbound], table: str) -> PitModel:
 
 
 def test_the_issues_example_line_is_what_the_pit_reads() -> None:
-    """Issue 16: "seat 3 — 20 point bonus, suited 20, 9 to 1: pay $225.00"."""
+    """The payout line: "seat 3 — 20 point bonus, suited 20, 9 to 1: pay $225.00"."""
     settled = {
         "seat": 3,
         "hand": None,
@@ -228,7 +229,7 @@ def test_what_a_person_must_act_on_stands_out_in_words() -> None:
 
 
 def test_a_journal_that_cannot_be_written_stands_out_until_it_can() -> None:
-    """Issue 13 §6: the daemon's `<table>/journal` state, as the pit sees it."""
+    """The daemon's `<table>/journal` state, as the pit sees it."""
     model = _fed(played("triple-attack-dealer-22.jsonl")[:5], "ta-1")
     failing = {"state": "failing", "reason": "the disk is full", "since": "t", "node": "pc-a"}
     assert model.apply(f"{BASE}/ta-1/journal", json.dumps(failing).encode())

@@ -1,6 +1,6 @@
 """When the journal cannot be written: the table waits, says so at once, and tries again.
 
-Issue 13 §6. A disk that fills up, a file system remounted read-only, a journal file that
+A disk that fills up, a file system remounted read-only, a journal file that
 lost its permissions, an I/O error: the event in hand cannot be journaled, so it is neither
 applied nor answered, and nothing it would cause is published (decision D4: what the daemon
 publishes is a pure function of the journal). The table's consumer holds that event and
@@ -28,15 +28,15 @@ from typing import TYPE_CHECKING, Final
 
 import structlog
 
-from daemon.envelope import utc_timestamp
 from daemon.journal import StorageFault
 from daemon.mqtt.outbox import OutboundMessage
+from daemon.wire.envelope import utc_timestamp
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from daemon.journal import JournalError
-    from daemon.topics import Topics
+    from daemon.wire.topics import Topics
 
 RETRY_FIRST: Final = 0.25  # seconds before the first retry
 RETRY_MAX: Final = 2.0  # between retries, at most: storage back, the table goes on within this
