@@ -34,7 +34,6 @@ once it is plain.
 from __future__ import annotations
 
 import asyncio
-import collections
 import enum
 import random
 from collections.abc import (
@@ -45,7 +44,7 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, NoReturn, Self
+from typing import TYPE_CHECKING, Final, NoReturn, Self
 
 import aiomqtt
 import structlog
@@ -53,10 +52,10 @@ from paho.mqtt.client import topic_matches_sub
 from paho.mqtt.reasoncodes import ReasonCode
 
 from daemon.mqtt.client import connected, new_client, raise_if_cancelled, subscribe
+from daemon.mqtt.drain import drain_outbox
 from daemon.mqtt.mutes import Mutes, keep_muted
 from daemon.mqtt.outbox import OutboundMessage
 from daemon.mqtt.paho_hooks import (
-    Acknowledgements,
     batch_socket_io,
     on_topic,
     record_connack,
@@ -69,7 +68,7 @@ from drivers.backoff import Backoff
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from daemon.mqtt.outbox import MessageId, Outbox
+    from daemon.mqtt.outbox import Outbox
     from daemon.mqtt.settings import MqttSettings
 
 # The bridge state's payload is the word itself in UTF-8 (docs/mqtt.md); the words are
@@ -418,66 +417,14 @@ class MqttLink:
                 _log.exception("mqtt.on_message_failed", topic=inbound.topic)
 
     async def _drain_outbox(self, client: aiomqtt.Client) -> None:
-        """Publish the outbox oldest first, up to `_MAX_IN_FLIGHT` messages awaiting PUBACK.
-
-        The publishes leave in the outbox's order on one connection, so the broker receives
-        them in order; each is acknowledged to the outbox only after its own PUBACK and after
-        every older one's, so the outbox always holds the oldest unacknowledged message first.
-        When the connection drops, every message in flight is still in the outbox and is sent
-        again, first and in order, on the next connection (a subscriber may see a duplicate,
-        which QoS 1 allows and the id in the payload resolves). A PUBACK that does not come
-        within `_OPERATION_TIMEOUT` of its publish counts as a lost connection.
-
-        Each message goes to paho as it is taken, with no task or timer of its own; what a
-        turn of the loop publishes leaves in one write, and the PUBACKs of one read are
-        counted together (daemon.mqtt.paho_hooks: `Acknowledgements`, `batch_socket_io`).
-        """
-        acks = Acknowledgements(client)
-        # (outbox id, packet id, when published); len(window) is where the unsent begin.
-        window: collections.deque[tuple[MessageId, int, float]] = collections.deque()
-        outbox = self._outbox
-        loop = asyncio.get_running_loop()
-        while True:
-            while len(window) < _MAX_IN_FLIGHT and len(outbox) > len(window):
-                queued = await outbox.next_pending(len(window))  # at once: it is there
-                message = queued.message
-                mid = acks.publish(
-                    message.topic, message.payload, message.qos, retain=message.retain
-                )
-                window.append((queued.message_id, mid, loop.time()))
-            if not window:
-                await outbox.next_pending()
-                continue
-            while window and acks.take(window[0][1]):
-                outbox.ack(window.popleft()[0])  # the broker has it, cancelled or not
-                self._connections.carried()
-            raise_if_cancelled()
-            if window:
-                await self._acknowledged_or_more(acks, window, loop.time())
-
-    async def _acknowledged_or_more(
-        self,
-        acks: Acknowledgements,
-        window: collections.deque[tuple[MessageId, int, float]],
-        now: float,
-    ) -> None:
-        """Until a PUBACK comes, or (if the window has room) a message to send; raises the
-        round trip's timeout if the oldest publish waited `_OPERATION_TIMEOUT` for its own."""
-        acks.arrived.clear()  # what came before is counted: the oldest's is not among it
-        waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(acks.arrived.wait())]
-        if len(window) < _MAX_IN_FLIGHT:
-            waits.append(asyncio.ensure_future(self._outbox.next_pending(len(window))))
-        try:
-            done, _ = await asyncio.wait(
-                waits,
-                timeout=max(0.0, window[0][2] + _OPERATION_TIMEOUT - now),
-                return_when=asyncio.FIRST_COMPLETED,
-            )
-        finally:
-            for waiting in waits:
-                waiting.cancel()
-        if not done:
-            raise aiomqtt.MqttError("Operation timed out")
+        """The outbox, oldest first, up to `_MAX_IN_FLIGHT` awaiting PUBACK (daemon.mqtt.drain)."""
+        await drain_outbox(
+            client,
+            self._outbox,
+            window=_MAX_IN_FLIGHT,
+            round_trip=_OPERATION_TIMEOUT,
+            carried=self._connections.carried,
+        )
 
     def _change(self, change: LinkStateChange) -> None:
         self._state = change.state
