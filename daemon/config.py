@@ -75,7 +75,9 @@ SHOE_SILENCES: Final = range(10, 3601)
 LOG_FORMATS = ("auto", "json", "console")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
-_TOP_KEYS = ("display", "journal", "logging", "metrics", "mqtt", "requests", "table", "timing")
+_TOP_KEYS = (
+    "display", "journal", "logging", "metrics", "mqtt", "numbers", "requests", "table", "timing",
+)  # fmt: skip
 _SHOE_KEYS = frozenset({"protocol", "driver", "transport", "idle_timeout"})
 _JOURNAL_KEYS = frozenset(
     {"state_directory", "outbox_limit", "sync", "keep_days", "archive_directory"}
@@ -84,6 +86,7 @@ _LOGGING_KEYS = frozenset({"format", "level", "raw_frames"})
 _METRICS_KEYS = frozenset({"enabled", "host", "port"})
 _REQUESTS_KEYS = frozenset({"rate", "burst", "queue"})
 _TIMING_KEYS = frozenset({"declaration_wait", "shoe_silence"})
+_NUMBERS_KEYS = frozenset({"shifts", "timezone", "confidence"})  # the pit's numbers
 _TRANSPORTS: Final[dict[str, tuple[type[TransportSettings], frozenset[str]]]] = {
     "serial": (
         SerialSettings,
@@ -139,6 +142,15 @@ class TimingConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class NumbersConfig:
+    """`[numbers]`: the shifts the pit's numbers count by, and their band (docs/numbers.md)."""
+
+    shifts: tuple[str, ...] = ("06:00", "14:00", "22:00")  # local times shifts begin
+    timezone: str = "UTC"  # the casino's, by its IANA name
+    confidence: float = 0.999  # of the hold's band, both sides together
+
+
+@dataclass(frozen=True, slots=True)
 class ServiceConfig:
     path: Path
     mqtt: MqttSettings
@@ -155,6 +167,7 @@ class ServiceConfig:
     archive_directory: Path | None = None  # None: `archive` in the state directory
     requests: RequestLimits = field(default_factory=RequestLimits)  # [requests], per table
     timing: TimingConfig = field(default_factory=TimingConfig)
+    numbers: NumbersConfig = field(default_factory=NumbersConfig)
     # SHA-256 of the bytes these settings were read from (what `sha256sum` prints for the
     # file); None for a configuration built in memory (the demo's).
     sha256: str | None = None
@@ -220,6 +233,7 @@ def known_settings() -> list[str]:
             *(f"metrics.{key}" for key in _METRICS_KEYS),
             *(f"requests.{key}" for key in _REQUESTS_KEYS),
             *(f"timing.{key}" for key in _TIMING_KEYS),
+            *(f"numbers.{key}" for key in _NUMBERS_KEYS),
             *(f"table.{key}" for key in TABLE_KEYS - {"limits", "paytable"}),
             "table.limits.<wager>.min",
             "table.limits.<wager>.max",
@@ -280,6 +294,7 @@ class _Checker:
         metrics = self._metrics(document.get("metrics"))
         requests = self._requests(document.get("requests"))
         timing = self._timing(document.get("timing"))
+        numbers = self._numbers(document.get("numbers"))
         if self.errors or self.host_problems or mqtt is None:
             raise ConfigErrors(self.errors, self.host_problems)
         return ServiceConfig(
@@ -294,6 +309,7 @@ class _Checker:
             **keeping,
             requests=requests,
             timing=timing,
+            numbers=numbers,
             # The text was decoded from the file's bytes strictly, so this is their hash.
             sha256=hashlib.sha256(self.text.encode("utf-8")).hexdigest(),
             display_section=json.dumps(document.get("display"), sort_keys=True, default=str),
@@ -573,6 +589,39 @@ class _Checker:
             section.whole_number("shoe_silence", default.shoe_silence, SHOE_SILENCES),
         )
 
+    def _numbers(self, value: object) -> NumbersConfig:
+        """`[numbers]`: shift boundaries, time zone and band, checked as the report reads
+        them (daemon/numbers/periods.py)."""
+        from daemon.numbers.periods import Shifts, ShiftsError
+
+        default = NumbersConfig()
+        section = self.section("numbers", value, _NUMBERS_KEYS)
+        if section is None:
+            return default
+        shifts = section.raw("shifts", list(default.shifts))
+        timezone = section.raw("timezone", default.timezone)
+        confidence = section.raw("confidence", default.confidence)
+        if not isinstance(shifts, list) or not all(isinstance(s, str) for s in shifts):
+            section.refuse(
+                "shifts", f"must be a list of times such as '06:00', not {describe_value(shifts)}"
+            )
+            shifts = list(default.shifts)
+        if not isinstance(timezone, str):
+            section.refuse("timezone", f"must be a time zone name, not {describe_value(timezone)}")
+            timezone = default.timezone
+        try:
+            Shifts.parse(shifts, timezone)
+        except ShiftsError as exc:
+            section.refuse(str(exc).split(":", 1)[0], str(exc).split(": ", 1)[-1])
+            shifts, timezone = list(default.shifts), default.timezone
+        if not _within(confidence, 0.5, 0.999999) or not isinstance(confidence, int | float):
+            section.refuse(
+                "confidence",
+                f"must be a number from 0.5 to 0.999999, not {describe_value(confidence)}",
+            )
+            confidence = default.confidence
+        return NumbersConfig(tuple(shifts), timezone, float(confidence))
+
     def _display(self, section: object) -> None:
         """`[display]` is the pit display's (daemon/display/config.py): its shape is checked
         here too, so check-config reports every mistake at once; its files are not read."""
@@ -600,6 +649,14 @@ class _Section:
 
     def _refuse(self, key: str, message: str) -> None:
         self._checker.error((*self._where, key), message)
+
+    def refuse(self, key: str, message: str) -> None:
+        """A mistake in `key` found by a reader of the section's own."""
+        self._refuse(key, message)
+
+    def raw(self, key: str, default: object) -> object:
+        """The value as written (or `default`), for a reader that checks it itself."""
+        return self._values.get(key, default)
 
     def whole_number(self, key: str, default: int, allowed: range) -> int:
         value = self._values.get(key, default)

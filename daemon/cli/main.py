@@ -70,6 +70,12 @@ COMMANDS: Final = (
         "read the journal: list rounds, show one as published, export it, verify the chain",
     ),
     Listed(
+        "report",
+        "report",
+        "the pit's numbers: pace, handle and hold beside the exact theoretical, per table, "
+        "shift, day, dealer or floor",
+    ),
+    Listed(
         "analyze", "analyze", "exact odds, hit frequency, return and house edge of each paytable"
     ),
     Listed(
