@@ -33,6 +33,12 @@ def sections(numbers: Numbers) -> dict[str, list[str]]:
     return {name: found for name, lines in _SECTIONS if (found := lines(numbers))}
 
 
+def dollars(cents: int) -> str:
+    """Exact cents as dollars with thousands separators: -1234567 -> '-12,345.67'."""
+    whole, part = divmod(abs(cents), 100)
+    return f"{'-' if cents < 0 else ''}{whole:,}.{part:02d}"
+
+
 def _percent(value: float | None) -> str:
     return "-" if value is None else f"{value:.2%}"
 
@@ -78,9 +84,9 @@ def _wager_lines(numbers: Numbers, wager: str, confidence: float) -> list[str]:
     found = money.band(confidence)
     lines = [
         (
-            f"{wager}: handle ${format_amount(money.handle)} on {money.settlements:,} wagers, "
-            f"players won ${format_amount(money.players_won)}, house win "
-            f"${format_amount(money.house_win)}, hold {_percent(money.hold)}"
+            f"{wager}: handle ${dollars(money.handle)} on {money.settlements:,} wagers, "
+            f"players won ${dollars(money.players_won)}, house win "
+            f"${dollars(money.house_win)}, hold {_percent(money.hold)}"
         )
     ]
     if found is None:

@@ -71,8 +71,9 @@ def _plan(config: TableConfig, rng: random.Random, pace: Pace) -> dict[int, dict
                 continue
             steps = max((limit.maximum - limit.minimum) // 500, 0)
             amount = limit.minimum + 500 * rng.randint(0, min(steps, 4))
-            # A bonus or a later attack may not exceed the first wager (13:69F-26.6(b)).
-            wagers[rule.kind] = min(amount, next(iter(wagers.values()), amount))
+            first = next(iter(wagers.values()), amount)
+            # A bonus may not exceed the first wager (13:69F-26.6(b)); an attack equals it.
+            wagers[rule.kind] = first if rule.equal_to_requirement else min(amount, first)
         plan[seat] = wagers
     return plan or {1: {rule.kind: config.limits[rule.kind].minimum for rule in rules.wagers}}
 
