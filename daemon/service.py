@@ -73,6 +73,7 @@ from daemon.metrics import DaemonMetrics, Readings, serve_metrics
 from daemon.mqtt.link import InboundMessage, LinkState, LinkStateChange, MqttLink, Presence
 from daemon.mqtt.outbox import OutboundMessage
 from daemon.notify import Notifier
+from daemon.numbers.daemon_side import StatsHub
 from daemon.reload import log_plan, plan_reload
 from daemon.request_gate import REPORT_INTERVAL, Refused, RequestGate
 from daemon.requests import request_record
@@ -308,6 +309,11 @@ class Daemon:
             self.outbox.add_state,
             lambda: self.notifier.status(self._status_text()),
         )
+        # numbers: each table's shift, `<table>/stats` and its metrics (daemon/numbers/)
+        self.stats = StatsHub(
+            self.tables, config.numbers, self.topics, self.outbox.add_state,
+            self.metrics.shift_numbers,
+        )  # fmt: skip
 
     def _archive_task(self) -> ArchiveTask:
         config = self.config
@@ -412,6 +418,7 @@ class Daemon:
                     )
                 group.create_task(self.archiving.run(), name="archive")
                 group.create_task(self.clock.watch(), name="clock")
+                group.create_task(self.stats.rebuild(self.journal), name="stats")  # numbers
         except* _Stop:
             pass
 
@@ -602,6 +609,7 @@ class Daemon:
         for n, body in zip(numbers, bodies, strict=True):
             applied = table.replay.apply(JournalEvent(table_id, n, "request", body, at))
             self.outbox.add(table_id, applied.messages)
+            self.stats.applied(table_id, applied, table.service.config)  # numbers
             self._checkpoint(table, applied)
 
     def _request_record(self, item: RequestItem) -> dict[str, Any]:
@@ -701,6 +709,7 @@ class Daemon:
         assert table.replay is not None, "a table is recovered before it takes events"
         applied = table.replay.apply(JournalEvent(table_id, n, kind, body, at))
         self.outbox.add(table_id, applied.messages)
+        self.stats.applied(table_id, applied, table.service.config)  # numbers
         self._checkpoint(table, applied)
 
     def _checkpoint(self, table: _Table, applied: Applied) -> None:

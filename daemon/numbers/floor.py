@@ -223,28 +223,34 @@ def export(con: duckdb.DuckDBPyConnection, output: Path) -> dict[str, int]:
 def records(
     con: duckdb.DuckDBPyConnection, tables: list[str] | None = None
 ) -> Iterator[RoundRecord | ShoeRecord]:
-    """The floor's rounds and shoes as records, table by table and in order within each."""
-    where, params = ('WHERE "table" IN ?', [tables]) if tables else ("", [])
-    settled: dict[tuple[str, int], list[Settled]] = defaultdict(list)
-    rows = con.execute(
-        'SELECT "table", round, wager, seat, stake_cents, won_cents, result, outcome '  # noqa: S608 - a fixed filter
-        f"FROM settlements {where}",
-        params,
-    ).fetchall()
-    for table, round_id, wager, seat, stake, won, result, outcome in rows:
-        settled[table, round_id].append(Settled(wager, seat, stake, won, result, outcome))
-    rounds = con.execute(
-        'SELECT "table", round, started, ended, dealer, voided, seats, hands, cards, '  # noqa: S608 - a fixed filter
-        "floorperson_calls, unreadable_cards, held, reviewed, game, decks, deck_kind, "
-        f'paytable, dealer_hits_soft_17 FROM rounds {where} ORDER BY "table", started',
-        params,
-    ).fetchall()
-    shoes = con.execute(
-        'SELECT "table", started, cards_at_cut, cut_card_seen, decks, deck_kind '  # noqa: S608 - a fixed filter
-        f'FROM shoes {where} ORDER BY "table", started',
-        params,
-    ).fetchall()
-    yield from _merged(rounds, shoes, settled)
+    """The floor's rounds and shoes as records, table by table and in order within each:
+    one table's rows in memory at a time (a Parquet export is read by its partitions)."""
+    names = [
+        row[0] for row in con.execute('SELECT DISTINCT "table" FROM rounds ORDER BY 1').fetchall()
+    ]
+    for table in names:
+        if tables and table not in tables:
+            continue
+        settled: dict[tuple[str, int], list[Settled]] = defaultdict(list)
+        rows = con.execute(
+            "SELECT round, wager, seat, stake_cents, won_cents, result, outcome "
+            'FROM settlements WHERE "table" = ?',
+            [table],
+        ).fetchall()
+        for round_id, wager, seat, stake, won, result, outcome in rows:
+            settled[table, round_id].append(Settled(wager, seat, stake, won, result, outcome))
+        rounds = con.execute(
+            'SELECT "table", round, started, ended, dealer, voided, seats, hands, cards, '
+            "floorperson_calls, unreadable_cards, held, reviewed, game, decks, deck_kind, "
+            'paytable, dealer_hits_soft_17 FROM rounds WHERE "table" = ? ORDER BY started',
+            [table],
+        ).fetchall()
+        shoes = con.execute(
+            'SELECT "table", started, cards_at_cut, cut_card_seen, decks, deck_kind '
+            'FROM shoes WHERE "table" = ? ORDER BY started',
+            [table],
+        ).fetchall()
+        yield from _merged(rounds, shoes, settled)
 
 
 def _merged(
