@@ -54,7 +54,7 @@ def _run(argv: list[str]) -> tuple[float, float, str]:
     """Seconds, peak resident MiB (the child's own, from wait4) and standard output."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         began = time.monotonic()
-        process = subprocess.Popen(argv, stdout=out, stderr=err)  # noqa: S603 - our own command
+        process = subprocess.Popen(argv, stdout=out, stderr=err)  # noqa: S603 - our command
         _, status, usage = os.wait4(process.pid, 0)
         elapsed = time.monotonic() - began
         process.returncode = os.waitstatus_to_exitcode(status)
@@ -65,31 +65,40 @@ def _run(argv: list[str]) -> tuple[float, float, str]:
         return elapsed, usage.ru_maxrss / 1024, out.read()
 
 
+_MOVED = (
+    "strftime(CAST({column} AS TIMESTAMPTZ) + to_days(CAST(k.d - date_diff('day', "
+    "DATE '{first}', CAST(p.day AS DATE)) AS INTEGER)), '%Y-%m-%dT%H:%M:%S.%g+00:00') AS {column}"
+)
+_KEPT = {
+    "rounds": ('* EXCLUDE ("table", day, started, ended)', ("started", "ended")),
+    "shoes": ('* EXCLUDE ("table", day, started)', ("started",)),
+    "settlements": ('* EXCLUDE ("table", day)', ()),
+}
+
+
 def _replicate(pool: Path, floor: Path, tables: int, days: int) -> int:
     """The pool's rows as `tables` tables over `days` days; returns the floor's rounds."""
     con = duckdb.connect()
-    pool_days = con.execute(
-        f"SELECT DISTINCT day FROM read_parquet('{pool}/rounds/**/*.parquet', hive_partitioning = true) ORDER BY 1"  # noqa: S608, E501 - a bench's own path
-    ).fetchall()
-    first = pool_days[0][0]
-    width = len(pool_days)
-    for name in ("rounds", "settlements", "shoes"):
-        shift = "" if name == "settlements" else (
-            ", strftime(CAST(started AS TIMESTAMPTZ) + to_days(CAST(k.d - (date_diff('day', DATE '{first}', CAST(p.day AS DATE))) AS INTEGER)), '%Y-%m-%dT%H:%M:%S.%g+00:00') AS started"
-        ).format(first=first)
-        ended = ", strftime(CAST(ended AS TIMESTAMPTZ) + to_days(CAST(k.d - (date_diff('day', DATE '" + first + "', CAST(p.day AS DATE))) AS INTEGER)), '%Y-%m-%dT%H:%M:%S.%g+00:00') AS ended" if name == "rounds" else ""  # noqa: E501
-        keep = {"rounds": "* EXCLUDE (\"table\", day, started, ended)", "shoes": "* EXCLUDE (\"table\", day, started)", "settlements": "* EXCLUDE (\"table\", day)"}[name]  # noqa: E501
+    rounds = f"read_parquet('{pool}/rounds/**/*.parquet', hive_partitioning = true)"
+    pool_days = con.execute(f"SELECT DISTINCT day FROM {rounds} ORDER BY 1").fetchall()  # noqa: S608 - a bench's own path
+    first, width = pool_days[0][0], len(pool_days)
+    for name, (keep, moved) in _KEPT.items():
+        times = "".join(", " + _MOVED.format(column=c, first=first) for c in moved)
+        source = f"read_parquet('{pool}/{name}/**/*.parquet', hive_partitioning = true)"
         con.execute(
             f"""COPY (
-                SELECT {keep} {shift} {ended},
-                    printf('t-%03d', t.i) AS "table",
+                SELECT {keep} {times}, printf('t-%03d', t.i) AS "table",
                     strftime(DATE '{first}' + to_days(CAST(k.d AS INTEGER)), '%Y-%m-%d') AS day
-                FROM read_parquet('{pool}/{name}/**/*.parquet', hive_partitioning = true) p
-                JOIN range({tables}) t(i) ON p."table" = ['pool-a', 'pool-b', 'pool-d'][t.i % 3 + 1]
-                JOIN range({days}) k(d) ON k.d % {width} = date_diff('day', DATE '{first}', CAST(p.day AS DATE))
+                FROM {source} p
+                JOIN range({tables}) t(i)
+                    ON p."table" = ['pool-a', 'pool-b', 'pool-d'][t.i % 3 + 1]
+                JOIN range({days}) k(d)
+                    ON k.d % {width} = date_diff('day', DATE '{first}', CAST(p.day AS DATE))
             ) TO '{floor}/{name}' (FORMAT parquet, PARTITION_BY ("table", day))"""  # noqa: S608 - a bench's own SQL
         )
-    row = con.execute(f"SELECT count(*) FROM read_parquet('{floor}/rounds/**/*.parquet')").fetchone()  # noqa: S608
+    row = con.execute(
+        f"SELECT count(*) FROM read_parquet('{floor}/rounds/**/*.parquet')"
+    ).fetchone()
     con.close()
     return int(row[0]) if row else 0
 
@@ -119,7 +128,8 @@ def main() -> None:
         took, peak, out = _run([*command, "--archive", str(archive), "--export", "parquet",
                                 "--output", str(pool)])  # fmt: skip
         print(f"export of the pool's archive ({size:.0f} MiB of gzip): {took:.1f} s, "
-              f"{took / (3 * args.pool_days):.1f} s a table-day, peak {peak:.0f} MiB: {out.strip()}")  # fmt: skip
+              f"{took / (3 * args.pool_days):.1f} s a table-day, peak {peak:.0f} MiB: "
+              f"{out.strip()}")  # fmt: skip
         took, peak, _ = _run([*command, "--archive", str(archive), "--by", "table"])
         print(f"report --archive on the pool's archive: {took:.1f} s, peak {peak:.0f} MiB")
         floor = directory / "floor"
@@ -129,9 +139,12 @@ def main() -> None:
         print(f"floor: {args.tables} tables x {args.days} days, {rounds:,} rounds, made in "
               f"{time.monotonic() - began:.0f} s", flush=True)  # fmt: skip
         for by in ("table", "day"):
-            took, peak, out = _run([*command, "--archive", str(floor), "--by", by, "--format", "csv"])  # noqa: E501
+            took, peak, out = _run(
+                [*command, "--archive", str(floor), "--by", by, "--format", "csv"]
+            )
+            rows = len(out.splitlines()) - 1
             print(f"report --archive FLOOR --by {by}: {took:.1f} s, peak {peak:.0f} MiB, "
-                  f"{rounds / took:,.0f} rounds a second, {len(out.splitlines()) - 1} rows")  # fmt: skip
+                  f"{rounds / took:,.0f} rounds a second, {rows} rows")  # fmt: skip
     finally:
         if args.keep is None:
             shutil.rmtree(directory, ignore_errors=True)

@@ -309,11 +309,6 @@ class Daemon:
             self.outbox.add_state,
             lambda: self.notifier.status(self._status_text()),
         )
-        # numbers: each table's shift, `<table>/stats` and its metrics (daemon/numbers/)
-        self.stats = StatsHub(
-            self.tables, config.numbers, self.topics, self.outbox.add_state,
-            self.metrics.shift_numbers,
-        )  # fmt: skip
 
     def _archive_task(self) -> ArchiveTask:
         config = self.config
@@ -442,6 +437,7 @@ class Daemon:
     async def _recover(self) -> None:
         """Rebuild every table from its checkpoint and the events after it; queue again what
         the broker may not have (everything past the table's watermark, with its ids)."""
+        self.stats = StatsHub.of_daemon(self)  # numbers: each table's shift (daemon/numbers/)
         self.outbox.add_legacy(
             await self._readable("reading the journal", self.journal.legacy_messages)
         )

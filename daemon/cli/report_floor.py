@@ -34,7 +34,7 @@ def floor_report(
         return failure(err, "report", exc)
     try:
         if args.export is not None:
-            written = floor.export(con, args.output)
+            written = floor.export(con, args.output, args.first_day, args.last_day)
             counts = ", ".join(f"{n:,} {name}" for name, n in written.items())
             out.write(f"exported {counts} to {args.output} in {time.monotonic() - began:.1f} s\n")
             return ExitCode.OK

@@ -38,6 +38,7 @@ def display_filters(base: str, only_table: str | None = None) -> list[str]:
         topics.bridge_state_filter,
         topics.availability(table),
         topics.journal_state(table),
+        topics.stats(table),
         topics.table_state(table),
         topics.round_snapshot(table),
         topics.settlement(table),

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from daemon.availability import Liveness
+from daemon.display.numbers import shift_view
 from daemon.display.wording import (
     AWAITED,
     GAME_NAMES,
@@ -187,6 +188,7 @@ class PitModel:
     tables: dict[str, TableModel] = field(default_factory=dict)
     liveness: Liveness = field(default_factory=Liveness)
     version: int = 0
+    stats: dict[str, dict[str, Any]] = field(default_factory=dict)  # <table>/stats: the shift
 
     # ------------------------------------------------------------ the broker connection
     def broker_connected(self) -> None:
@@ -220,11 +222,21 @@ class PitModel:
                 self.liveness.on_availability(table_id, payload)
                 self._touch(self._table(table_id))
                 return True
+            case [table_id, "stats"]:  # the shift's numbers (daemon/display/numbers.py)
+                return self._take_stats(table_id, payload)
         body = _json_object(payload)
         changed = body is not None and self._table(route[0]).take(route[1:], body)
         if changed:
             self._touch(self.tables[route[0]])
         return changed
+
+    def _take_stats(self, table_id: str, payload: bytes) -> bool:
+        body = _json_object(payload)
+        if body is None:
+            return False
+        self.stats[table_id] = body
+        self._touch(self._table(table_id))
+        return True
 
     def _route(self, topic: str) -> list[str] | None:
         parts = topic.split("/")
@@ -311,6 +323,7 @@ class PitModel:
             "notices": [_notice_view(n) for n in table.notices],
             "table_notices": [_notice_view(n) for n in reversed(table.table_notices)],
             "history": len(table.history),
+            "shift": shift_view(self.stats.get(table_id)),
         }
 
     def history(self, table_id: str) -> list[dict[str, Any]]:

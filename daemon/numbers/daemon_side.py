@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from daemon.journal.database import Checkpoint, JournalEvent, TableRecord
     from daemon.journal.replay import Applied
     from daemon.journal.store import Journal
+    from daemon.service import Daemon
     from daemon.topics import Topics
     from rules.config import TableConfig
 
@@ -64,6 +65,14 @@ class StatsHub:
         self._on_counted = on_counted
         self.tables = {t: _Table(ShiftStats(t, shifts, numbers.confidence)) for t in tables}
 
+    @classmethod
+    def of_daemon(cls, daemon: Daemon) -> StatsHub:
+        """The daemon's hub: its tables, `[numbers]`, its outbox for states, its metrics."""
+        return cls(
+            daemon.tables, daemon.config.numbers, daemon.topics, daemon.outbox.add_state,
+            daemon.metrics.shift_numbers,
+        )  # fmt: skip
+
     def applied(self, table_id: str, applied: Applied, settings: TableConfig) -> None:
         """One event applied at the table, under `settings` (the table's, now)."""
         table = self.tables.get(table_id)
@@ -96,8 +105,8 @@ class StatsHub:
         self._publish(
             OutboundMessage(self._topics.stats(table_id), stats.payload(), qos=1, retain=True)
         )
-        if self._on_counted is not None and stats.shift is not None:
-            self._on_counted(table_id, stats.numbers.to_mapping(stats.confidence))
+        if self._on_counted is not None and stats.mapping is not None:
+            self._on_counted(table_id, stats.mapping)
 
     async def rebuild(self, journal: Journal, now: Callable[[], datetime] | None = None) -> None:
         """Each table's current shift from the journal, then what it applied meanwhile. A

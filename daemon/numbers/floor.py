@@ -204,18 +204,22 @@ def _quoted(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def export(con: duckdb.DuckDBPyConnection, output: Path) -> dict[str, int]:
-    """The floor's relations as Parquet under `output`, partitioned by table and day; the
-    rows written per relation."""
+def export(
+    con: duckdb.DuckDBPyConnection, output: Path, first: str | None = None, last: str | None = None
+) -> dict[str, int]:
+    """The floor's relations as Parquet under `output`, partitioned by table and day (the
+    archive file's day, from `first` through `last` when given); rows written per relation."""
     written = {}
     output.mkdir(parents=True, exist_ok=True)
+    days = f"day >= {_quoted(first or '0000-00-00')} AND day <= {_quoted(last or '9999-99-99')}"
     for name in RELATIONS:
         target = _quoted(str(output / name))
+        con.execute(f"CREATE OR REPLACE TEMP VIEW chosen AS SELECT * FROM {name} WHERE {days}")  # noqa: S608 - quoted days
         con.execute(
-            f"COPY (SELECT * FROM {name}) TO {target} "  # noqa: S608 - our names, a quoted path
+            f"COPY (SELECT * FROM chosen) TO {target} "  # noqa: S608 - our names, a quoted path
             '(FORMAT parquet, PARTITION_BY ("table", day), OVERWRITE_OR_IGNORE true)'
         )
-        row = con.execute(f"SELECT count(*) FROM {name}").fetchone()  # noqa: S608 - our names
+        row = con.execute("SELECT count(*) FROM chosen").fetchone()
         written[name] = int(row[0]) if row is not None else 0
     return written
 

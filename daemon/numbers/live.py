@@ -44,6 +44,7 @@ class ShiftStats:
     numbers: Numbers = field(default_factory=Numbers)
     history: list[dict[str, Any]] = field(default_factory=list)
     updated: str | None = None
+    mapping: dict[str, Any] | None = None  # the numbers as last counted (band included)
     folder: RoundFolder = field(init=False)
 
     def __post_init__(self) -> None:
@@ -81,7 +82,8 @@ class ShiftStats:
                     self.shift, self.history = label, []
                     self.numbers = Numbers({"table": self.table, "shift": label})
                 self.numbers.add(record)
-                self.history.append(_summary(record))
+                self.mapping = self.numbers.to_mapping(self.confidence)
+                self.history.append({**_summary(record), "holds": _holds(self.mapping)})
                 del self.history[:-HISTORY]
                 self.updated = record.ended.isoformat(timespec="milliseconds")
                 counted = True
@@ -94,7 +96,7 @@ class ShiftStats:
             "table": self.table,
             "shift": self.shift,
             "updated": self.updated,
-            "numbers": self.numbers.to_mapping(self.confidence) if self.shift else None,
+            "numbers": self.mapping,
             "history": list(self.history),
         }
 
@@ -116,3 +118,13 @@ def _summary(record: RoundRecord) -> dict[str, Any]:
         "house_win_cents": house,
         "voided": record.voided,
     }
+
+
+def _holds(mapping: dict[str, Any]) -> dict[str, list[float | None]]:
+    """Each wager's hold so far in the shift, with its band and theoretical hold then: the
+    numbers page draws the hold against its band over the shift from these."""
+    holds = {}
+    for money in mapping["wagers"]:
+        band = money["band"] or [None, None]
+        holds[money["wager"]] = [money["hold"], band[0], band[1], money["theoretical_hold"]]
+    return holds

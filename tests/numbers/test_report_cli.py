@@ -1,7 +1,7 @@
-"""`shoe2mqtt report` as a user types it: every command docs/numbers.md shows, run by a shell
-against a journal the journal's own store and archiver wrote (two tables, two days, the first
-archived), with only the paths replaced by this test's. The journal's report and the floor's
-(DuckDB over the archive) must agree on what both hold."""
+"""`shoe2mqtt report` as a user types it: every command docs/numbers.md and docs/deploy.md
+show, run by a shell against a journal the journal's own store and archiver wrote (two
+tables, two days, the first archived), with only the paths replaced by this test's. The
+journal's report and the floor's (DuckDB over the archive) must agree on what both hold."""
 
 from __future__ import annotations
 
@@ -26,17 +26,19 @@ from rules.config import TableConfig
 from rules.games import Game
 
 ROOT: Final = Path(__file__).parents[2]
-DOC: Final = ROOT / "docs" / "numbers.md"
+DOCS: Final = (ROOT / "docs" / "numbers.md", ROOT / "docs" / "deploy.md")
 START: Final = datetime(2026, 11, 27, tzinfo=UTC)
 
 
 def _documented() -> list[str]:
-    lines, inside = [], False
-    for line in DOC.read_text(encoding="utf-8").splitlines():
-        if line.startswith("```"):
-            inside = not inside
-        elif inside and line.startswith("shoe2mqtt report"):
-            lines.append(line)
+    lines = []
+    for doc in DOCS:
+        inside = False
+        for line in doc.read_text(encoding="utf-8").splitlines():
+            if line.startswith("```"):
+                inside = not inside
+            elif inside and line.startswith("shoe2mqtt report"):
+                lines.append(line)
     return lines
 
 
