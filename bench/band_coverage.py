@@ -71,8 +71,9 @@ def coverage(shifts: int, rng: np.random.Generator) -> None:
             holds = _holds(unit, per_stake, shifts, rng)
             below = float(np.mean(holds < found.low))
             above = float(np.mean(holds > found.high))
-            print(f"| {name} | {3 * per_stake:,} | [{found.low:.2%}, {found.high:.2%}] | "
-                  f"{found.theoretical:.2%} | {below:.3%} | {above:.3%} | {below + above:.3%} |")  # fmt: skip
+            edges = f"[{found.low:.2%}, {found.high:.2%}]"
+            print(f"| {name} | {3 * per_stake:,} | {edges} | {found.theoretical:.2%} | "
+                  f"{below:.3%} | {above:.3%} | {below + above:.3%} |")  # fmt: skip
 
 
 def power(shifts: int, rng: np.random.Generator) -> None:

@@ -195,6 +195,7 @@ _REQUESTS: dict[str, dict[str, Any]] = {
     "shuffle": _request({}),
     "resume": _request({}),
     "status": _request({}),
+    "dealer": _request({"dealer": {**_STR, "minLength": 1, "maxLength": 64}}),
 }
 
 

@@ -43,6 +43,7 @@ import structlog
 from daemon.crossing import RoundHistory
 from daemon.custody import NOTHING_READY, Custody
 from daemon.inbound import from_record
+from daemon.numbers.dealer import dealer_request
 from daemon.reader_state import ReaderState
 from daemon.redelivery import Answered
 from daemon.requests import RequestError, no_fields, parse_request, refusal, response_body
@@ -803,7 +804,7 @@ class TableService:
         body = response_body(command, transaction, self.node, refusal(RequestError(code, message)))
         return [self.envelopes.seal_unsequenced(self.topics.response(self.table_id, command), body)]
 
-    def _request(  # noqa: PLR0911 - a dispatch, one return per command
+    def _request(  # noqa: C901, PLR0911 - a dispatch, one return per command
         self, command: str, request: Request, *, outbox_full: bool
     ) -> tuple[dict[str, Any], list[Outbound]]:
         if command == "status":
@@ -814,6 +815,8 @@ class TableService:
             return {}, self._shuffle_asked(request.seen)
         if command == "card":
             return {}, self._manual_card(request)
+        if command == "dealer":  # numbers: who deals from now on (daemon/numbers/dealer.py)
+            return dealer_request(request), []
         if command == "resume":
             return self._resume(request)
         if command == "void" and not self.engine.round_open and self.custody.holding:

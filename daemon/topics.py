@@ -20,6 +20,7 @@ COMMANDS = (
     "shuffle",
     "resume",
     "status",
+    "dealer",
 )
 # A table's topics that carry a state without the envelope (no id, no seq: docs/mqtt.md).
 STATE_TOPICS = ("availability", "journal", "stats")

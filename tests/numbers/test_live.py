@@ -33,10 +33,13 @@ if TYPE_CHECKING:
 async def test_a_round_at_the_table_publishes_its_shift_stats_retained(
     mosquitto: Mosquitto, subscribe: Any
 ) -> None:
-    """A display that connects after the round gets the shift's numbers at once."""
+    """A display that connects after the round gets the shift's numbers at once, with the
+    dealer a `dealer` request named."""
     table, events, _ = read_example("blackjack-queen-of-hearts.jsonl")
     topic = f"shoe2mqtt/{table['id']}/stats"
     async with running_pit(table, shoe_script(events), mosquitto) as pit:
+        refused = await pit.request("dealer", dealer="", badge=7)
+        named = await pit.request("dealer", dealer=" ana ")
         await play(pit, events)
         async with subscribe(topic) as display:
             first = await display.next_on(topic)
@@ -52,6 +55,10 @@ async def test_a_round_at_the_table_publishes_its_shift_stats_retained(
     assert money["players_won_cents"] == sum(int(Decimal(s["won"]) * 100) for s in settled)
     assert abs(money["theoretical_hold"] - 0.247089) < 1e-6  # paytable A, six decks
     assert [r["round"] for r in stats["history"]] == sorted({s["round"] for s in settled})
+    assert refused["error"]["code"] == "malformed_request"
+    assert named["status"] == "ok"
+    assert named["data"] == {"dealer": "ana"}
+    assert [r["dealer"] for r in stats["history"]] == ["ana"]
 
 
 async def test_a_restart_rebuilds_the_shift_as_a_report_counts_it(tmp_path: Path) -> None:
