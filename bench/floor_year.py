@@ -79,6 +79,7 @@ _KEPT = {
 def _replicate(pool: Path, floor: Path, tables: int, days: int) -> int:
     """The pool's rows as `tables` tables over `days` days; returns the floor's rounds."""
     con = duckdb.connect()
+    floor.mkdir(parents=True, exist_ok=True)
     rounds = f"read_parquet('{pool}/rounds/**/*.parquet', hive_partitioning = true)"
     pool_days = con.execute(f"SELECT DISTINCT day FROM {rounds} ORDER BY 1").fetchall()  # noqa: S608 - a bench's own path
     first, width = pool_days[0][0], len(pool_days)

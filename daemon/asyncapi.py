@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from daemon.availability import CONFLICT, OFFLINE, ONLINE
 from daemon.envelope import SCHEMA_VERSION
+from daemon.numbers.wire import DEALER_REQUEST, add_stats_channel
 from daemon.topics import COMMANDS
 from rules.games import Action, Step, WagerKind
 from rules.outputs import NoticeKind, Phase, Result
@@ -195,7 +196,7 @@ _REQUESTS: dict[str, dict[str, Any]] = {
     "shuffle": _request({}),
     "resume": _request({}),
     "status": _request({}),
-    "dealer": _request({"dealer": {**_STR, "minLength": 1, "maxLength": 64}}),
+    "dealer": _request(DEALER_REQUEST),
 }
 
 
@@ -208,7 +209,7 @@ def build(base: str = "shoe2mqtt") -> dict[str, Any]:
     api = _Channels()
     _bridge_channels(api, base)
     _table_presence_channels(api, base)
-    _stats_channel(api, base)
+    add_stats_channel(api, base, _message, _TABLE)  # the numbers' (daemon/numbers/wire.py)
     _table_channels(api, base)
     _event_channels(api, base)
     _notice_channel(api, base)
@@ -359,52 +360,6 @@ def _table_presence_channels(api: _Channels, base: str) -> None:
                 {"reason": _STR, "since": {"type": "string", "format": "date-time"}},
             ),
             "retained; a state, so no envelope: the journal cannot carry news of itself",
-        ),
-        parameters=_TABLE,
-    )
-
-
-def _stats_channel(api: _Channels, base: str) -> None:
-    """The table's numbers for the current shift (docs/numbers.md)."""
-    number = {"type": ["number", "null"]}
-    cents = {"type": "integer", "description": "cents"}
-    wager = _object(
-        {
-            "wager": _STR, "settlements": {"type": "integer"}, "handle_cents": cents,
-            "players_won_cents": cents, "house_win_cents": cents, "hold": number,
-            "theoretical_hold": number, "confidence": {"type": "number"},
-            "band": {"type": ["array", "null"], "items": {"type": "number"},
-                     "description": "[low, high] of the hold's band; null without exact figures"},
-            "alert": {"type": ["string", "null"],
-                      "description": "the hold outside its band, and its chance, in words"},
-            "alert_chance": number,
-        },
-        {},
-    )  # fmt: skip
-    api.add(
-        "stats",
-        f"{base}/{{table}}/stats",
-        "The table's numbers for the current shift (retained, QoS 1), published at each "
-        "round's end: pace, per bonus wager its handle, players' win, house win and hold "
-        "beside the theoretical hold and its band, and the shift's last rounds. Rebuilt "
-        "from the journal at a restart; a state, so no envelope.",
-        _message(
-            "stats",
-            _object(
-                {
-                    "table": _STR,
-                    "shift": {"type": ["string", "null"], "description": "day and start"},
-                    "updated": {"type": ["string", "null"], "format": "date-time"},
-                    "numbers": {
-                        "type": ["object", "null"],
-                        "properties": {"wagers": {"type": "array", "items": wager}},
-                        "description": "as `shoe2mqtt report --format json` gives a group",
-                    },
-                    "history": {"type": "array", "items": {"type": "object"}},
-                },
-                {},
-            ),
-            "retained; a state, so no envelope",
         ),
         parameters=_TABLE,
     )

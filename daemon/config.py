@@ -18,9 +18,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from daemon.config_file import ConfigFileError, FieldLines, FieldPath, format_field, read_toml
+from daemon.config_file import (
+    LOG_FORMATS,
+    LOG_LEVELS,
+    ConfigErrors,
+    ConfigFileError,
+    FieldLines,
+    FieldPath,
+    format_field,
+    read_toml,
+)
 from daemon.mqtt.errors import MqttSettingsError
 from daemon.mqtt.settings import MqttSettings
+from daemon.numbers.settings import NUMBERS_KEYS, NumbersConfig, read_numbers
 from daemon.request_gate import RequestLimits
 from drivers.captures import CaptureError, read_capture
 from drivers.errors import DriverError
@@ -38,12 +48,12 @@ from rules.config import TableConfig, describe_value, out_of_range, unknown_sett
 from rules.errors import ConfigError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Mapping
 
     from drivers.transports import TransportSettings
 
 DEFAULT_STATE_DIRECTORY = Path("/var/lib/shoe2mqtt")
-# Issue 14's scale goal: one process serves 256 tables (a server reading serial device
+# The scale goal: one process serves 256 tables (a server reading serial device
 # servers over TCP) ready within 3 s. More tables go to more instances (shoe2mqtt@.service).
 MAX_TABLES: Final = 256
 DEFAULT_OUTBOX_LIMIT: Final = 100_000
@@ -72,12 +82,9 @@ REQUEST_LIMITS: Final = range(1, 10_001)
 # deal takes, short enough to catch a cable pulled mid-round). docs/configuration.md.
 DECLARATION_WAITS: Final = range(5, 601)
 SHOE_SILENCES: Final = range(10, 3601)
-LOG_FORMATS = ("auto", "json", "console")
-LOG_LEVELS = ("debug", "info", "warning", "error")
 
-_TOP_KEYS = (
-    "display", "journal", "logging", "metrics", "mqtt", "numbers", "requests", "table", "timing",
-)  # fmt: skip
+_TOP_KEYS: tuple[str, ...] = ("display", "journal", "logging", "metrics", "mqtt", "numbers")
+_TOP_KEYS += ("requests", "table", "timing")
 _SHOE_KEYS = frozenset({"protocol", "driver", "transport", "idle_timeout"})
 _JOURNAL_KEYS = frozenset(
     {"state_directory", "outbox_limit", "sync", "keep_days", "archive_directory"}
@@ -86,7 +93,6 @@ _LOGGING_KEYS = frozenset({"format", "level", "raw_frames"})
 _METRICS_KEYS = frozenset({"enabled", "host", "port"})
 _REQUESTS_KEYS = frozenset({"rate", "burst", "queue"})
 _TIMING_KEYS = frozenset({"declaration_wait", "shoe_silence"})
-_NUMBERS_KEYS = frozenset({"shifts", "timezone", "confidence"})  # the pit's numbers
 _TRANSPORTS: Final[dict[str, tuple[type[TransportSettings], frozenset[str]]]] = {
     "serial": (
         SerialSettings,
@@ -142,15 +148,6 @@ class TimingConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class NumbersConfig:
-    """`[numbers]`: the shifts the pit's numbers count by, and their band (docs/numbers.md)."""
-
-    shifts: tuple[str, ...] = ("06:00", "14:00", "22:00")  # local times shifts begin
-    timezone: str = "UTC"  # the casino's, by its IANA name
-    confidence: float = 0.999  # of the hold's band, both sides together
-
-
-@dataclass(frozen=True, slots=True)
 class ServiceConfig:
     path: Path
     mqtt: MqttSettings
@@ -178,22 +175,6 @@ class ServiceConfig:
     @property
     def archive_path(self) -> Path:
         return self.archive_directory or self.state_directory / "archive"
-
-
-class ConfigErrors(Exception):
-    """Every mistake found in a configuration file, in file order; and apart from them, every
-    problem of this host (`host_problems`): the file is right, the machine is not ready."""
-
-    def __init__(
-        self, errors: Iterable[ConfigFileError], host_problems: Iterable[ConfigFileError] = ()
-    ) -> None:
-        self.errors = _in_file_order(errors)
-        self.host_problems = _in_file_order(host_problems)
-        super().__init__("\n".join(map(str, [*self.errors, *self.host_problems])))
-
-
-def _in_file_order(errors: Iterable[ConfigFileError]) -> list[ConfigFileError]:
-    return sorted(errors, key=lambda e: (e.line or 0, e.field))
 
 
 def load_config(
@@ -233,7 +214,7 @@ def known_settings() -> list[str]:
             *(f"metrics.{key}" for key in _METRICS_KEYS),
             *(f"requests.{key}" for key in _REQUESTS_KEYS),
             *(f"timing.{key}" for key in _TIMING_KEYS),
-            *(f"numbers.{key}" for key in _NUMBERS_KEYS),
+            *(f"numbers.{key}" for key in NUMBERS_KEYS),
             *(f"table.{key}" for key in TABLE_KEYS - {"limits", "paytable"}),
             "table.limits.<wager>.min",
             "table.limits.<wager>.max",
@@ -589,38 +570,9 @@ class _Checker:
             section.whole_number("shoe_silence", default.shoe_silence, SHOE_SILENCES),
         )
 
-    def _numbers(self, value: object) -> NumbersConfig:
-        """`[numbers]`: shift boundaries, time zone and band, checked as the report reads
-        them (daemon/numbers/periods.py)."""
-        from daemon.numbers.periods import Shifts, ShiftsError
-
-        default = NumbersConfig()
-        section = self.section("numbers", value, _NUMBERS_KEYS)
-        if section is None:
-            return default
-        shifts = section.raw("shifts", list(default.shifts))
-        timezone = section.raw("timezone", default.timezone)
-        confidence = section.raw("confidence", default.confidence)
-        if not isinstance(shifts, list) or not all(isinstance(s, str) for s in shifts):
-            section.refuse(
-                "shifts", f"must be a list of times such as '06:00', not {describe_value(shifts)}"
-            )
-            shifts = list(default.shifts)
-        if not isinstance(timezone, str):
-            section.refuse("timezone", f"must be a time zone name, not {describe_value(timezone)}")
-            timezone = default.timezone
-        try:
-            Shifts.parse(shifts, timezone)
-        except ShiftsError as exc:
-            section.refuse(str(exc).split(":", 1)[0], str(exc).split(": ", 1)[-1])
-            shifts, timezone = list(default.shifts), default.timezone
-        if not _within(confidence, 0.5, 0.999999) or not isinstance(confidence, int | float):
-            section.refuse(
-                "confidence",
-                f"must be a number from 0.5 to 0.999999, not {describe_value(confidence)}",
-            )
-            confidence = default.confidence
-        return NumbersConfig(tuple(shifts), timezone, float(confidence))
+    def _numbers(self, value: object) -> NumbersConfig:  # daemon/numbers/settings.py
+        known = value if self.section("numbers", value, NUMBERS_KEYS) is not None else None
+        return read_numbers(known or {}, lambda key, why: self.error(("numbers", key), why))
 
     def _display(self, section: object) -> None:
         """`[display]` is the pit display's (daemon/display/config.py): its shape is checked
@@ -649,14 +601,6 @@ class _Section:
 
     def _refuse(self, key: str, message: str) -> None:
         self._checker.error((*self._where, key), message)
-
-    def refuse(self, key: str, message: str) -> None:
-        """A mistake in `key` found by a reader of the section's own."""
-        self._refuse(key, message)
-
-    def raw(self, key: str, default: object) -> object:
-        """The value as written (or `default`), for a reader that checks it itself."""
-        return self._values.get(key, default)
 
     def whole_number(self, key: str, default: int, allowed: range) -> int:
         value = self._values.get(key, default)

@@ -17,7 +17,7 @@ and never crowds out the other:
 - what the shoe and its link say (`put`, `try_put`): at most `shoe_capacity` wait. `put`
   waits for room, so the shoe's driver stops reading and the bytes wait in the kernel (a
   shoe that keeps its frames loses nothing); `try_put` refuses at once instead, for a shoe
-  that keeps nothing, whose driver must read on or lose bytes uncounted (daemon.service
+  that keeps nothing, whose driver must read on or lose bytes uncounted (daemon.parts.driver_inbox
   counts and tells of what it refuses);
 - dealer consoles' requests (`offer`): refused at once when `request_capacity` wait, so a
   flood never makes its sender (the MQTT link) wait.

@@ -127,7 +127,7 @@ def report_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCo
     if args.archive is not None:
         from daemon.cli.report_floor import floor_report
 
-        return floor_report(args, shifts, posted, confidence, out, err)
+        return floor_report(args, shifts, posted, confidence, out, err, write_report)
     assert journal is not None
     return _journal_report(args, journal, shifts, posted, confidence, out, err)
 
@@ -136,8 +136,10 @@ def _settings(
     args: argparse.Namespace, err: TextIO
 ) -> tuple[Shifts, tuple[Path, Path, str] | None] | ExitCode:
     """The shifts, and where one PC's journal and archive are (None: a floor's archives)."""
-    from daemon.config import DEFAULT_STATE_DIRECTORY, ConfigErrors, NumbersConfig, load_config
+    from daemon.config import DEFAULT_STATE_DIRECTORY, load_config
+    from daemon.config_file import ConfigErrors
     from daemon.journal.archive import ARCHIVE_DIRECTORY_NAME
+    from daemon.numbers.settings import NumbersConfig
 
     try:
         config = None if args.config is None else load_config(args.config, read_host_files=False)

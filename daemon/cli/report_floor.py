@@ -8,15 +8,16 @@ from typing import TYPE_CHECKING
 
 from daemon.cli.command import failure
 from daemon.cli.exit_codes import ExitCode
-from daemon.cli.report import write_report
 from daemon.numbers import floor
 from daemon.numbers.periods import Grouped
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
     from typing import TextIO
 
     from daemon.numbers.periods import Shifts
+    from daemon.numbers.tally import Numbers
 
 
 def floor_report(
@@ -26,7 +27,9 @@ def floor_report(
     confidence: float,
     out: TextIO,
     err: TextIO,
+    write_report: Callable[[list[Numbers], argparse.Namespace, float, TextIO, TextIO], ExitCode],
 ) -> ExitCode:
+    """`write_report`: the report command's own output (text, CSV, JSON, the chart)."""
     began = time.monotonic()
     try:
         con = floor.connect(list(args.archive))

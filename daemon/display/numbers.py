@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from daemon.numbers.render import dollars
+from rules.money import format_dollars as dollars
 
 
 def shift_view(stats: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -29,8 +29,8 @@ import structlog
 
 from daemon.journal import database
 from daemon.journal.archive import ArchiveError, Quarantined, cutoff_day
-from daemon.journal.database import Checkpoint
 from daemon.journal.errors import JournalError
+from daemon.journal.rows import Checkpoint
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     from daemon.envelope import Outbound
-    from daemon.journal.database import LegacyMessage
+    from daemon.journal.rows import LegacyMessage
     from daemon.journal.store import Journal
 
 

@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from daemon.envelope import Envelopes
 from daemon.journal.chain import body_text
-from daemon.journal.database import Checkpoint, JournalEvent, RoundEntry
+from daemon.journal.rows import Checkpoint, JournalEvent, RoundEntry
 from daemon.replay import LOG_FORMAT
-from daemon.table_service import TableService
+from daemon.table.service import TableService
 from rules.config import TableConfig
 from rules.events import event_to_mapping
 
@@ -39,8 +39,8 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from daemon.envelope import Outbound
-    from daemon.journal.database import TableRecord
-    from daemon.table_service import Recorded
+    from daemon.journal.rows import TableRecord
+    from daemon.table.state import Recorded
     from daemon.topics import Topics
 
 CHECKPOINT_FORMAT: Final = 1

@@ -27,10 +27,10 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Iterable
 
-    from daemon.config import NumbersConfig
-    from daemon.journal.database import Checkpoint, JournalEvent, TableRecord
     from daemon.journal.replay import Applied
+    from daemon.journal.rows import Checkpoint, JournalEvent, TableRecord
     from daemon.journal.store import Journal
+    from daemon.numbers.settings import NumbersConfig
     from daemon.service import Daemon
     from daemon.topics import Topics
     from rules.config import TableConfig

@@ -14,6 +14,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from rules.money import format_amount
+from rules.money import format_dollars as dollars
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -31,12 +32,6 @@ def add_section(name: str, lines: Callable[[Numbers], list[str]]) -> None:
 
 def sections(numbers: Numbers) -> dict[str, list[str]]:
     return {name: found for name, lines in _SECTIONS if (found := lines(numbers))}
-
-
-def dollars(cents: int) -> str:
-    """Exact cents as dollars with thousands separators: -1234567 -> '-12,345.67'."""
-    whole, part = divmod(abs(cents), 100)
-    return f"{'-' if cents < 0 else ''}{whole:,}.{part:02d}"
 
 
 def _percent(value: float | None) -> str:

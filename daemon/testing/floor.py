@@ -24,8 +24,8 @@ from daemon.journal import JOURNAL_FILE, prepare_state_directory
 from daemon.journal.archive import ARCHIVE_DIRECTORY_NAME, Archive
 from daemon.journal.archiving import archive_due
 from daemon.journal.chain import GENESIS, body_text, link_hash
-from daemon.journal.database import JournalEvent, TableRecord
 from daemon.journal.replay import TableReplay, archive_lines, table_line
+from daemon.journal.rows import JournalEvent, TableRecord
 from daemon.journal.store import Journal
 from daemon.requests import request_record
 from daemon.topics import Topics

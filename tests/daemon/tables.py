@@ -8,7 +8,7 @@ from itertools import count
 from typing import TYPE_CHECKING, Any
 
 from daemon.envelope import Envelopes
-from daemon.table_service import TableService
+from daemon.table.service import TableService
 from daemon.topics import Topics
 from drivers import events as shoe
 from tests.rules.tables import make_config

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from daemon.table_service import Timer
+from daemon.table.custody_flow import Timer
 from daemon.timers import TableTimers
 
 

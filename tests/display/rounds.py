@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 from daemon.console import console_request
 from daemon.envelope import Envelopes
 from daemon.replay import replay
-from daemon.table_service import TableService
+from daemon.table.service import TableService
 from daemon.topics import Topics
 from drivers import events as shoe
 from rules.cards import shoe_composition

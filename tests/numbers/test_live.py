@@ -9,7 +9,6 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from daemon.cli.demo import DEMO_TABLES
-from daemon.config import NumbersConfig
 from daemon.journal import JOURNAL_FILE
 from daemon.journal.archive import Archive
 from daemon.journal.audit import JournalReader
@@ -17,6 +16,7 @@ from daemon.journal.store import Journal
 from daemon.numbers import sources
 from daemon.numbers.daemon_side import StatsHub
 from daemon.numbers.periods import Grouped, Shifts
+from daemon.numbers.settings import NumbersConfig
 from daemon.testing.floor import Pace, write_journal
 from daemon.topics import Topics
 from rules.config import TableConfig

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from daemon.envelope import Envelopes
-from daemon.table_service import TableService
+from daemon.table.service import TableService
 from daemon.topics import Topics
 from drivers import events as shoe
 from rules.config import TableConfig
