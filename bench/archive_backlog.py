@@ -36,12 +36,12 @@ from bench.e2e.harness import (
 )
 from bench.e2e.startup import records
 from bench.journal_size import OPENS, PLAY_HOURS, SimulatedClock
-from daemon import logs
-from daemon.config import load_config
+from daemon.configuration.service_config import load_config
 from daemon.journal import prepare_state_directory
 from daemon.journal.clock import JournalClock
 from daemon.service import Daemon
-from daemon.topics import Topics
+from daemon.system import logs
+from daemon.wire.topics import Topics
 from rules.games import Game
 
 if TYPE_CHECKING:

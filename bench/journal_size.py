@@ -25,15 +25,15 @@ from typing import TYPE_CHECKING
 
 from bench.e2e.harness import machine, workspace
 from bench.e2e.startup import records
-from daemon import logs
 from daemon.cli.demo import DEMO_TABLES
-from daemon.config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
+from daemon.configuration.service_config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
 from daemon.journal import JOURNAL_FILE, prepare_state_directory
 from daemon.journal.archive import Archive
 from daemon.journal.archiving import archive_due
 from daemon.journal.clock import JournalClock
 from daemon.mqtt.settings import MqttSettings
 from daemon.service import Daemon
+from daemon.system import logs
 from drivers.transports import SerialSettings
 from rules.config import TableConfig
 from rules.games import Game

@@ -4,9 +4,9 @@ Tasks (all named, all children of one TaskGroup, all cancelled together on shutd
 - `mqtt-link`: connects, announces `online`, subscribes to each table's requests, drains the
   outbox in order, reconnects forever;
 - `driver:<table>`: reads the shoe, reconnecting forever, and queues its events: it waits
-  while the table's inbox holds as much of the shoe's as it may (daemon.table_inbox), or, for
+  while the table's inbox holds as much of the shoe's as it may (daemon.table.inbox), or, for
   a shoe that keeps nothing, reads on and drops what finds it full, counted and told
-  (daemon.shoe_line); the line's noise is told once per episode, never journaled byte by byte;
+  (daemon.table.shoe_line); the line's noise is told once per episode, never journaled byte by byte;
 - `table:<table>`: takes the table's inbox (shoe events, link changes, new settings first;
   then requests) one item at a time: judges what the shoe sent against the journal, journals
   it, acknowledges it to the shoe, applies it, hands what it caused to the outbox. One
@@ -14,11 +14,12 @@ Tasks (all named, all children of one TaskGroup, all cancelled together on shutd
 - `request-reports`: once per interval, one notice per table that refused requests
   without answering each (a flood: `daemon.request_gate`);
 - `signals`: ends the group when SIGTERM or SIGINT asked for a stop; SIGHUP reloads the
-  configuration (daemon.reload: `[logging]`, `[requests]` and `[timing]` at once, a table's
+  configuration (daemon.configuration.reload: `[logging]`, `[requests]` and `[timing]` at
+  once, a table's
   game settings at the end of its round, every other change named as waiting for a
   restart). The handlers are installed before the journal is replayed, and reach the loop
-  however busy it is (daemon.signals): a stop is honoured within a second at any time;
-- `status`: the `systemctl status` line, at most once a second (daemon.status_line);
+  however busy it is (daemon.system.signals): a stop is honoured within a second at any time;
+- `status`: the `systemctl status` line, at most once a second (daemon.system.status_line);
 - `bridge-info`: publishes `<base>/bridge/<node>/info` again when a reload changed it;
 - `metrics`: with `[metrics] enabled`, serves `/metrics` for Prometheus (daemon/metrics/);
 - `archive`: every hour (and at once when the clock stepped), moves the days older than
@@ -41,10 +42,6 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from daemon import logs, signals
-from daemon.bridge_info import BridgeInfo
-from daemon.claims import TableClaims
-from daemon.envelope import Envelopes, utc_timestamp
 from daemon.journal import (
     JOURNAL_FILE,
     Journal,
@@ -55,7 +52,6 @@ from daemon.journal.clock import ClockStep, JournalClock
 from daemon.journal.outbox import JournalOutbox
 from daemon.metrics import DaemonMetrics, Readings, serve_metrics
 from daemon.mqtt.link import InboundMessage, LinkState, MqttLink
-from daemon.notify import Notifier
 from daemon.numbers.daemon_side import StatsHub
 from daemon.parts.bridge_announcer import BridgeAnnouncer
 from daemon.parts.commits import TableCommits
@@ -68,20 +64,25 @@ from daemon.parts.recovery import Recovery
 from daemon.parts.reloading import Reloading
 from daemon.parts.request_intake import RequestIntake
 from daemon.parts.status_report import DaemonStatus
+from daemon.parts.storage import StorageWatch
 from daemon.request_gate import RequestGate
-from daemon.shoe_line import ShoeLine
-from daemon.storage import StorageWatch
+from daemon.system import logs, signals
+from daemon.system.notify import Notifier
+from daemon.table.claims import TableClaims
+from daemon.table.inbox import TableInbox
 from daemon.table.service import TableService
-from daemon.table_inbox import TableInbox
-from daemon.timers import TableTimers
-from daemon.topics import Topics
+from daemon.table.shoe_line import ShoeLine
+from daemon.table.timers import TableTimers
 from daemon.version import installed_version
+from daemon.wire.bridge_info import BridgeInfo
+from daemon.wire.envelope import Envelopes, utc_timestamp
+from daemon.wire.topics import Topics
 from drivers.registry import create_driver, sequence_policy
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
-    from daemon.config import ServiceConfig, TableSetup
+    from daemon.configuration.service_config import ServiceConfig, TableSetup
     from daemon.mqtt.takeover import ClientIdInUse, LinkUnstable
     from drivers.driver import ShoeDriver
 
@@ -309,7 +310,7 @@ class Daemon:
             table.queue.put_nowait(NoticeItem(kind, message))
 
     async def _signals(self) -> None:
-        """End the task group once a stop is asked for (daemon.signals hears the signals)."""
+        """End the task group once a stop is asked for (daemon.system.signals hears the signals)."""
         await self._stop.wait()
         self._stopping()
         raise _Stop

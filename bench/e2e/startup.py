@@ -35,13 +35,13 @@ from bench.e2e.harness import (
     workspace,
     write_config,
 )
-from daemon import logs
-from daemon.config import load_config
-from daemon.console import console_request
+from daemon.configuration.service_config import load_config
 from daemon.inbound import to_record
 from daemon.journal import prepare_state_directory
-from daemon.requests import request_record
 from daemon.service import Daemon
+from daemon.system import logs
+from daemon.wire.console import console_request
+from daemon.wire.requests import request_record
 from drivers.events import CardDrawn, NewShoe
 from rules.engine import TableEngine
 from rules.events import DealCard, Shuffle

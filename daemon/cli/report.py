@@ -136,8 +136,8 @@ def _settings(
     args: argparse.Namespace, err: TextIO
 ) -> tuple[Shifts, tuple[Path, Path, str] | None] | ExitCode:
     """The shifts, and where one PC's journal and archive are (None: a floor's archives)."""
-    from daemon.config import DEFAULT_STATE_DIRECTORY, load_config
-    from daemon.config_file import ConfigErrors
+    from daemon.configuration.file import ConfigErrors
+    from daemon.configuration.service_config import DEFAULT_STATE_DIRECTORY, load_config
     from daemon.journal.archive import ARCHIVE_DIRECTORY_NAME
     from daemon.numbers.settings import NumbersConfig
 
@@ -182,7 +182,7 @@ def _journal_report(
     from daemon.journal.audit import JournalReader
     from daemon.numbers import sources
     from daemon.numbers.periods import Grouped
-    from daemon.topics import Topics
+    from daemon.wire.topics import Topics
 
     directory, archive, base = journal
     path = directory / JOURNAL_FILE

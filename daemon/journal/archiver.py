@@ -48,7 +48,7 @@ from daemon.journal.replay import (
     rules_lines,
     table_line,
 )
-from daemon.topics import Topics
+from daemon.wire.topics import Topics
 
 if TYPE_CHECKING:
     from collections.abc import Callable

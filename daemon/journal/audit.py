@@ -31,15 +31,15 @@ from daemon.journal.replay import (
 from daemon.journal.rows import RoundEntry
 from daemon.journal.store import read_history
 from daemon.journal.verdicts import Unread, Verdict
-from daemon.topics import Topics
+from daemon.wire.topics import Topics
 
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Iterable, Iterator
     from pathlib import Path
 
-    from daemon.envelope import Outbound
     from daemon.journal.rows import Checkpoint, JournalEvent, TableRecord
+    from daemon.wire.envelope import Outbound
 
 
 class RoundNotFound(LookupError):

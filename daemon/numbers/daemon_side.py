@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from daemon.journal.store import Journal
     from daemon.numbers.settings import NumbersConfig
     from daemon.service import Daemon
-    from daemon.topics import Topics
+    from daemon.wire.topics import Topics
     from rules.config import TableConfig
 
 log = structlog.get_logger("daemon.numbers")

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from daemon.requests import RequestError
+from daemon.wire.requests import RequestError
 
 if TYPE_CHECKING:
-    from daemon.requests import Request
+    from daemon.wire.requests import Request
 
 MAX_NAME: Final = 64
 

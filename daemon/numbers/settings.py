@@ -1,5 +1,6 @@
 """`[numbers]` (docs/configuration.md): the shifts the pit's numbers count by, the casino's
-time zone, and the band's confidence; read by daemon/config.py with the rest of the file."""
+time zone, and the band's confidence; read by daemon/configuration/service_config.py with
+the rest of the file."""
 
 from __future__ import annotations
 

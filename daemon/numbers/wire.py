@@ -55,7 +55,7 @@ STATS_PAYLOAD: Final[dict[str, Any]] = {
 
 
 def add_stats_channel(
-    api: Any,  # noqa: ANN401 - daemon.asyncapi's channel list, which imports this module
+    api: Any,  # noqa: ANN401 - daemon.wire.asyncapi's channel list, which imports this module
     base: str,
     message: Callable[[str, dict[str, Any], str], dict[str, Any]],
     table: dict[str, Any],

@@ -1,4 +1,4 @@
-"""The daemon's bridge info as it changes (daemon.bridge_info says what it holds): announced
+"""The daemon's bridge info as it changes (daemon.wire.bridge_info says what it holds): announced
 retained on every (re)connect by the link, and again whenever a reload changed it."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from daemon.mqtt.link import Presence
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from daemon.bridge_info import BridgeInfo
-    from daemon.topics import Topics
+    from daemon.wire.bridge_info import BridgeInfo
+    from daemon.wire.topics import Topics
 
 
 class BridgeAnnouncer:

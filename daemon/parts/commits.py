@@ -10,7 +10,6 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any, Final
 
-from daemon.envelope import utc_timestamp
 from daemon.inbound import is_journaled, to_record
 from daemon.journal import JournalError, JournalEvent
 from daemon.journal.chain import body_text
@@ -29,7 +28,8 @@ from daemon.parts.items import (
     TableItem,
     TimerItem,
 )
-from daemon.requests import request_record
+from daemon.wire.envelope import utc_timestamp
+from daemon.wire.requests import request_record
 from drivers.noise import LineNoise, LineQuiet
 
 if TYPE_CHECKING:
@@ -41,9 +41,9 @@ if TYPE_CHECKING:
     from daemon.journal.replay import Applied
     from daemon.metrics import DaemonMetrics
     from daemon.parts.items import ServedTable
-    from daemon.shoe_line import LineNotice
-    from daemon.storage import StorageWatch
-    from daemon.timers import TableTimers
+    from daemon.parts.storage import StorageWatch
+    from daemon.table.shoe_line import LineNotice
+    from daemon.table.timers import TableTimers
     from drivers.events import Event as ShoeEvent
     from rules.config import TableConfig
 
@@ -86,7 +86,7 @@ class TableCommits:
             if isinstance(item, RequestItem):  # what queued behind it too: one commit
                 queued = table.queue.get_requests_nowait(REQUESTS_PER_COMMIT - 1)
                 requests = [item, *(r for r in queued if isinstance(r, RequestItem))]
-            while True:  # the items, until the journal has them (daemon/storage.py)
+            while True:  # the items, until the journal has them (daemon/parts/storage.py)
                 try:
                     if len(requests) > 1:
                         await self.take_requests(table, requests)
@@ -157,7 +157,7 @@ class TableCommits:
                 await self.take_from_shoe(table, event)
 
     def _line_notice(self, table: ServedTable, item: LineItem | OverflowItem) -> LineNotice | None:
-        """What the table is told of its shoe's line (daemon.shoe_line)."""
+        """What the table is told of its shoe's line (daemon.table.shoe_line)."""
         line, at_stake = table.line, table.service.at_stake
         match item:
             case LineItem(event=LineNoise() as noise):

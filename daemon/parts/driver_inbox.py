@@ -1,7 +1,7 @@
-"""The way from a table's shoe driver into its inbox (daemon.table_inbox): line noise, link
+"""The way from a table's shoe driver into its inbox (daemon.table.inbox): line noise, link
 changes and the shoe's events as items; a shoe that keeps its frames waits for room, one that
 keeps nothing is read on and what finds the inbox full is dropped, counted and told
-(daemon.shoe_line); nothing is read while the journal cannot be written."""
+(daemon.table.shoe_line); nothing is read while the journal cannot be written."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from drivers.noise import LineNoise, LineNoiseBegan, LineQuiet
 
 if TYPE_CHECKING:
     from daemon.parts.items import ServedTable
-    from daemon.storage import StorageWatch
+    from daemon.parts.storage import StorageWatch
     from drivers.driver import DriverEvent, Emit
 
 log = structlog.get_logger("daemon")
@@ -29,7 +29,7 @@ def driver_emit(table: ServedTable, storage: StorageWatch) -> Emit:
 
     async def emit(event: DriverEvent) -> None:
         # While the journal cannot be written, the driver waits here and reads no more:
-        # the shoe keeps what it dealt, unacknowledged (decision D3, daemon/storage.py).
+        # the shoe keeps what it dealt, unacknowledged (decision D3, daemon/parts/storage.py).
         await storage.writable(table_id)
         if isinstance(event, LineNoiseBegan | LineQuiet | LineNoise):
             await queue.put(LineItem(event))

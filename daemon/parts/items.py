@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from daemon.table.state import CONSOLE_CONTRACT
 
 if TYPE_CHECKING:
-    from daemon.config import TableSetup
+    from daemon.configuration.service_config import TableSetup
     from daemon.journal import EventKind
     from daemon.journal.replay import TableReplay
     from daemon.request_gate import Refused
-    from daemon.shoe_line import Overflow, ShoeLine
     from daemon.table.custody_flow import Timer
+    from daemon.table.inbox import TableInbox
     from daemon.table.service import TableService
-    from daemon.table_inbox import TableInbox
-    from daemon.timers import TableTimers
+    from daemon.table.shoe_line import Overflow, ShoeLine
+    from daemon.table.timers import TableTimers
     from drivers.driver import LinkEvent, ShoeDriver
     from drivers.events import Event as ShoeEvent
     from drivers.noise import LineEvent
@@ -48,7 +48,8 @@ class LineItem:
 
 @dataclass(frozen=True, slots=True)
 class OverflowItem:
-    """Where the shoe's events began to be dropped, the inbox being full (daemon.shoe_line)."""
+    """Where the shoe's events began to be dropped, the inbox being full
+    (daemon.table.shoe_line)."""
 
     overflow: Overflow
 
@@ -83,7 +84,7 @@ class StartItem:
 
 @dataclass(frozen=True, slots=True)
 class TimerItem:
-    """A deadline the table asked for has passed (daemon.timers)."""
+    """A deadline the table asked for has passed (daemon.table.timers)."""
 
     timer: Timer
     seconds: float

@@ -14,20 +14,20 @@ import structlog
 from daemon.journal import StorageFault, journal_error, prepare_state_directory
 from daemon.journal.replay import TableReplay
 from daemon.parts.items import ConfigItem, StartItem
-from daemon.storage import RETRY_FIRST, RETRY_MAX
+from daemon.parts.storage import RETRY_FIRST, RETRY_MAX
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
 
-    from daemon.config import ServiceConfig
+    from daemon.configuration.service_config import ServiceConfig
     from daemon.journal import Checkpoint, History, Journal
     from daemon.journal.clock import JournalClock
     from daemon.journal.outbox import JournalOutbox
     from daemon.metrics import DaemonMetrics
-    from daemon.notify import Notifier
     from daemon.parts.items import ServedTable
-    from daemon.storage import StorageWatch
-    from daemon.topics import Topics
+    from daemon.parts.storage import StorageWatch
+    from daemon.system.notify import Notifier
+    from daemon.wire.topics import Topics
 
 log = structlog.get_logger("daemon")
 _T = TypeVar("_T")

@@ -1,5 +1,5 @@
 """SIGHUP's work: the configuration file read again, what is safe applied now, the rest named
-as waiting for a restart (daemon.reload plans it; this applies the plan to the running
+as waiting for a restart (daemon.configuration.reload plans it; this applies the plan to the running
 parts: the log, the request gate, each table's inbox, timers and game settings, the bridge
 info), and a note for the status line."""
 
@@ -10,16 +10,16 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from daemon import logs
-from daemon.config import load_config
-from daemon.config_file import ConfigErrors
+from daemon.configuration.file import ConfigErrors
+from daemon.configuration.reload import log_plan, plan_reload
+from daemon.configuration.service_config import load_config
 from daemon.parts.items import ConfigItem
-from daemon.reload import log_plan, plan_reload
+from daemon.system import logs
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from daemon.config import ServiceConfig
+    from daemon.configuration.service_config import ServiceConfig
     from daemon.parts.bridge_announcer import BridgeAnnouncer
     from daemon.parts.items import ServedTable
     from daemon.request_gate import RequestGate

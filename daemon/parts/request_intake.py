@@ -1,7 +1,7 @@
 """The dealer consoles' requests as they come off the broker: another daemon's word on one of
-our tables (daemon.claims), then the request gate's verdict (daemon.request_gate) before a
-request costs anything; a flood muted at the broker for a while, and told once an interval
-where the gate refused requests without answering each."""
+our tables (daemon.table.claims), then the request gate's verdict
+(daemon.request_gate) before a request costs anything; a flood muted at the broker for
+a while, and told once an interval where the gate refused requests without answering each."""
 
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ from daemon.request_gate import REPORT_INTERVAL, Refused
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from daemon.claims import TableClaims
     from daemon.metrics import DaemonMetrics
     from daemon.mqtt.link import InboundMessage, MqttLink
     from daemon.parts.items import ServedTable
     from daemon.request_gate import RequestGate
-    from daemon.topics import Topics
+    from daemon.table.claims import TableClaims
+    from daemon.wire.topics import Topics
 
 log = structlog.get_logger("daemon")
 
@@ -49,7 +49,7 @@ class RequestIntake:
 
     async def on_message(self, message: InboundMessage) -> None:
         claims = self.claims.heard(message.topic, message.payload)
-        if claims is not None:  # another daemon's word on one of our tables (daemon.claims)
+        if claims is not None:  # another daemon's word on one of our tables (daemon.table.claims)
             for change in claims:
                 self.tables[change.table].queue.put_nowait(
                     NoticeItem(change.kind, change.message(self.node), change.began)

@@ -1,5 +1,5 @@
 """What the daemon tells systemd: READY=1 once (configuration loaded, journal replayed, broker
-connected), then the `systemctl status` line as things change (daemon.status_line sends it
+connected), then the `systemctl status` line as things change (daemon.system.status_line sends it
 at most once a second), and that line's text: states and counts, never a card."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from daemon.journal.clock import describe_seconds
 from daemon.mqtt.link import LinkState
-from daemon.status_line import StatusLine
+from daemon.system.status_line import StatusLine
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -17,10 +17,10 @@ if TYPE_CHECKING:
     from daemon.journal.clock import JournalClock
     from daemon.journal.outbox import JournalOutbox
     from daemon.mqtt.link import LinkStateChange
-    from daemon.notify import Notifier
     from daemon.parts.items import ServedTable
     from daemon.parts.reloading import Reloading
-    from daemon.storage import StorageWatch
+    from daemon.parts.storage import StorageWatch
+    from daemon.system.notify import Notifier
 
 
 class DaemonStatus:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from daemon.crossing import RoundHistory
-from daemon.custody import Custody
 from daemon.inbound import from_record
-from daemon.reader_state import ReaderState
-from daemon.redelivery import Answered
+from daemon.table.crossing import RoundHistory
+from daemon.table.custody import Custody
+from daemon.table.reader_state import ReaderState
+from daemon.table.redelivery import Answered
 from daemon.table.state import TableState, policy_for
 from drivers import events as shoe
 from drivers.receiver import FrameReceiver

@@ -1,4 +1,4 @@
-"""The dealer console's requests to a table (daemon.requests parses them): each answered
+"""The dealer console's requests to a table (daemon.wire.requests parses them): each answered
 once, with the caller's transaction id; a request delivered again is answered again, not
 obeyed again; a refused one changes nothing (docs/mqtt.md)."""
 
@@ -7,17 +7,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from daemon.numbers.dealer import dealer_request
-from daemon.redelivery import Answered
-from daemon.requests import RequestError, no_fields, parse_request, refusal, response_body
 from daemon.table.custody_flow import CustodyFlow
-from daemon.topics import COMMANDS
+from daemon.table.redelivery import Answered
+from daemon.wire.requests import RequestError, no_fields, parse_request, refusal, response_body
+from daemon.wire.topics import COMMANDS
 from rules.cards import Card
 from rules.errors import CardParseError, EventError, MalformedEvent
 from rules.events import DealCard, PlaceWager, Shuffle, event_from_mapping
 
 if TYPE_CHECKING:
-    from daemon.envelope import Outbound
-    from daemon.requests import Request
+    from daemon.wire.envelope import Outbound
+    from daemon.wire.requests import Request
     from rules.events import TableEvent
 
 
@@ -124,7 +124,7 @@ class ConsoleRequests(CustodyFlow):
 
     def _engine_request(self, event: TableEvent, seen: int | None) -> list[Outbound]:
         """A rules event the console asked for; one that may have crossed a card on its way
-        is tried where it may have been meant first (daemon.crossing)."""
+        is tried where it may have been meant first (daemon.table.crossing)."""
         at = self.history.crossed(seen)
         if at < len(self.history.steps):
             placement = self.history.place(self.config, event, at)

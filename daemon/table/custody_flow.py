@@ -1,14 +1,14 @@
 """The shoe's cards through a table's custody: placed when their place is declared, held
 behind an unreadable card or a doubt, released in order when the dealer console resolves
-it (daemon.custody keeps the held cards; this decides when they move), and the deadlines
-a held card or a silent shoe runs (`timers`, kept by the daemon: daemon.timers)."""
+it (daemon.table.custody keeps the held cards; this decides when they move), and the deadlines
+a held card or a silent shoe runs (`timers`, kept by the daemon: daemon.table.timers)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from daemon.custody import NOTHING_READY
+from daemon.table.custody import NOTHING_READY
 from daemon.table.publishing import Publishing
 from daemon.table.state import LIVE
 from rules.engine import Awaiting
@@ -16,7 +16,7 @@ from rules.errors import EventError
 from rules.events import DealCard, Shuffle
 
 if TYPE_CHECKING:
-    from daemon.envelope import Outbound
+    from daemon.wire.envelope import Outbound
     from rules.events import TableEvent
     from rules.outputs import Output
 
@@ -50,7 +50,7 @@ class CustodyFlow(Publishing):
     """The shoe's cards placed, held or released; the doubts that hold them; the timers."""
 
     def timers(self) -> tuple[Timer, ...]:
-        """The deadlines running now (the daemon keeps the clock: daemon.timers)."""
+        """The deadlines running now (the daemon keeps the clock: daemon.table.timers)."""
         running: list[Timer] = []
         wait = self.custody.wait
         if wait is not None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from daemon.requests import response_body
 from daemon.table.state import MAX_ROUND_NOTICES, TableState
+from daemon.wire.requests import response_body
 from rules.outputs import Notice, Settlement
 
 if TYPE_CHECKING:
-    from daemon.envelope import Outbound
+    from daemon.wire.envelope import Outbound
     from rules.outputs import Output
 
 

@@ -14,7 +14,7 @@ from rules.cards import Card
 from rules.events import DealCard
 
 if TYPE_CHECKING:
-    from daemon.envelope import Outbound
+    from daemon.wire.envelope import Outbound
 
 
 class ReaderEvents(CustodyFlow):

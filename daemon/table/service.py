@@ -7,7 +7,7 @@ decides what they mean:
 - a card's place follows from what the dealer console declared and the order the shoe
   dealt, never from which of the two streams reached the PC first: a card the round cannot
   yet place as declared (no round, betting not closed, no decision for the hand in play)
-  is kept, in order, and placed once the declaration comes (daemon.custody, docs/rules.md
+  is kept, in order, and placed once the declaration comes (daemon.table.custody, docs/rules.md
   decision 15); one that waits too long becomes a doubt, never a guessed hit;
 - an unreadable card holds every later card back until the dealer console enters it
   (`request/card`), so no card is ever given to the wrong hand;
@@ -20,7 +20,7 @@ decides what they mean:
   Flagged settlements still go out exactly as decided, marked `"review": true`, and a
   notice says why;
 - a request that crossed one of the shoe's cards on its way is tried where it may have been
-  meant (daemon.crossing): a doubt if that would have changed what was published;
+  meant (daemon.table.crossing): a doubt if that would have changed what was published;
 - what the shoe sends is judged before anything is journaled (`judge`, decision D3): a repeat
   of a frame the journal holds is acknowledged again and applied no more, a loss is journaled
   as a `SequenceGap` first; the memory that takes (`receiver`) is rebuilt by the replay;
@@ -45,8 +45,8 @@ from daemon.table.reader import ReaderEvents
 from rules.config import TableConfig
 
 if TYPE_CHECKING:
-    from daemon.envelope import Outbound
     from daemon.journal import EventKind
+    from daemon.wire.envelope import Outbound
 
 
 log = structlog.get_logger("daemon.table")

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 
-from daemon.crossing import RoundHistory
-from daemon.custody import Custody
-from daemon.reader_state import ReaderState
-from daemon.redelivery import Answered
-from daemon.table_observer import UNOBSERVED
+from daemon.table.crossing import RoundHistory
+from daemon.table.custody import Custody
+from daemon.table.observer import UNOBSERVED
+from daemon.table.reader_state import ReaderState
+from daemon.table.redelivery import Answered
 from drivers.errors import DriverError
 from drivers.receiver import FrameReceiver
 from drivers.registry import sequence_policy
@@ -27,9 +27,9 @@ from rules.table import RoundStage
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from daemon.envelope import Envelopes
-    from daemon.table_observer import TableObserver
-    from daemon.topics import Topics
+    from daemon.table.observer import TableObserver
+    from daemon.wire.envelope import Envelopes
+    from daemon.wire.topics import Topics
     from drivers.codecs.sequence import SequencePolicy
     from drivers.receiver import Intake
     from rules.config import TableConfig
@@ -167,7 +167,7 @@ class TableState:
     @property
     def at_stake(self) -> bool:
         """Whether a card missed now could go to the wrong place (the daemon asks, for what
-        its shoe's line lost: daemon.shoe_line)."""
+        its shoe's line lost: daemon.table.shoe_line)."""
         return self._at_stake()
 
     def _at_stake(self) -> bool:

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from daemon.console import console_request
 from daemon.inbound import to_record
 from daemon.journal import JOURNAL_FILE, prepare_state_directory
 from daemon.journal.archive import ARCHIVE_DIRECTORY_NAME, Archive
@@ -27,8 +26,9 @@ from daemon.journal.chain import GENESIS, body_text, link_hash
 from daemon.journal.replay import TableReplay, archive_lines, table_line
 from daemon.journal.rows import JournalEvent, TableRecord
 from daemon.journal.store import Journal
-from daemon.requests import request_record
-from daemon.topics import Topics
+from daemon.wire.console import console_request
+from daemon.wire.requests import request_record
+from daemon.wire.topics import Topics
 from drivers.events import CardDrawn, CutCardReached, NewShoe
 from rules.engine import TableEngine
 from rules.events import DealCard, Shuffle

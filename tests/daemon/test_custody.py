@@ -18,8 +18,8 @@ from drivers.driver import Connected
 from tests.daemon.tables import SEEN, bodies, drawn, make_service, request, response, take
 
 if TYPE_CHECKING:
-    from daemon.envelope import Outbound
     from daemon.table.service import TableService
+    from daemon.wire.envelope import Outbound
 
 FIRST_CARDS = "10C KH KS"
 UPCARD = "6S"

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from daemon.config import load_config
+from daemon.configuration.service_config import load_config
 from daemon.parts.items import ConfigItem
 from daemon.service import Daemon
 from rules.events import PlaceWager

@@ -1,5 +1,5 @@
-"""What a table is told of its shoe's line (daemon.shoe_line), and how the daemon queues what its
-shoe says (daemon.service): bounded, the shoe waiting for room where it keeps its frames,
+"""What a table is told of its shoe's line (daemon.table.shoe_line), and how the daemon queues
+what its shoe says (daemon.service): bounded, the shoe waiting for room where it keeps its frames,
 dropped and told where it keeps nothing, and noise told once, in the stream's order.
 
 The daemon here is the real one, its journal a real file, run step by step: the shoe's driver
@@ -14,11 +14,11 @@ import json
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from daemon.config import load_config
+from daemon.configuration.service_config import load_config
 from daemon.parts.driver_inbox import driver_emit
 from daemon.parts.items import OverflowItem, RequestItem
 from daemon.service import Daemon
-from daemon.shoe_line import LineNotice, ShoeLine
+from daemon.table.shoe_line import LineNotice, ShoeLine
 from drivers.events import CardDrawn, LockChanged
 from drivers.noise import LineNoise, LineNoiseBegan, LineQuiet
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from daemon.table.custody_flow import Timer
-from daemon.timers import TableTimers
+from daemon.table.timers import TableTimers
 
 
 def test_new_lengths_are_for_the_waits_that_begin_after_them() -> None:

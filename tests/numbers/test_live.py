@@ -18,7 +18,7 @@ from daemon.numbers.daemon_side import StatsHub
 from daemon.numbers.periods import Grouped, Shifts
 from daemon.numbers.settings import NumbersConfig
 from daemon.testing.floor import Pace, write_journal
-from daemon.topics import Topics
+from daemon.wire.topics import Topics
 from rules.config import TableConfig
 from rules.games import Game
 from tests.daemon.pit import play, read_example, running_pit, shoe_script

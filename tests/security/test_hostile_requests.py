@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from daemon.topics import COMMANDS
+from daemon.wire.topics import COMMANDS
 from rules.games import Action, WagerKind
 from tests.security.tables import HOLE, TABLE, table_mid_round
 

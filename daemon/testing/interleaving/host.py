@@ -4,7 +4,7 @@ it, over a journal kept in memory and a clock the harness keeps.
 What it does with each item is what `TableCommits.take` and `take_from_shoe` do: a shoe event is
 judged against the journal first (a repeat is only acknowledged, a loss or a conflict
 journaled before the frame that shows it), then journaled and applied with
-`TableReplay.apply`; a request, a daemon's notice and a passed timer (daemon.timers on the
+`TableReplay.apply`; a request, a daemon's notice and a passed timer (daemon.table.timers on the
 harness's monotonic clock, journaled at its deadline) are journaled and applied. Every
 item's `at` is the harness's time, so the messages are exactly those a daemon journaling at
 those times would publish.
@@ -21,24 +21,24 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
-from daemon.envelope import utc_timestamp
 from daemon.inbound import is_journaled, to_record
 from daemon.journal.chain import body_text
 from daemon.journal.replay import TableReplay
 from daemon.journal.rows import JournalEvent, TableRecord
 from daemon.parts.checkpoint_policy import checkpoint_due
-from daemon.requests import request_record
 from daemon.table.state import CONSOLE_CONTRACT
-from daemon.timers import TableTimers
-from daemon.topics import Topics
+from daemon.table.timers import TableTimers
+from daemon.wire.envelope import utc_timestamp
+from daemon.wire.requests import request_record
+from daemon.wire.topics import Topics
 from drivers.driver import Connected, Connecting
 
 if TYPE_CHECKING:
-    from daemon.envelope import Outbound
     from daemon.journal import EventKind
     from daemon.journal.replay import Applied
     from daemon.journal.rows import Checkpoint
     from daemon.table.service import TableService
+    from daemon.wire.envelope import Outbound
     from rules.config import TableConfig
 
 ORIGIN: Final = datetime(2026, 12, 1, 18, 0, tzinfo=UTC)  # the harness's time 0, as journaled

@@ -5,7 +5,7 @@ One consumer (the table's task) takes what the shoe, its link and the daemon its
 (cards, link changes, new settings, the daemon's notices and timers) and what dealer
 consoles ask, in arrival order: a request that arrives before a card is applied before it.
 A card's place never depends on that order anyway (a card waits in the table's custody until
-its place is declared: daemon.custody), but a new shoe or a void asked for before a card must
+its place is declared: daemon.table.custody), but a new shoe or a void asked for before a card must
 come before it, as it did at the table.
 
 The one exception changes nothing at the table: a request that only reads (`status`) waits
