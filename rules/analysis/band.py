@@ -10,11 +10,12 @@ mean is the theoretical hold (the house edge, weighted by stake).
 That distribution is far from normal over a shift: a 20 point bonus pays 1,000 to 1 on about
 one two-card hand in 70,000, so one such hand in a few hundred moves the hold by hundreds of
 percent. A normal band from the mean and variance puts such shifts outside far more often
-than it says. The band here comes from the **saddlepoint approximation** of the tail (Lugannani
-and Rice, 1980) of the exact cumulant generating function `K(t) = sum_j log E[exp(t a_j X)]`,
-which uses every outcome's probability and every stake, and is accurate far out in the tails
-of sums of independent, skewed variables. Its coverage is checked by simulation
-(docs/math.md; `tests/numbers/test_band.py`).
+than it says. The band here comes from the **saddlepoint approximation** of the tail
+(Lugannani and Rice, 1980, in Barndorff-Nielsen's r* form) of the exact cumulant
+generating function `K(t) = sum_j log E[exp(t a_j X)]`, which uses every outcome's
+probability and every stake, and is accurate far out in the tails of sums of independent,
+skewed variables. Its coverage is checked by simulation (docs/math.md;
+`tests/numbers/test_band.py`).
 
 Independence: at the 20 point bonus each player's two cards are a unit (the seats of a round
 share only the dealer's cards, which matter to the rarest line alone). At Double Attack every
@@ -99,8 +100,15 @@ class _Cumulants:
             for (unit, stake), count in groups.items()
             if count and stake
         ]
-        self.lowest = sum(count * share * values[0] for count, share, values, _ in self.terms)
-        self.highest = sum(count * share * values[-1] for count, share, values, _ in self.terms)
+        # The holds at the ends, exactly: every stake lost (the highest), or every stake on
+        # the best line (the lowest); an atom there must not fall outside by a rounding.
+        items = list(groups.items())
+        ends = [
+            sum((Fraction(s * n) * unit.values[i][0] for (unit, s), n in items), Fraction(0))
+            / handle
+            for i in (0, -1)
+        ]
+        self.lowest, self.highest = float(ends[0]), float(ends[1])
 
     def at(self, t: float) -> tuple[float, float, float]:
         """K(t), K'(t), K''(t)."""
@@ -119,24 +127,25 @@ class _Cumulants:
 
 
 def _tail(cumulants: _Cumulants, t: float) -> tuple[float, float]:
-    """The hold `h = K'(t)` and the Lugannani-Rice approximation of its tail beyond it:
-    P(H >= h) for t > 0, P(H <= h) for t < 0."""
+    """The hold `h = K'(t)` and the saddlepoint approximation of its tail beyond it:
+    P(H >= h) for t > 0, P(H <= h) for t < 0.
+
+    Barndorff-Nielsen's form, Phi of r* = w + log(u / w) / w, of the same saddlepoint as
+    Lugannani and Rice's: as accurate in the tails, and always a probability, falling as
+    the tail goes out (Lugannani-Rice's correction term turns its estimate negative near
+    the mean of a few very skewed stakes, which sent the search for an edge astray)."""
     k, k1, k2 = cumulants.at(t)
     w = math.copysign(math.sqrt(max(2.0 * (t * k1 - k), 0.0)), t)
     u = t * math.sqrt(k2)
     if abs(w) < 1e-8 or u == 0.0:
         return k1, 0.5
-    correction = _normal_density(w) * (1.0 / u - 1.0 / w)
-    tail = _normal_upper(w) + correction if t > 0 else _normal_upper(-w) - correction
-    return k1, min(max(tail, 0.0), 1.0)
+    ratio = u / w
+    r = w + math.log(ratio) / w if ratio > 0 else w
+    return k1, _normal_upper(abs(r)) if r * t > 0 else 1.0 - _normal_upper(abs(r))
 
 
 def _normal_upper(x: float) -> float:
     return 0.5 * math.erfc(x / math.sqrt(2.0))
-
-
-def _normal_density(x: float) -> float:
-    return math.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
 
 
 def _solve(cumulants: _Cumulants, tail: float, sign: float) -> float:
@@ -177,6 +186,12 @@ def band(
     outside = (1.0 - confidence) / 2.0
     low = max(_solve(cumulants, outside, -1.0), cumulants.lowest)
     high = min(_solve(cumulants, outside, 1.0), cumulants.highest)
+    # Every stake at its extreme at once is an atom the smooth approximation cannot see:
+    # when it alone is likelier than the tail left out, the band reaches it.
+    if _extreme_chance(groups, low=False) >= outside:
+        high = cumulants.highest
+    if _extreme_chance(groups, low=True) >= outside:
+        low = cumulants.lowest
     return Band(theoretical, low, high, confidence, handle)
 
 

@@ -9,7 +9,7 @@ import os
 import random
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -33,7 +33,11 @@ async def test_the_numbers_page_draws_the_shift_and_survives_a_reload(
 ) -> None:
     table, events, _ = read_example("blackjack-queen-of-hearts.jsonl")
     name = table["id"]
-    async with running_floor(tmp_path, mosquitto, {name: (table, shoe_script(events))}) as floor:
+    keep = os.environ.get("SHOE2MQTT_SCREENSHOTS")
+    tables: dict[str, tuple[dict[str, Any], str | None]] = {name: (table, shoe_script(events))}
+    if keep:  # docs/display.md's picture: a table dealt from a shuffled shoe, many rounds
+        tables["bj-2"] = ({**table, "id": "bj-2"}, None)
+    async with running_floor(tmp_path, mosquitto, tables) as floor:
         browser.open(floor.url)
         await floor.play_log(name, events)
         tile = browser.until(
@@ -48,11 +52,11 @@ async def test_the_numbers_page_draws_the_shift_and_survives_a_reload(
         browser.until(lambda: browser.all("tr.round-row"), "the rounds after a reload")
         again = _page(browser)
         drawn = browser.script("return document.querySelectorAll('script[src*=\"//\"]').length")
-        keep = os.environ.get("SHOE2MQTT_SCREENSHOTS")
-        if keep:  # docs/display.md's picture: a few more rounds, for the charts to show
+        if keep:
+            await floor.deal("bj-2")  # the burn card
             for _ in range(12):
-                await floor.play_round(name, PLAN, random.Random(len(floor.messages)))  # noqa: S311 - a test's players
-            browser.open(floor.url + f"numbers/{name}", width=1920, height=1080)
+                await floor.play_round("bj-2", PLAN, random.Random(len(floor.messages)))  # noqa: S311 - a test's players
+            browser.open(floor.url + "numbers/bj-2", width=1920, height=1080)
             browser.until(lambda: len(browser.all("tr.round-row")) > 5, "the rounds")
             browser.screenshot(Path(keep) / "display-numbers-1920x1080.png")
     handle = sum(Decimal(s["stake"]) for s in settled)
