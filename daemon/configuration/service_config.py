@@ -28,10 +28,12 @@ from daemon.configuration.file import (
     format_field,
     read_toml,
 )
+from daemon.configuration.surveillance import SURVEILLANCE_KEYS, check_surveillance
 from daemon.mqtt.errors import MqttSettingsError
 from daemon.mqtt.settings import MqttSettings
 from daemon.numbers.settings import NUMBERS_KEYS, NumbersConfig, read_numbers
 from daemon.request_gate import RequestLimits
+from daemon.table.surveillance import SurveillanceConfig
 from drivers.captures import CaptureError, read_capture
 from drivers.errors import DriverError
 from drivers.registry import available_drivers, load_decoder_class
@@ -83,8 +85,8 @@ REQUEST_LIMITS: Final = range(1, 10_001)
 DECLARATION_WAITS: Final = range(5, 601)
 SHOE_SILENCES: Final = range(10, 3601)
 
-_TOP_KEYS: tuple[str, ...] = ("display", "journal", "logging", "metrics", "mqtt", "numbers")
-_TOP_KEYS += ("requests", "table", "timing")
+_TOP_KEYS = ("display", "journal", "logging", "metrics", "mqtt", "numbers", "requests",
+             "surveillance", "table", "timing")  # fmt: skip
 _SHOE_KEYS = frozenset({"protocol", "driver", "transport", "idle_timeout"})
 _JOURNAL_KEYS = frozenset(
     {"state_directory", "outbox_limit", "sync", "keep_days", "archive_directory"}
@@ -165,6 +167,7 @@ class ServiceConfig:
     requests: RequestLimits = field(default_factory=RequestLimits)  # [requests], per table
     timing: TimingConfig = field(default_factory=TimingConfig)
     numbers: NumbersConfig = field(default_factory=NumbersConfig)
+    surveillance: SurveillanceConfig = field(default_factory=SurveillanceConfig)
     # SHA-256 of the bytes these settings were read from (what `sha256sum` prints for the
     # file); None for a configuration built in memory (the demo's).
     sha256: str | None = None
@@ -215,6 +218,7 @@ def known_settings() -> list[str]:
             *(f"requests.{key}" for key in _REQUESTS_KEYS),
             *(f"timing.{key}" for key in _TIMING_KEYS),
             *(f"numbers.{key}" for key in NUMBERS_KEYS),
+            *(f"surveillance.{key}" for key in SURVEILLANCE_KEYS),
             *(f"table.{key}" for key in TABLE_KEYS - {"limits", "paytable"}),
             "table.limits.<wager>.min",
             "table.limits.<wager>.max",
@@ -276,6 +280,7 @@ class _Checker:
         requests = self._requests(document.get("requests"))
         timing = self._timing(document.get("timing"))
         numbers = self._numbers(document.get("numbers"))
+        surveillance = check_surveillance(self, document.get("surveillance"))
         if self.errors or self.host_problems or mqtt is None:
             raise ConfigErrors(self.errors, self.host_problems)
         return ServiceConfig(
@@ -291,6 +296,7 @@ class _Checker:
             requests=requests,
             timing=timing,
             numbers=numbers,
+            surveillance=surveillance,
             # The text was decoded from the file's bytes strictly, so this is their hash.
             sha256=hashlib.sha256(self.text.encode("utf-8")).hexdigest(),
             display_section=json.dumps(document.get("display"), sort_keys=True, default=str),
