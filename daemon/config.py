@@ -75,7 +75,17 @@ SHOE_SILENCES: Final = range(10, 3601)
 LOG_FORMATS = ("auto", "json", "console")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
-_TOP_KEYS = ("display", "journal", "logging", "metrics", "mqtt", "requests", "table", "timing")
+_TOP_KEYS = (
+    "console",
+    "display",
+    "journal",
+    "logging",
+    "metrics",
+    "mqtt",
+    "requests",
+    "table",
+    "timing",
+)
 _SHOE_KEYS = frozenset({"protocol", "driver", "transport", "idle_timeout"})
 _JOURNAL_KEYS = frozenset(
     {"state_directory", "outbox_limit", "sync", "keep_days", "archive_directory"}
@@ -206,6 +216,7 @@ def known_settings() -> list[str]:
     Per-kind names are written with a placeholder: `table.limits.<wager>.min`,
     `table.paytable.<line>`.
     """
+    from daemon.dealer_console.config import setting_names as console_settings
     from daemon.display.config import setting_names as display_settings
     from daemon.mqtt.settings import setting_names as mqtt_settings
     from rules.config import TABLE_KEYS
@@ -215,6 +226,7 @@ def known_settings() -> list[str]:
         [
             *mqtt_settings(),
             *display_settings(),
+            *console_settings(),
             *(f"journal.{key}" for key in _JOURNAL_KEYS),
             *(f"logging.{key}" for key in _LOGGING_KEYS),
             *(f"metrics.{key}" for key in _METRICS_KEYS),
@@ -277,6 +289,7 @@ class _Checker:
         state_directory, outbox_limit, keeping = self._journal(document.get("journal"))
         logging = self._logging(document.get("logging"))
         self._display(document.get("display"))
+        self._console(document.get("console"))  # the dealer console's: shape only
         metrics = self._metrics(document.get("metrics"))
         requests = self._requests(document.get("requests"))
         timing = self._timing(document.get("timing"))
@@ -579,6 +592,14 @@ class _Checker:
         from daemon.display.config import check_display
 
         for where, message in check_display(section, read_files=False)[1]:
+            self.error(where, message)
+
+    def _console(self, section: object) -> None:
+        """`[console]` is the dealer console's (daemon/dealer_console/config.py): its shape
+        is checked here too; its files are not read."""
+        from daemon.dealer_console.config import check_console
+
+        for where, message in check_console(section):
             self.error(where, message)
 
 

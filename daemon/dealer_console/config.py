@@ -126,9 +126,26 @@ def load_console_config(path: Path) -> ConsoleConfig:
     return ConsoleConfig(path, mqtt, settings, log_format, log_level)
 
 
-def _console(
-    section: dict[str, Any], tables: object, mistakes: list[Mistake]
-) -> ConsoleSettings | None:
+def check_console(section: object) -> list[Mistake]:
+    """The shape of `[console]` (absent: nothing to check), without reading its files: the
+    daemon's check-config checks it so, as it checks `[display]`."""
+    if section is None:
+        return []
+    if not isinstance(section, dict):
+        return [(("console",), "must be a table ([console])")]
+    mistakes: list[Mistake] = []
+    _shape(section, mistakes)
+    if not isinstance(section.get("table"), str) or not section.get("table"):
+        mistakes.append((("console", "table"), "required: the id of the table this console serves"))
+    if not isinstance(section.get("dealers_file"), str) or not section.get("dealers_file"):
+        mistakes.append((("console", "dealers_file"), "required: the file of the dealers' PINs"))
+    https = section.get("https")
+    if https is not None and (not isinstance(https, dict) or set(https) != _HTTPS_KEYS):
+        mistakes.append((("console", "https"), "a table with cert_file and key_file"))
+    return mistakes
+
+
+def _shape(section: dict[str, Any], mistakes: list[Mistake]) -> None:
     def wrong(key: str, message: str) -> None:
         mistakes.append((("console", key), message))
 
@@ -142,13 +159,27 @@ def _console(
     port = section.get("port", DEFAULT_PORT)
     if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
         wrong("port", "a whole number from 1 to 65535")
+    _chips(section.get("chips", list(DEFAULT_CHIPS)), mistakes)
+
+
+def _console(
+    section: dict[str, Any], tables: object, mistakes: list[Mistake]
+) -> ConsoleSettings | None:
+    _shape(section, mistakes)
     table = _table(section.get("table"), tables, mistakes)
-    chips = _chips(section.get("chips", list(DEFAULT_CHIPS)), mistakes)
+    chips = _chips(section.get("chips", list(DEFAULT_CHIPS)), [])
     dealers = _dealers(section.get("dealers_file"), mistakes)
     https = _https(section.get("https"), mistakes)
     if mistakes or table is None or chips is None or dealers is None:
         return None
-    return ConsoleSettings(table, dealers, chips, bind, port, https)
+    return ConsoleSettings(
+        table,
+        dealers,
+        chips,
+        section.get("bind", DEFAULT_BIND),
+        section.get("port", DEFAULT_PORT),
+        https,
+    )
 
 
 def _table(table_id: object, tables: object, mistakes: list[Mistake]) -> TableConfig | None:

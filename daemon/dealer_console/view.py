@@ -113,8 +113,7 @@ def state(model: PitModel, table: str, contract: Contract, *, linked: bool) -> d
             if hand.get("drawing")
         ],
         "wagers": {
-            str(seat.get("seat")): dict(seat.get("wagers") or {})
-            for seat in raw.get("seats") or []
+            str(seat.get("seat")): dict(seat.get("wagers") or {}) for seat in raw.get("seats") or []
         },
         "awaiting_entry": known.awaiting_entry if known is not None else 0,
         "doubt": None if known is None else _doubt(known.doubt, known.cards_held),

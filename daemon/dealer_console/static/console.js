@@ -304,7 +304,13 @@
       box.id = "seat-" + number;
       box.append(el("h3", "seat-number", "Seat " + number));
       const placed = (ui.now.wagers || {})[String(number)] || {};
-      ui.setup.wagers.forEach((wager) => box.append(wagerRow(number, wager, placed[wager.kind])));
+      const idle = round && !ui.now.betting_open && round.stage !== "over" && !Object.keys(placed).length;
+      if (idle) {
+        box.classList.add("idle");
+        box.append(el("span", "no-wager", "no wager this round"));
+      } else {
+        ui.setup.wagers.forEach((wager) => box.append(wagerRow(number, wager, placed[wager.kind])));
+      }
       const seat = seatViews[number];
       (seat ? seat.hands : []).forEach((hand) => box.append(handRow(number, hand, turn)));
       grid.append(box);

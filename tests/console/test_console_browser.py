@@ -1,0 +1,219 @@
+"""The dealer console in a real browser: a headless Chromium, touched as a dealer touches it.
+
+Each test runs a table as a user runs it (tests/console/table.py): `emulate --step`, whose
+cards the test deals by pressing Enter; `run`; and `console`, all from one configuration
+file, on the module's mosquitto. The test logs in and touches the page's buttons (touch
+events at their centres), and reads the page as a person would (the DOM); for the hole card,
+every event the page received too.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.console.table import (
+    DEALERS,
+    log_in,
+    running_console,
+    running_tables,
+    screen,
+    submit_login,
+    tap,
+)
+from tests.security.conftest import BASE, CONSOLE_1
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from daemon.testing import Mosquitto
+    from tests.console.table import Table
+    from tests.display.browser import Browser
+    from tests.security.conftest import SecureBroker
+
+pytestmark = pytest.mark.timeout(120)
+
+DOCS = Path(__file__).parents[2] / "docs"
+# Each test's table and what its shoe deals.
+SCRIPTS = {
+    "round": "5D 7S 6H QC 9C",  # seat 1: 5D 6H (11), hits 9C; the dealer: 7S up, QC down
+    "held": "KD 7S KH QC",  # KD dealt before any wager
+    "window": "KD",
+    "login": "KD",
+}
+
+
+@pytest.fixture(scope="module")
+def tables(
+    tmp_path_factory: pytest.TempPathFactory, shared_mosquitto: Mosquitto
+) -> Iterator[dict[str, Table]]:
+    directory = tmp_path_factory.mktemp("console") / "pc"
+    with running_tables(directory, shared_mosquitto, SCRIPTS) as running:
+        yield running
+
+
+def _seat_text(browser: Browser, seat: int) -> str:
+    return browser.text(f"#seat-{seat}")
+
+
+def _settled(browser: Browser) -> list[str]:
+    found: list[str] = browser.script(
+        "return [...document.querySelectorAll('.pay .settlement')].map(e => e.dataset.text)"
+    )
+    return found
+
+
+def _place(browser: Browser, seat: int, chip: int, kind: str) -> None:
+    tap(browser, f"chip-{chip}")
+    tap(browser, f"add-{seat}-{kind}")
+
+
+def _screenshot(browser: Browser, name: str) -> None:
+    if os.environ.get("SHOE2MQTT_SCREENSHOTS") == "docs":
+        browser.screenshot(DOCS / name)
+
+
+def _hole_card_shown(browser: Browser, received: list[tuple[str, str]]) -> bool:
+    """The hole card QC anywhere in the page or in what the page received."""
+    page = browser.html()
+    return "Q♣" in page or "QC" in page or any("QC" in data for _, data in received)
+
+
+def test_a_whole_round_played_with_touches_never_shows_the_hole_card_before_its_reveal(
+    tables: dict[str, Table], browser: Browser
+) -> None:
+    """Seat 1: 5D 6H (11), hits 9C (20), stands; the dealer: 7S up, QC down (17)."""
+    table = tables["round"]
+    log_in(browser, table.url)
+    browser.received()  # what the page received from here on
+    _place(browser, 1, 1, "blackjack")  # $25
+    _place(browser, 1, 0, "twenty_point_bonus")  # $5
+    browser.until(lambda: "$5.00" in _seat_text(browser, 1), "the wagers placed")
+    tap(browser, "close_betting")
+    browser.until(
+        lambda: browser.script(
+            "return document.querySelector(\"[data-name='close_betting']\").disabled"
+        ),
+        "No more bets answered",
+    )
+    table.deal(4)
+    browser.until(lambda: browser.all("#seat-1 [data-name='action-hit']"), "seat 1's turn")
+    received = browser.received()
+    assert not _hole_card_shown(browser, received)
+    _screenshot(browser, "console-1280x800.png")
+    screen(browser, 390, 844)
+    _screenshot(browser, "console-390x844.png")
+    screen(browser, 1280, 800)
+    tap(browser, "action-hit", "#seat-1")
+    table.deal()
+    browser.until(lambda: "9♣" in _seat_text(browser, 1), "the hit card")
+    received += browser.received()
+    assert not _hole_card_shown(browser, received)
+    tap(browser, "action-stand", "#seat-1")
+    browser.until(lambda: "Q♣" in browser.text(".dealer"), "the hole card revealed")
+    browser.until(lambda: _settled(browser), "the settlement")
+    settled = _settled(browser)
+    assert settled == ["seat 1 — 20 point bonus, no 20: collect $5.00"], settled
+
+
+def test_a_held_round_is_resolved_from_the_page(tables: dict[str, Table], browser: Browser) -> None:
+    """The dealer deals before any wager: the table holds the card; the page says what to do,
+    and the round goes on from the page."""
+    table = tables["held"]
+    log_in(browser, table.url)
+    table.deal()  # before any wager
+    browser.until(lambda: browser.text("#doubts .doubt"), "the held card")
+    doubt = browser.text("#doubts .doubt")
+    _place(browser, 1, 1, "blackjack")
+    tap(browser, "close_betting")
+    tap(browser, "resume")
+    browser.until(lambda: "K♦" in _seat_text(browser, 1), "the held card placed at seat 1")
+    browser.until(lambda: not browser.text("#doubts .doubt"), "the doubt resolved")
+    table.deal(3)
+    tap(browser, "action-stand", "#seat-1")
+    browser.until(lambda: "Q♣" in browser.text(".dealer"), "the hole card revealed")
+    hand = _seat_text(browser, 1)
+    assert doubt.startswith("HOLD")
+    assert "a card came before any wager" in doubt
+    assert "What to do: " in doubt
+    assert "K♦" in hand
+    assert "K♥" in hand
+
+
+def test_a_wager_outside_its_window_is_refused_with_the_rules_words(
+    tables: dict[str, Table], browser: Browser
+) -> None:
+    table = tables["window"]
+    log_in(browser, table.url)
+    _place(browser, 1, 1, "blackjack")
+    browser.until(lambda: "$25.00" in _seat_text(browser, 1), "the wager placed")
+    tap(browser, "chip-2")  # $100, four times: above the bonus's $100 maximum
+    for _ in range(2):
+        tap(browser, "add-1-twenty_point_bonus")
+    browser.until(lambda: browser.text("#doubts .refused"), "the limit said")
+    limit = browser.text("#doubts .refused")
+    tap(browser, "close_betting")
+    _place(browser, 1, 1, "blackjack")
+    browser.until(lambda: "betting is closed" in browser.text("#doubts .refused"), "refusal")
+    refused = browser.text("#doubts .refused")
+    amount = _seat_text(browser, 1)
+    assert limit == ("seat 1 20 point bonus $200.00: outside the table's limits, $5.00 to $100.00")
+    assert refused.startswith("seat 1 blackjack $50.00: ")
+    assert "No more bets" in refused
+    assert "13:69F-2.3(a)" in refused  # the rule's own words and citation
+    assert "$25.00" in amount  # unchanged
+
+
+def test_wrong_pins_are_slowed_and_the_session_cookie_is_kept_from_scripts(
+    tables: dict[str, Table], browser: Browser
+) -> None:
+    table = tables["login"]
+    browser.driver.delete_all_cookies()
+    browser.driver.get(table.url)  # no session: the login
+    assert browser.all(".login-form")
+    said = []
+    for guess in ("0000", "1111", "2222", "3333", "4444", DEALERS["bob"]):
+        submit_login(browser, "bob", guess)
+        said.append(browser.text("#message"))
+    started = time.monotonic()
+    browser.until(lambda: time.monotonic() - started > 1.1, "a second's wait", within=3)
+    log_in(browser, table.url, "bob")
+    cookies = browser.driver.get_cookies()
+    script_sees = browser.script("return document.cookie")
+    assert said[:5] == ["Wrong name or PIN."] * 5
+    assert said[5].startswith("Too many wrong PINs: try again in ")  # even the right PIN
+    [cookie] = cookies
+    assert cookie["httpOnly"] is True
+    assert cookie["sameSite"] == "Strict"
+    assert cookie["secure"] is False  # plain HTTP on this PC; Secure behind TLS
+    assert script_sees == ""
+
+
+def test_the_console_of_one_table_cannot_act_on_another(
+    tmp_path: Path, secure_broker: SecureBroker, browser: Browser
+) -> None:
+    """A console given table bj-2 with bj-1's broker user (a copied file, a stolen password):
+    the example broker (docs/mosquitto) delivers it nothing of bj-2 and drops what it sends
+    there; the page says so rather than pretending."""
+    mqtt = (
+        f'[mqtt]\nhost = "{secure_broker.host}"\nport = {secure_broker.port}\n'
+        f'[mqtt.tls]\nca_file = "{secure_broker.ca}"\n'
+    )
+    user = (CONSOLE_1, secure_broker.passwords[CONSOLE_1])
+    with running_console(tmp_path / "c", mqtt, "bj-2", user) as url:
+        log_in(browser, url, live=False)
+        nothing = browser.text("#doubts")
+        _place(browser, 1, 1, "blackjack")
+        browser.until(lambda: browser.text("#doubts .unanswered"), "the request unanswered", 15)
+        unanswered = browser.text("#doubts .unanswered")
+    assert "nothing heard of this table yet: do not deal" in nothing
+    assert unanswered.startswith("NO ANSWER")
+    assert "seat 1 blackjack $25.00: the table has not answered" in unanswered
+    denied = [line for line in secure_broker.log().splitlines() if "Denied PUBLISH" in line]
+    assert denied, "the broker refused nothing"
+    assert all(f"from {CONSOLE_1} " in line for line in denied)
+    assert all(f"'{BASE}/bj-2/request/" in line for line in denied)
