@@ -67,18 +67,7 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
     )
     cmd.add_argument("--seed", type=int, help="shuffle and fault seed: the same seed deals alike")
     cmd.add_argument("--cards", metavar="SCRIPT", help=f"deal exactly these cards: {SCRIPT_HELP}")
-    cmd.add_argument(
-        "--pace",
-        type=float,
-        default=1.0,
-        metavar="CARDS_PER_S",
-        help="cards per second (default 1); 0: each card as soon as the host has taken the last",
-    )
-    cmd.add_argument(
-        "--step",
-        action="store_true",
-        help="deal one card each time Enter is pressed (a person deals), instead of at --pace",
-    )
+    _add_pace_arguments(cmd)
     cmd.add_argument(
         "--deal-without-host",
         action="store_true",
@@ -114,6 +103,21 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
     )
     _add_fault_arguments(cmd)
     _add_playback_arguments(cmd)
+
+
+def _add_pace_arguments(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument(
+        "--pace",
+        type=float,
+        default=1.0,
+        metavar="CARDS_PER_S",
+        help="cards per second (default 1); 0: each card as soon as the host has taken the last",
+    )
+    cmd.add_argument(
+        "--step",
+        action="store_true",
+        help="deal one card each time Enter is pressed (a person deals), instead of at --pace",
+    )
 
 
 def _add_playback_arguments(cmd: argparse.ArgumentParser) -> None:

@@ -68,6 +68,15 @@ class Table:
             self.shoe.stdin.write(b"\n")
             self.shoe.stdin.flush()
 
+    def journal_show(self, round_id: int) -> list[dict[str, Any]]:
+        """`shoe2mqtt journal show --table ID ROUND`, as a user types it: its JSON lines."""
+        shown = subprocess.run(  # noqa: S603 - our own command line
+            [*SHOE2MQTT, "journal", "show", "--config", str(self.directory / "shoe2mqtt.toml"),
+             "--table", self.table_id, str(round_id)],
+            capture_output=True, check=True, timeout=START,
+        )  # fmt: skip
+        return [json.loads(line) for line in shown.stdout.splitlines()]
+
     def logs(self) -> str:
         return "\n".join(
             f"--- {path.name}\n{path.read_text(errors='replace')[-3000:]}"

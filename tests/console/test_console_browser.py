@@ -9,6 +9,7 @@ every event the page received too.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -118,6 +119,15 @@ def test_a_whole_round_played_with_touches_never_shows_the_hole_card_before_its_
     browser.until(lambda: _settled(browser), "the settlement")
     settled = _settled(browser)
     assert settled == ["seat 1 — 20 point bonus, no 20: collect $5.00"], settled
+    # Who sent each request is in the journal, as `journal show` prints the round.
+    shown = table.journal_show(1)
+    requests = [line for line in shown if line.get("kind") == "request"]
+    sent = [json.loads(line["body"]["payload"]) for line in requests]
+    assert [(body.get("by"), command) for body, command in
+            zip(sent, [line["body"]["command"] for line in requests], strict=True)] == [
+        ("alice", "wager"), ("alice", "wager"), ("alice", "close_betting"),
+        ("alice", "action"), ("alice", "action"),
+    ]  # fmt: skip
 
 
 def test_a_held_round_is_resolved_from_the_page(tables: dict[str, Table], browser: Browser) -> None:

@@ -10,11 +10,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-
-import aiomqtt
+from typing import TYPE_CHECKING
 
 from daemon.dealer_console.link import console_filters
-from tests.security.conftest import BASE, CONSOLE_1, DAEMON, NODE, SecureBroker
+from tests.security.conftest import BASE, CONSOLE_1, DAEMON, NODE
+
+if TYPE_CHECKING:
+    import aiomqtt
+
+    from tests.security.conftest import SecureBroker
 
 # What the console shows of a table, each a topic the daemon publishes retained or not.
 SHOWN = ("round", "state", "availability", "journal", "settlement", "notice/card_unreadable")
