@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from daemon.testing import free_port
@@ -23,7 +24,6 @@ from daemon.testing.process import write_service_config
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
-    from pathlib import Path
 
     from daemon.testing.process import Endpoint
     from tests.display.browser import Browser
@@ -172,7 +172,12 @@ def stop(processes: list[subprocess.Popen[bytes]]) -> None:
 
 
 def _start(
-    directory: Path, name: str, args: list[str], processes: list[subprocess.Popen[bytes]]
+    directory: Path,
+    name: str,
+    args: list[str],
+    processes: list[subprocess.Popen[bytes]],
+    *,
+    cwd: Path | None = None,
 ) -> subprocess.Popen[bytes]:
     """`shoe2mqtt ARGS…`, its output in `<name>.log`; an emulator's input a pipe (Enter)."""
     log = (directory / f"{name}.log").open("wb")
@@ -181,6 +186,7 @@ def _start(
         stdin=subprocess.PIPE if args[0] == "emulate" else subprocess.DEVNULL,
         stdout=log,
         stderr=subprocess.STDOUT,
+        cwd=cwd,
     )
     log.close()  # the child has its own copy
     processes.append(process)
@@ -201,14 +207,16 @@ def _until(condition: Any, what: str, within: float = START) -> None:
 
 
 # ---------------------------------------------------------------------- the page
-def log_in(browser: Browser, url: str, dealer: str = "alice", *, live: bool = True) -> None:
+def log_in(
+    browser: Browser, url: str, dealer: str = "alice", *, pin: str | None = None, live: bool = True
+) -> None:
     """Open the console's login at a tablet's size, log in as `dealer`, and wait until the
     page is live (`live`), or only there."""
     screen(browser, 1280, 800)
     browser.cdp("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
     browser.driver.delete_all_cookies()
     browser.driver.get(url + "login")
-    submit_login(browser, dealer, DEALERS[dealer])
+    submit_login(browser, dealer, DEALERS[dealer] if pin is None else pin)
     if live:
         browser.until(lambda: browser.text("#link") == "live", "the console to be live")
     else:
@@ -296,3 +304,35 @@ def _table_lines(mapping: Mapping[str, Any]) -> list[str]:
     for kind, limit in mapping["limits"].items():
         lines += [f"[table.limits.{kind}]", *(f"{k} = {json.dumps(v)}" for k, v in limit.items())]
     return lines
+
+
+@dataclass
+class Shoe:
+    """An emulator's standard input: Enter deals a card."""
+
+    process: subprocess.Popen[bytes]
+
+    def deal(self, count: int = 1) -> None:
+        assert self.process.stdin is not None
+        for _ in range(count):
+            self.process.stdin.write(b"\n")
+            self.process.stdin.flush()
+
+
+@contextlib.contextmanager
+def running_commands(
+    directory: Path, commands: list[list[str]], cwd: Path, console_port: int
+) -> Iterator[Shoe]:
+    """`shoe2mqtt` with each argument list, in order, from `cwd` (an emulator first); until
+    the console listens on `console_port`."""
+    processes: list[subprocess.Popen[bytes]] = []
+    try:
+        for number, args in enumerate(commands):
+            _start(directory, f"{number}-{args[0]}", args, processes, cwd=cwd)
+            if args[0] == "emulate":
+                link = Path(args[args.index("--link") + 1])
+                _until(link.exists, "the shoe's link")
+        _until(lambda: _listening(console_port), "the console to listen")
+        yield Shoe(processes[0])
+    finally:
+        stop(processes)

@@ -11,15 +11,20 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import subprocess
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from daemon.testing import free_port
 from tests.console.table import (
     DEALERS,
+    SHOE2MQTT,
     log_in,
+    running_commands,
     running_console,
     running_tables,
     screen,
@@ -38,7 +43,8 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.timeout(120)
 
-DOCS = Path(__file__).parents[2] / "docs"
+ROOT = Path(__file__).parents[2]
+DOCS = ROOT / "docs"
 # Each test's table and what its shoe deals.
 SCRIPTS = {
     "round": "5D 7S 6H QC 9C",  # seat 1: 5D 6H (11), hits 9C; the dealer: 7S up, QC down
@@ -84,6 +90,17 @@ def _hole_card_shown(browser: Browser, received: list[tuple[str, str]]) -> bool:
     return "Q♣" in page or "QC" in page or any("QC" in data for _, data in received)
 
 
+def _betting_closed(browser: Browser) -> None:
+    """Until the page shows the table's betting window closed: No more bets answered (the
+    contract: the dealer deals only then)."""
+    browser.until(
+        lambda: (
+            browser.script("return document.querySelector('.controls').dataset.betting") == "closed"
+        ),
+        "No more bets answered",
+    )
+
+
 def test_a_whole_round_played_with_touches_never_shows_the_hole_card_before_its_reveal(
     tables: dict[str, Table], browser: Browser
 ) -> None:
@@ -95,12 +112,7 @@ def test_a_whole_round_played_with_touches_never_shows_the_hole_card_before_its_
     _place(browser, 1, 0, "twenty_point_bonus")  # $5
     browser.until(lambda: "$5.00" in _seat_text(browser, 1), "the wagers placed")
     tap(browser, "close_betting")
-    browser.until(
-        lambda: browser.script(
-            "return document.querySelector(\"[data-name='close_betting']\").disabled"
-        ),
-        "No more bets answered",
-    )
+    _betting_closed(browser)
     table.deal(4)
     browser.until(lambda: browser.all("#seat-1 [data-name='action-hit']"), "seat 1's turn")
     received = browser.received()
@@ -227,3 +239,80 @@ def test_the_console_of_one_table_cannot_act_on_another(
     assert denied, "the broker refused nothing"
     assert all(f"from {CONSOLE_1} " in line for line in denied)
     assert all(f"'{BASE}/bj-2/request/" in line for line in denied)
+
+
+# ---------------------------------------------------------------------- the README
+WALKTHROUGH = "## A table on one PC"
+
+
+def _walkthrough() -> tuple[list[list[str]], str]:
+    """The README's walk-through: its `shoe2mqtt` command lines (as a shell splits them) and
+    its text."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index(WALKTHROUGH) :]
+    section = section[: section.index("\n## ", len(WALKTHROUGH))]
+    commands = [
+        shlex.split(line, comments=True)
+        for line in section.split("```sh\n", 1)[1].split("```", 1)[0].splitlines()
+        if line.startswith("shoe2mqtt ")
+    ]
+    return commands, section
+
+
+def test_the_readme_s_table_on_one_pc_plays_as_it_says(
+    tmp_path: Path, shared_mosquitto: Mosquitto, browser: Browser
+) -> None:
+    """Every command of the walk-through run as typed, from the clone's root; only what must
+    differ on a test machine is put elsewhere: the broker's port, the shoe's link and the
+    journal's directory (each a line of the example file, replaced whole)."""
+    commands, section = _walkthrough()
+    assert [c[:2] for c in commands] == [
+        ["shoe2mqtt", "emulate"], ["shoe2mqtt", "run"], ["shoe2mqtt", "console"],
+    ]  # fmt: skip
+    example = (ROOT / "examples/config/one-pc.toml").read_text(encoding="utf-8")
+    link, config, port = tmp_path / "shoe-bj-1", tmp_path / "one-pc.toml", free_port()
+    moved = {
+        "port = 1883": f"port = {shared_mosquitto.port}",
+        "port = 8090": f"port = {port}",
+        '"/tmp/shoe2mqtt-one-pc"': f'"{tmp_path / "state"}"',
+        '"/tmp/shoe-bj-1"': f'"{link}"',
+    }
+    for line, there in moved.items():
+        assert example.count(line) == 1, line
+        example = example.replace(line, there)
+    config.write_text(example, "utf-8")
+    swap = {
+        "/tmp/shoe-bj-1": str(link),  # noqa: S108 - the README's path, moved for the test
+        "examples/config/one-pc.toml": str(config),
+    }
+    typed = [[swap.get(word, word) for word in command[1:]] for command in commands]
+    with running_commands(tmp_path, typed, ROOT, port) as shoe:
+        url = f"http://127.0.0.1:{port}/"
+        assert "<http://127.0.0.1:8090/>" in section
+        assert "log in as `dealer` with the PIN `1234`" in section
+        log_in(browser, url, "dealer", pin="1234")
+        shoe.deal()  # 1. the burn card
+        _place(browser, 1, 1, "blackjack")  # 2. $25 and $5 at seat 1, No more bets
+        _place(browser, 1, 0, "twenty_point_bonus")
+        browser.until(lambda: "$5.00" in _seat_text(browser, 1), "the wagers placed")
+        tap(browser, "close_betting")
+        _betting_closed(browser)
+        shoe.deal(4)  # 3. four cards
+        browser.until(lambda: _settled(browser), "what to pay")
+        paid, hand, dealer = _settled(browser), _seat_text(browser, 1), browser.text(".dealer")
+        tap(browser, "action-stand", "#seat-1")  # 4. stand
+        browser.until(lambda: "Q♦" in browser.text(".dealer"), "the hole card revealed")
+        revealed = browser.text(".dealer")
+        shown = subprocess.run(  # noqa: S603 - the README's command, as typed
+            [*SHOE2MQTT, "journal", "show", "--config", str(config), "--table", "bj-1", "1"],
+            capture_output=True, text=True, check=True, timeout=60, cwd=ROOT,
+        )  # fmt: skip
+    assert "`shoe2mqtt journal show --config examples/config/one-pc.toml --table bj-1 1`" in section
+    assert paid == ["seat 1 — 20 point bonus, suited 20, 9 to 1: pay $45.00"]
+    assert f"`{paid[0]}`" in section
+    assert ("K♥" in hand, "Q♥" in hand, "8♣" in dealer) == (True, True, True)
+    assert "seat 1 gets K♥ and Q♥, the dealer 8♣ up" in section
+    assert "Q♦" in revealed
+    assert "18" in revealed
+    assert "(Q♦: 18)" in section
+    assert '\\"by\\":\\"dealer\\"' in shown.stdout or '"by":"dealer"' in shown.stdout
