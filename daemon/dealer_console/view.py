@@ -74,7 +74,7 @@ def setup(config: TableConfig, chips: tuple[int, ...], dealer: str) -> dict[str,
         "seats": config.seats,
         "dealer_name": dealer,
         "chips": [format_amount(c) for c in chips],
-        "chip_names": [money(format_amount(c)) for c in chips],
+        "chip_names": [_short(c) for c in chips],
         "actions": actions,
         "wagers": [
             {
@@ -82,14 +82,20 @@ def setup(config: TableConfig, chips: tuple[int, ...], dealer: str) -> dict[str,
                 "name": WAGER_NAMES.get(rule.kind.value, words(rule.kind.value)),
                 "min": format_amount(config.limits[rule.kind].minimum),
                 "max": format_amount(config.limits[rule.kind].maximum),
-                "limits": f"{money(format_amount(config.limits[rule.kind].minimum))} to "
-                f"{money(format_amount(config.limits[rule.kind].maximum))}",
+                "limits": f"{_short(config.limits[rule.kind].minimum)} to "
+                f"{_short(config.limits[rule.kind].maximum)}",
                 "window": _window(rule.opens_after, rule.closes_at),
                 "requires": None if rule.requires is None else rule.requires.value,
             }
             for rule in offered
         ],
     }
+
+
+def _short(cents: int) -> str:
+    """A chip or a limit as a dealer says it: `$25`, `$1,000`, `$2.50`."""
+    text = money(format_amount(cents))
+    return text.removesuffix(".00")
 
 
 def _window(opens_after: Step | None, closes_at: Step) -> str:

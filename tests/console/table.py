@@ -246,21 +246,34 @@ def submit_login(browser: Browser, dealer: str, pin: str) -> None:
     )
 
 
+_QUIET_MS: Final = 150  # the page has not changed for this long: nothing moves under a finger
+# Notes when the page last changed, and where the centre of a button is once it has been
+# still for _QUIET_MS and is the element at that point (null until then).
+_FIND = """
+const main = document.getElementById('main');
+if (!window.__changedAt) {
+  window.__changedAt = performance.now();
+  new MutationObserver(() => { window.__changedAt = performance.now(); })
+    .observe(main, {childList: true, subtree: true, attributes: true, characterData: true});
+}
+const b = document.querySelector(arguments[0]);
+if (b === null || b.disabled) return null;
+b.scrollIntoView({block: 'center'});
+if (performance.now() - window.__changedAt < arguments[1]) return null;
+const r = b.getBoundingClientRect();
+const x = r.x + r.width / 2, y = r.y + r.height / 2;
+const there = document.elementFromPoint(x, y);
+return there !== null && there.closest('button') === b ? [x, y] : null;
+"""
+
+
 def tap(browser: Browser, name: str, within: str = "") -> None:
     """Touch the button named `name` (its data-name) as a finger would: a touch start and end
-    at its centre, which the browser turns into a click."""
+    at its centre, which the browser turns into a click; once the page has been still for a
+    moment, so that nothing moves under the finger."""
     selector = f"{within} button[data-name='{name}']".strip()
-    browser.until(
-        lambda: browser.script(
-            "const b = document.querySelector(arguments[0]); return b !== null && !b.disabled",
-            selector,
-        ),
-        f"an enabled {selector}",
-    )
-    x, y = browser.script(
-        "const b = document.querySelector(arguments[0]); b.scrollIntoView({block: 'center'});"
-        "const r = b.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]",
-        selector,
+    x, y = browser.until(
+        lambda: browser.script(_FIND, selector, _QUIET_MS), f"an enabled, still {selector}"
     )
     point = [{"x": x, "y": y}]
     browser.cdp("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": point})

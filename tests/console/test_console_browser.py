@@ -47,10 +47,10 @@ ROOT = Path(__file__).parents[2]
 DOCS = ROOT / "docs"
 # Each test's table and what its shoe deals.
 SCRIPTS = {
-    "round": "5D 7S 6H QC 9C",  # seat 1: 5D 6H (11), hits 9C; the dealer: 7S up, QC down
-    "held": "KD 7S KH QC",  # KD dealt before any wager
-    "window": "KD",
-    "login": "KD",
+    "bj-1": "5D 7S 6H QC 9C",  # a whole round: seat 1 5D 6H (11) hits 9C; dealer 7S, QC down
+    "bj-2": "KD 7S KH QC",  # a held round: KD dealt before any wager
+    "bj-3": "KD",  # a wager outside its window
+    "bj-4": "KD",  # the login
 }
 
 
@@ -105,7 +105,7 @@ def test_a_whole_round_played_with_touches_never_shows_the_hole_card_before_its_
     tables: dict[str, Table], browser: Browser
 ) -> None:
     """Seat 1: 5D 6H (11), hits 9C (20), stands; the dealer: 7S up, QC down (17)."""
-    table = tables["round"]
+    table = tables["bj-1"]
     log_in(browser, table.url)
     browser.received()  # what the page received from here on
     _place(browser, 1, 1, "blackjack")  # $25
@@ -145,7 +145,7 @@ def test_a_whole_round_played_with_touches_never_shows_the_hole_card_before_its_
 def test_a_held_round_is_resolved_from_the_page(tables: dict[str, Table], browser: Browser) -> None:
     """The dealer deals before any wager: the table holds the card; the page says what to do,
     and the round goes on from the page."""
-    table = tables["held"]
+    table = tables["bj-2"]
     log_in(browser, table.url)
     table.deal()  # before any wager
     browser.until(lambda: browser.text("#doubts .doubt"), "the held card")
@@ -169,11 +169,11 @@ def test_a_held_round_is_resolved_from_the_page(tables: dict[str, Table], browse
 def test_a_wager_outside_its_window_is_refused_with_the_rules_words(
     tables: dict[str, Table], browser: Browser
 ) -> None:
-    table = tables["window"]
+    table = tables["bj-3"]
     log_in(browser, table.url)
     _place(browser, 1, 1, "blackjack")
     browser.until(lambda: "$25.00" in _seat_text(browser, 1), "the wager placed")
-    tap(browser, "chip-2")  # $100, four times: above the bonus's $100 maximum
+    tap(browser, "chip-2")  # $100, twice: the second above the bonus's $100 maximum
     for _ in range(2):
         tap(browser, "add-1-twenty_point_bonus")
     browser.until(lambda: browser.text("#doubts .refused"), "the limit said")
@@ -183,8 +183,8 @@ def test_a_wager_outside_its_window_is_refused_with_the_rules_words(
     browser.until(lambda: "betting is closed" in browser.text("#doubts .refused"), "refusal")
     refused = browser.text("#doubts .refused")
     amount = _seat_text(browser, 1)
-    assert limit == ("seat 1 20 point bonus $200.00: outside the table's limits, $5.00 to $100.00")
-    assert refused.startswith("seat 1 blackjack $50.00: ")
+    assert limit == ("seat 1 20 point bonus $200.00: outside the table's limits, $5 to $100")
+    assert refused.startswith("seat 1 blackjack $50.00: "), refused
     assert "No more bets" in refused
     assert "13:69F-2.3(a)" in refused  # the rule's own words and citation
     assert "$25.00" in amount  # unchanged
@@ -193,7 +193,7 @@ def test_a_wager_outside_its_window_is_refused_with_the_rules_words(
 def test_wrong_pins_are_slowed_and_the_session_cookie_is_kept_from_scripts(
     tables: dict[str, Table], browser: Browser
 ) -> None:
-    table = tables["login"]
+    table = tables["bj-4"]
     browser.driver.delete_all_cookies()
     browser.driver.get(table.url)  # no session: the login
     assert browser.all(".login-form")
@@ -260,11 +260,12 @@ def _walkthrough() -> tuple[list[list[str]], str]:
 
 
 def test_the_readme_s_table_on_one_pc_plays_as_it_says(
-    tmp_path: Path, shared_mosquitto: Mosquitto, browser: Browser
+    tmp_path: Path, mosquitto: Mosquitto, browser: Browser
 ) -> None:
     """Every command of the walk-through run as typed, from the clone's root; only what must
-    differ on a test machine is put elsewhere: the broker's port, the shoe's link and the
-    journal's directory (each a line of the example file, replaced whole)."""
+    differ on a test machine is put elsewhere: the broker's port, the console's, the shoe's
+    link and the journal's directory (each a line of the example file, replaced whole). A
+    broker of its own: its table is bj-1, as the module's first table is."""
     commands, section = _walkthrough()
     assert [c[:2] for c in commands] == [
         ["shoe2mqtt", "emulate"], ["shoe2mqtt", "run"], ["shoe2mqtt", "console"],
@@ -272,7 +273,7 @@ def test_the_readme_s_table_on_one_pc_plays_as_it_says(
     example = (ROOT / "examples/config/one-pc.toml").read_text(encoding="utf-8")
     link, config, port = tmp_path / "shoe-bj-1", tmp_path / "one-pc.toml", free_port()
     moved = {
-        "port = 1883": f"port = {shared_mosquitto.port}",
+        "port = 1883": f"port = {mosquitto.port}",
         "port = 8090": f"port = {port}",
         '"/tmp/shoe2mqtt-one-pc"': f'"{tmp_path / "state"}"',
         '"/tmp/shoe-bj-1"': f'"{link}"',

@@ -159,14 +159,9 @@
     who.textContent = "dealer: " + setup.dealer_name;
     showLink();
     const round = ui.now.table && ui.now.table.round;
-    main.replaceChildren(
-      doubts(),
-      controls(round),
-      dealerRow(round),
-      chipTray(),
-      seats(round),
-      settlements(),
-    );
+    const side = el("aside", "side");
+    side.append(doubts(), settlements());
+    main.replaceChildren(controls(round), dealerRow(round), chipTray(), seats(round), side);
   }
 
   function doubts() {
