@@ -18,7 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from daemon.config_file import ConfigFileError, FieldLines, FieldPath, format_field, read_toml
+from daemon.config_file import (
+    LOG_FORMATS,
+    LOG_LEVELS,
+    ConfigErrors,
+    ConfigFileError,
+    FieldLines,
+    FieldPath,
+    format_field,
+    read_toml,
+)
 from daemon.mqtt.errors import MqttSettingsError
 from daemon.mqtt.settings import MqttSettings
 from daemon.request_gate import RequestLimits
@@ -38,12 +47,12 @@ from rules.config import TableConfig, describe_value, out_of_range, unknown_sett
 from rules.errors import ConfigError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Mapping
 
     from drivers.transports import TransportSettings
 
 DEFAULT_STATE_DIRECTORY = Path("/var/lib/shoe2mqtt")
-# Issue 14's scale goal: one process serves 256 tables (a server reading serial device
+# The scale goal: one process serves 256 tables (a server reading serial device
 # servers over TCP) ready within 3 s. More tables go to more instances (shoe2mqtt@.service).
 MAX_TABLES: Final = 256
 DEFAULT_OUTBOX_LIMIT: Final = 100_000
@@ -72,8 +81,6 @@ REQUEST_LIMITS: Final = range(1, 10_001)
 # deal takes, short enough to catch a cable pulled mid-round). docs/configuration.md.
 DECLARATION_WAITS: Final = range(5, 601)
 SHOE_SILENCES: Final = range(10, 3601)
-LOG_FORMATS = ("auto", "json", "console")
-LOG_LEVELS = ("debug", "info", "warning", "error")
 
 _TOP_KEYS = (
     "console",
@@ -175,22 +182,6 @@ class ServiceConfig:
     @property
     def archive_path(self) -> Path:
         return self.archive_directory or self.state_directory / "archive"
-
-
-class ConfigErrors(Exception):
-    """Every mistake found in a configuration file, in file order; and apart from them, every
-    problem of this host (`host_problems`): the file is right, the machine is not ready."""
-
-    def __init__(
-        self, errors: Iterable[ConfigFileError], host_problems: Iterable[ConfigFileError] = ()
-    ) -> None:
-        self.errors = _in_file_order(errors)
-        self.host_problems = _in_file_order(host_problems)
-        super().__init__("\n".join(map(str, [*self.errors, *self.host_problems])))
-
-
-def _in_file_order(errors: Iterable[ConfigFileError]) -> list[ConfigFileError]:
-    return sorted(errors, key=lambda e: (e.line or 0, e.field))
 
 
 def load_config(

@@ -264,3 +264,24 @@ def _header_path(
         elif key in array_counts:
             resolved.append(array_counts[key])
     return resolved
+
+
+# The logging choices a `[logging]` section and the display's own `[display]` both offer.
+LOG_FORMATS = ("auto", "json", "console")
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+class ConfigErrors(Exception):
+    """Every mistake found in a configuration file, in file order; and apart from them, every
+    problem of this host (`host_problems`): the file is right, the machine is not ready."""
+
+    def __init__(
+        self, errors: Iterable[ConfigFileError], host_problems: Iterable[ConfigFileError] = ()
+    ) -> None:
+        self.errors = _in_file_order(errors)
+        self.host_problems = _in_file_order(host_problems)
+        super().__init__("\n".join(map(str, [*self.errors, *self.host_problems])))
+
+
+def _in_file_order(errors: Iterable[ConfigFileError]) -> list[ConfigFileError]:
+    return sorted(errors, key=lambda e: (e.line or 0, e.field))

@@ -1,4 +1,4 @@
-"""A dealer console's request, judged before it costs anything (issue 14).
+"""A dealer console's request, judged before it costs anything (docs/security.md).
 
 Every request that reaches the daemon passes this gate in the MQTT link's receive loop,
 before it is journaled or queued behind anything. In this order, cheapest first:

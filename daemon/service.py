@@ -49,7 +49,8 @@ import structlog
 from daemon import logs, signals
 from daemon.bridge_info import BridgeInfo
 from daemon.claims import TableClaims
-from daemon.config import ConfigErrors, TableSetup, load_config
+from daemon.config import TableSetup, load_config
+from daemon.config_file import ConfigErrors
 from daemon.envelope import Envelopes, utc_timestamp
 from daemon.inbound import LINK_EVENTS, is_journaled, to_record
 from daemon.journal import (

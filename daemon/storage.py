@@ -1,6 +1,6 @@
 """When the journal cannot be written: the table waits, says so at once, and tries again.
 
-Issue 13 §6. A disk that fills up, a file system remounted read-only, a journal file that
+A disk that fills up, a file system remounted read-only, a journal file that
 lost its permissions, an I/O error: the event in hand cannot be journaled, so it is neither
 applied nor answered, and nothing it would cause is published (decision D4: what the daemon
 publishes is a pure function of the journal). The table's consumer holds that event and

@@ -1,7 +1,7 @@
 """Cards, decks and shoes.
 
 Card text is rank then suit: `AS`, `10H` (or `TH`), `QH`. Ten-value cards are 10, J, Q, K; a
-Spanish deck is a standard deck without its four 10s (game-procedures.md, "Words").
+Spanish deck is a standard deck without its four 10s (docs/procedures.md, "Words").
 """
 
 from __future__ import annotations

@@ -717,7 +717,7 @@ class TableEngine:
         if any(self._hand_needs_dealer(hand) for _, hand in round_.hands_in_order()):
             return True
         # Double Attack: the dealer always draws a third card to a two-card total under 17
-        # while an optional bonus wager is up (game-procedures.md; 26.6(d)).
+        # while an optional bonus wager is up (docs/procedures.md; 26.6(d)).
         return (
             self.rules.dealer_draws_for_bonus
             and len(round_.dealer) == 2

@@ -1,6 +1,6 @@
 """The three games as data: wager kinds, deal orders, wager windows, allowed actions.
 
-Deal orders and windows come from game-procedures.md (their sources are secondary, so they
+Deal orders and windows come from docs/procedures.md (their sources are secondary, so they
 are data a table's configuration could replace, not branches in the engine). Each deal order
 is a sequence of steps; a wager window is the stretch of the deal before a given step.
 """
@@ -156,7 +156,7 @@ GAMES: dict[Game, GameRules] = {
                 opens_after=Step.DEALER_UPCARD,
                 requires=WagerKind.INITIAL,
                 at_most_requirement=True,
-                citation="game-procedures.md: up to the initial wager, after the upcard",
+                citation="docs/procedures.md: up to the initial wager, after the upcard",
             ),
         ),
         actions=frozenset(Action),
@@ -178,7 +178,7 @@ GAMES: dict[Game, GameRules] = {
                 opens_after=Step.PLAYERS_FIRST_CARD,
                 requires=WagerKind.FIRST_ATTACK,
                 equal_to_requirement=True,
-                citation="13:69F-36.5(f); game-procedures.md",
+                citation="13:69F-36.5(f); docs/procedures.md",
             ),
             WagerRule(
                 WagerKind.THIRD_ATTACK,
@@ -186,7 +186,7 @@ GAMES: dict[Game, GameRules] = {
                 opens_after=Step.DEALER_UPCARD,
                 requires=WagerKind.FIRST_ATTACK,
                 equal_to_requirement=True,
-                citation="13:69F-36.5(f); game-procedures.md",
+                citation="13:69F-36.5(f); docs/procedures.md",
             ),
         ),
         # 36.5 says nothing of surrender, so no surrendered hand has a settlement to apply.

@@ -57,7 +57,7 @@ def classify_twenty(cards: Sequence[Card]) -> TwentyPointOutcome | None:
 
     A queen-of-hearts pair is returned as the pair; whether the dealer's blackjack lifts it
     to the top line is decided when the hole card is known (2.24(e)). Ace + nine is a point
-    count of 20 (game-procedures.md), so A9 suited is a suited 20.
+    count of 20 (docs/procedures.md), so A9 suited is a suited 20.
     """
     if len(cards) != 2 or hand_value(cards).total != 20:
         return None
@@ -110,7 +110,7 @@ def classify_dealer_bust(dealer_cards: Sequence[Card]) -> BonusOutcome | None:
 
     Only a hand of exactly three cards whose total exceeds 21 wins (26.6(d)1, 2). Three
     eights of one suit take precedence over three eights of one colour, which take
-    precedence over the third-card line (26.6(d)3; game-procedures.md: exclusive).
+    precedence over the third-card line (26.6(d)3; docs/procedures.md: exclusive).
     """
     if len(dealer_cards) != 3 or hand_value(dealer_cards).total <= 21:
         return None

@@ -20,7 +20,7 @@ NO_TWENTY = "no_20"
 
 def _bettors_highest_first(round_: Round) -> list[int]:
     # 2.24(d): "starting with the player farthest to (the dealer's) right and continuing
-    # counterclockwise" is the highest seat first (game-procedures.md, "Seat numbering").
+    # counterclockwise" is the highest seat first (docs/procedures.md, "Words").
     return sorted(
         (n for n, seat in round_.seats.items() if KIND in seat.wagers and KIND not in seat.settled),
         reverse=True,

@@ -59,7 +59,8 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
 
 
 def _check(path: Path, out: TextIO, err: TextIO, *, display: bool) -> bool:
-    from daemon.config import ConfigErrors, load_config
+    from daemon.config import load_config
+    from daemon.config_file import ConfigErrors
     from daemon.display.config import file_warnings
 
     try:

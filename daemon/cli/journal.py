@@ -24,7 +24,8 @@ from typing import Final, TextIO
 
 from daemon.cli.command import Command, failure, usage_error, write_config_errors
 from daemon.cli.exit_codes import ExitCode
-from daemon.config import DEFAULT_STATE_DIRECTORY, ConfigErrors, load_config
+from daemon.config import DEFAULT_STATE_DIRECTORY, load_config
+from daemon.config_file import ConfigErrors
 from daemon.journal import JOURNAL_FILE, JournalError
 from daemon.journal.archive import ARCHIVE_DIRECTORY_NAME, Archive, ArchiveError
 from daemon.journal.audit import JournalReader, RoundNotFound

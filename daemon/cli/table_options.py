@@ -110,8 +110,8 @@ def _config_file_tables(path: Path, err: TextIO) -> list[TableConfig]:
     paytable: it is reported as a warning and the tables are read from the file as
     `load_config` reads them. The broker's files are not read: an analysis never connects.
     """
-    from daemon.config import ConfigErrors, load_config
-    from daemon.config_file import ConfigFileError, read_toml
+    from daemon.config import load_config
+    from daemon.config_file import ConfigErrors, ConfigFileError, read_toml
 
     try:
         return [setup.table for setup in load_config(path, read_host_files=False).tables]

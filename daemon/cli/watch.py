@@ -194,7 +194,8 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
-    from daemon.config import ConfigErrors, load_config
+    from daemon.config import load_config
+    from daemon.config_file import ConfigErrors
     from daemon.mqtt.errors import MqttSettingsError
     from daemon.mqtt.settings import MqttSettings
 

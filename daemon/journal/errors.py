@@ -25,7 +25,8 @@ class SchemaError(JournalError):
 class StorageFault(JournalError):
     """The journal cannot be written (or read) because of its storage: the disk is full, the
     file or its file system is read-only, an I/O error, the file cannot be opened. Nothing
-    of the write happened; it can be tried again once the storage is back (issue 13 §6)."""
+    of the write happened; it can be tried again once the storage is back
+    (docs/durability.md)."""
 
     def __init__(self, message: str, reason: str) -> None:
         super().__init__(message)

@@ -17,7 +17,7 @@ Schema 2 (docs/durability.md has the why of each table):
 - `legacy_outbox`: messages schema 1 had sealed and not delivered when it was upgraded
   (their ids were random: only this copy can send them).
 
-Schema 1 (shoe2mqtt before issue 13) kept every outgoing message in an `outbox` until the
+Schema 1 (the first journals) kept every outgoing message in an `outbox` until the
 broker had it, and a `sequences` table; `upgrade` turns such a file into schema 2 in place,
 in one transaction, on the daemon's first start.
 """

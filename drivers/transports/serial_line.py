@@ -20,7 +20,7 @@ PARITIES: Final[tuple[Parity, ...]] = get_args(Parity)
 BYTESIZES: Final = (5, 6, 7, 8)
 STOPBITS: Final = (1, 1.5, 2)
 # Any rate the kernel has a constant for is accepted; these are the ones worth suggesting.
-# Shoes seen in the field run at 4800 or 9600 (references/shoe-protocols.md).
+# Shoes seen in the field run at 4800 or 9600 (docs/protocol.md).
 COMMON_BAUDRATES: Final = (1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200)
 STANDARD_BAUDRATES: Final = frozenset(serial.Serial.BAUDRATES)
 

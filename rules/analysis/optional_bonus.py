@@ -2,7 +2,7 @@
 
 The wager is decided by the dealer's first three cards alone (26.6(a), (d)): it wins when
 the two-card total is under 17, so the dealer draws a third card (26.6(d); the dealer
-draws it whenever a bonus wager is up, game-procedures.md), and the three cards exceed 21.
+draws it whenever a bonus wager is up, docs/procedures.md), and the three cards exceed 21.
 A soft two-card total counts its ace as 11 (ace + six is 17 and the wager loses); a soft
 total under 17 cannot bust with one more card, so those hands lose too.
 
@@ -80,7 +80,7 @@ def optional_bonus_distribution_of(composition: Mapping[Card, int]) -> dict[str,
                     triples[THREE_CARDS_21_OR_LESS] += ways
 
     # 26.6(d)3: three eights (16, a draw, then 24) are paid by suit or colour instead of
-    # the third-card line; one suit is exclusive of one colour (game-procedures.md).
+    # the third-card line; one suit is exclusive of one colour (docs/procedures.md).
     eights = {suit: composition.get(Card(Rank.EIGHT, suit), 0) for suit in Suit}
     one_suit = sum(math.perm(n, 3) for n in eights.values())
     one_colour = sum(

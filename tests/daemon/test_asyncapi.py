@@ -136,7 +136,7 @@ def test_the_daemons_own_notices_are_in_the_document() -> None:
 
 
 def test_the_journal_state_matches_its_channel() -> None:
-    """Issue 13 §6: what the pit hears when a table's journal cannot be written."""
+    """What the pit hears when a table's journal cannot be written."""
     schema = _schema_for("casino/bj-1/journal", build(base="casino"))
     fault = StorageFault("disk full", "the disk is full")
     published: list[OutboundMessage] = []

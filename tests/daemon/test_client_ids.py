@@ -1,5 +1,5 @@
 """One client id per daemon, and what happens when two daemons are given the same one
-(issue 14, decision D1): two `shoe2mqtt@` instances on one PC get their own ids by default;
+(decision D1): two `shoe2mqtt@` instances on one PC get their own ids by default;
 two daemons forced onto one id say why they keep losing the broker and back off instead of
 throwing each other off hundreds of times."""
 

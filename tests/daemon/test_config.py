@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from daemon.cli import ExitCode
-from daemon.config import ConfigErrors, load_config
+from daemon.config import load_config
+from daemon.config_file import ConfigErrors
 from daemon.journal import Journal, prepare_state_directory
 from drivers.transports import SerialSettings, TcpSettings
 
@@ -194,7 +195,7 @@ baudrate = "4800"
 
 
 def test_a_file_with_ten_mistakes_gets_ten_lines(tmp_path: Path) -> None:
-    """Issue 17: a typo (`decsk`) hides nothing; three mistakes in one table are three lines;
+    """A typo (`decsk`) hides nothing; three mistakes in one table are three lines;
     a type mistake is named as one; every value is bounded ($10^50, 2**63 - 1)."""
     path = _write(tmp_path, TEN_MISTAKES)
     result = subprocess.run(  # noqa: S603 - our own command, as a person types it
@@ -360,7 +361,7 @@ TABLE_1, TABLE_2 = ("[[table]]" + t for t in GOOD.split("[[table]]")[1:])
 def test_every_malformed_shape_is_refused_with_its_line_and_exit_78(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, expected: list[str]
 ) -> None:
-    """Issue 14: several were tracebacks (AttributeError, RecursionError) with exit 1, which
+    """Several were tracebacks (AttributeError, RecursionError) with exit 1, which
     systemd restarts; a mistake in the file is exit 78, which it does not."""
     from daemon.cli import main
 
@@ -381,7 +382,7 @@ def _tables(count: int) -> str:
 
 
 def test_one_process_serves_at_most_256_tables(tmp_path: Path) -> None:
-    """Issue 14's scale goal; more tables go to another instance (docs/deploy.md)."""
+    """The scale goal; more tables go to another instance (docs/deploy.md)."""
     assert _errors(tmp_path, _tables(257)) == [
         (
             ":4: table: 257 tables: one process serves at most 256; "

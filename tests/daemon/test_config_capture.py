@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon.config import ConfigErrors, load_config
+from daemon.config import load_config
+from daemon.config_file import ConfigErrors
 from drivers.transports import CaptureSettings
 
 CLEAN_ROUND = Path(__file__).parents[2] / "examples" / "captures" / "enq" / "clean-round.jsonl"

@@ -1,6 +1,6 @@
 """`shoe2mqtt emulate` and `shoe2mqtt listen` as a user runs them: two processes on a pty.
 
-The two commands at the top of issue 12, as typed (the link in a directory of the test's
+The two commands of docs/protocol.md's walk-through, as typed (the link in a directory of the test's
 own, so that tests running side by side never share it):
 
     shoe2mqtt emulate --protocol reference --link /tmp/shoeA --cards "AS 10H QH QH 8C" --pace 2 &

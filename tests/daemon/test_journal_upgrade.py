@@ -1,4 +1,4 @@
-"""A journal written by shoe2mqtt before issue 13 (schema 1) is upgraded in place on the
+"""A journal written by shoe2mqtt before its schema 2 (schema 1) is upgraded in place on the
 daemon's first start, and the tables go on where they stopped.
 
 The file is tests/daemon/fixtures/schema1-journal.sqlite3, written by that code (its README

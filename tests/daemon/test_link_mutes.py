@@ -1,5 +1,5 @@
 """A muted subscription against a real mosquitto: the broker drops what it would bring, and
-the link hears it again when the mute ends, also across a reconnect (issue 14's floods)."""
+the link hears it again when the mute ends, also across a reconnect."""
 
 from __future__ import annotations
 

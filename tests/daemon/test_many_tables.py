@@ -1,5 +1,5 @@
 """256 tables in one daemon, their shoes behind TCP ports as serial device servers deliver
-them (issue 14): ready within 3 s of the start, and a SIGTERM honoured within 1 s, also in
+them: ready within 3 s of the start, and a SIGTERM honoured within 1 s, also in
 the middle of a start and while every shoe's link has just dropped. bench/e2e/tables.py
 measures the same at more moments and more tables (docs/performance.md)."""
 

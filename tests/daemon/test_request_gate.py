@@ -1,5 +1,5 @@
 """The request gate and the table's inbox, without a broker: what is refused, what is answered,
-what waits, and in which order the table hears it (issue 14)."""
+what waits, and in which order the table hears it."""
 
 from __future__ import annotations
 

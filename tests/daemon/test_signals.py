@@ -1,5 +1,5 @@
 """A SIGTERM reaches the daemon however busy its loop, and the status line costs one
-description a second however many events (issue 14: lost SIGTERMs at 10,000 tables)."""
+description a second however many events (SIGTERMs were lost at 10,000 tables)."""
 
 from __future__ import annotations
 

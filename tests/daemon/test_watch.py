@@ -103,7 +103,7 @@ def test_a_table_two_daemons_claim_is_contested_never_live_nor_offline() -> None
 
 
 def test_watch_shows_every_settlement_of_the_round_in_the_rules_order() -> None:
-    """Issue 16: `KEEP = 8` dropped the last settlements of a seven-seat round."""
+    """A defect: `KEEP = 8` dropped the last settlements of a seven-seat round."""
     messages = seven_seats_of_triple_attack(seed=5)
     pit = PitModel("shoe2mqtt")
     for message in messages:
@@ -120,7 +120,7 @@ def test_watch_shows_every_settlement_of_the_round_in_the_rules_order() -> None:
 
 
 def test_a_journal_that_cannot_be_written_stands_out() -> None:
-    """`<table>/journal` (issue 13): the pit sees that the table waits for its disk."""
+    """`<table>/journal`: the pit sees that the table waits for its disk."""
     pit = _round()
     failing = {"state": "failing", "reason": "the disk is full", "since": "…", "node": "pc-a"}
     pit.apply("casino/bj1/journal", json.dumps(failing).encode())

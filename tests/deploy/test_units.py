@@ -105,7 +105,7 @@ def test_the_journal_is_private_and_the_process_notifies(unit: Path) -> None:
 
 
 def test_the_display_is_hardened_like_the_daemon_less_devices_and_state() -> None:
-    """Issue 16: its own unit, hardened like the daemon's; it needs no device, no state and
+    """The display: its own unit, hardened like the daemon's; it needs no device, no state and
     none of the daemon's files, so it runs as its own user without them."""
     daemon = service_section(SYSTEMD / "shoe2mqtt.service")
     display = service_section(DISPLAY_UNIT)

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 # Started processes, a browser and whole rounds: more than the suite's default minute.
 pytestmark = pytest.mark.timeout(120)
 
-LATENCY_GOAL_MS = 100.0  # issue 16: on the page within 100 ms of reaching the display
+LATENCY_GOAL_MS = 100.0  # docs/display.md: on the page within 100 ms of reaching the display
 
 
 def _log_table(name: str) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:

@@ -48,7 +48,7 @@ def _fed(messages: list[Outbound], table: str) -> PitModel:
 
 
 def test_the_issues_example_line_is_what_the_pit_reads() -> None:
-    """Issue 16: "seat 3 — 20 point bonus, suited 20, 9 to 1: pay $225.00"."""
+    """The payout line: "seat 3 — 20 point bonus, suited 20, 9 to 1: pay $225.00"."""
     settled = {
         "seat": 3,
         "hand": None,
@@ -228,7 +228,7 @@ def test_what_a_person_must_act_on_stands_out_in_words() -> None:
 
 
 def test_a_journal_that_cannot_be_written_stands_out_until_it_can() -> None:
-    """Issue 13 §6: the daemon's `<table>/journal` state, as the pit sees it."""
+    """The daemon's `<table>/journal` state, as the pit sees it."""
     model = _fed(played("triple-attack-dealer-22.jsonl")[:5], "ta-1")
     failing = {"state": "failing", "reason": "the disk is full", "since": "t", "node": "pc-a"}
     assert model.apply(f"{BASE}/ta-1/journal", json.dumps(failing).encode())

@@ -70,7 +70,7 @@ def test_hitting_soft_17_moves_probability_out_of_17() -> None:
 
 
 def test_an_eight_deck_analysis_takes_under_a_second() -> None:
-    """From cold caches: every game's figures for 8 decks (issue 7 asks for under 1 s)."""
+    """From cold caches: every game's figures for 8 decks (the goal: under 1 s)."""
     for module in (dealer_totals, optional_bonus, twenty_point_bonus):
         for cached in vars(module).values():
             if hasattr(cached, "cache_clear"):

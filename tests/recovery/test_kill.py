@@ -7,7 +7,7 @@ comes at a random moment of a step: before the daemon has read the request or th
 while it is journaling or applying it, or after it has answered; sometimes the dealer deals
 a card while the daemon is dead. The reference shoe keeps that card, and every frame not yet
 acknowledged, and hands them over once the daemon is back (docs/protocol.md §1.4). What
-must hold is what issues 5 and 12 ask, checked against a replay of the journal:
+must hold (docs/durability.md) is checked against a replay of the journal:
 
 - every settlement the rules core decided (the journal, replayed through a fresh
   `TableService` with the daemon's own `TableService.apply_record`) was delivered, none with other

@@ -1,4 +1,4 @@
-"""The shoe link across an absence of the host, over real ptys: issue 12's recovery tests.
+"""The shoe link across an absence of the host, over real ptys: the recovery tests.
 
 One blackjack round, written down in advance (`INTENDED`): two seats with the 20 point
 bonus, the initial deal, two stands and the dealer's draw. The daemon runs as a process

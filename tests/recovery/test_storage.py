@@ -1,6 +1,6 @@
 """The journal's storage fails under a playing table, for real, and the daemon rides it out.
 
-Issue 13 §6. The journal lives on a small tmpfs mounted for the test (this suite runs as
+The journal lives on a small tmpfs mounted for the test (this suite runs as
 root; without the right to mount, these tests are skipped and say so). In the middle of a
 round the storage goes: the file system fills up (a file written until ENOSPC), or it is
 remounted read-only; or, at a start, the journal file is one the daemon may not write (owned

@@ -1,4 +1,4 @@
-"""Cards, decks, shoes and hand totals (game-procedures.md, "Words")."""
+"""Cards, decks, shoes and hand totals (docs/procedures.md, "Words")."""
 
 from __future__ import annotations
 
@@ -135,7 +135,7 @@ def _hand(text: str) -> HandValue:
     ("text", "total", "soft"),
     [
         ("KH QH", 20, False),
-        ("AS 9S", 20, True),  # ace + nine: soft 20 (game-procedures.md)
+        ("AS 9S", 20, True),  # ace + nine: soft 20 (docs/procedures.md)
         ("AS KS", 21, True),
         ("AS AD", 12, True),  # one ace as 11, the other as 1
         ("AS AD 9C", 21, True),

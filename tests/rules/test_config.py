@@ -424,7 +424,7 @@ def test_config_errors_on_a_plain_mapping() -> None:
 
 
 def test_every_wrong_field_is_reported_at_once() -> None:
-    """Issue 17: seats, paytable and a bonus minimum above its maximum are three problems, and
+    """Seats, paytable and a bonus minimum above its maximum are three problems, and
     an unknown key (a typo) hides none of them."""
     error = _error(
         seats=9,

@@ -4,7 +4,7 @@ Every expected figure below is worked out by hand from the regulation's pay tabl
 (26.6(d)2: 10 → 3 to 1, nine → 6 to 1, eight → 8 to 1, seven → 10 to 1, six → 15 to 1;
 26.6(d)3: three eights of one colour 50 to 1, of one suit 200 to 1), never copied from the
 engine. At double attack the dealer's upcard is the first card of the round (reversed deal,
-game-procedures.md), so "prior to the first card" (26.6(b)) means before the upcard.
+docs/procedures.md), so "prior to the first card" (26.6(b)) means before the upcard.
 """
 
 from __future__ import annotations

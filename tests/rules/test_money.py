@@ -37,7 +37,7 @@ def test_parse_amount_rejects_malformed_text(text: str) -> None:
 
 @pytest.mark.parametrize("value", [25.0, 0.1, True, None, [25]])
 def test_parse_amount_refuses_floats_and_non_amounts(value: Any) -> None:
-    """Money is never binary floating point (game-procedures.md, "What every game shares")."""
+    """Money is never binary floating point (docs/procedures.md, "What every game shares")."""
     with pytest.raises(AmountError):
         parse_amount(value)
 

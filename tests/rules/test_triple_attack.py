@@ -1,6 +1,6 @@
 """Triple Attack Blackjack: the attack wagers, N.J.A.C. 13:69F-36.5.
 
-Deal and wager windows (game-procedures.md): first attack before the first card; each
+Deal and wager windows (docs/procedures.md): first attack before the first card; each
 player's first card; the optional second attack (equal to the first); the dealer's upcard;
 the optional third attack (equal to the first, allowed without the second); each player's
 second card; the hole card. Every attack wager is paid 1 to 1 (36.5(g)); the expected

@@ -41,7 +41,7 @@ ERROR_CODES: Final = frozenset(
     }
 )
 # Fixed bounds the committed fuzz stays inside: beyond them `on_request` raises today (see
-# the report of issue 5's security work): JSON nested deeper than the recursion limit, and
+# docs/security.md): JSON nested deeper than the recursion limit, and
 # integers of more than 4,300 digits (CPython's int/str conversion limit).
 MAX_NESTING: Final = 100
 MAX_DIGITS: Final = 4000

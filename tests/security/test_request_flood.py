@@ -1,4 +1,4 @@
-"""Abuse from a console's seat, against the real daemon and a real mosquitto (issue 14).
+"""Abuse from a console's seat, against the real daemon and a real mosquitto.
 
 - Forty requests of 1 MiB each: each is refused unread, none is journaled, the journal grows
   by less than 1 MiB, the daemon's memory does not balloon, and the fourth mutes the table.
@@ -60,7 +60,8 @@ FLOOD_RATE: Final = 5000.0
 # the flooder, the broker and this test move it by a couple of milliseconds from run to run
 # (a clean clone measured 4.01 against 6.11 ms; every other full run of the day passed 1.5x).
 # The goal's 1.5x is held here above that noise floor; bench/e2e/flood.py measures the ratio
-# over 2,000 cards a phase (docs/performance.md). Issue 14's defect was a card 4,800 ms late.
+# over 2,000 cards a phase (docs/performance.md). The defect it guards against: a card 4,800
+# ms late.
 JITTER: Final = 0.002  # seconds
 OVERSIZED_NOISE: Final = 3.0  # test_oversized_requests_…: why, beside its assertion
 
