@@ -33,8 +33,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from daemon.config import LOG_FORMATS, LOG_LEVELS, ConfigErrors
-from daemon.config_file import ConfigFileError, FieldPath, format_field, locate, read_toml
+from daemon.config_file import (
+    LOG_FORMATS,
+    LOG_LEVELS,
+    ConfigErrors,
+    ConfigFileError,
+    FieldPath,
+    format_field,
+    locate,
+    read_toml,
+)
 from daemon.mqtt.errors import MqttSettingsError
 from daemon.mqtt.secret import Secret, UnreadableSecret, read_secret_file
 from daemon.mqtt.settings import MqttSettings
