@@ -22,7 +22,11 @@ from tests.console.table import blackjack
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from aiohttp.web import Application
+    from typing import TypeAlias
+
+    from aiohttp.web import Application, Request
+
+    Client: TypeAlias = TestClient[Request, Application]
 
 PIN = "2580"
 
@@ -43,12 +47,12 @@ def _app(now: list[float]) -> Application:
     return build_app(settings, link, changes, guard=LoginGuard(clock=clock), clock=clock)
 
 
-async def _client(now: list[float]) -> AsyncIterator[TestClient]:
+async def _client(now: list[float]) -> AsyncIterator[Client]:
     async with TestClient(TestServer(_app(now))) as client:
         yield client
 
 
-async def _login(client: TestClient, pin: str = PIN, **headers: str) -> int:
+async def _login(client: Client, pin: str = PIN, **headers: str) -> int:
     response = await client.post(
         "/login", data={"dealer": "ann", "pin": pin}, allow_redirects=False, headers=headers
     )
