@@ -21,7 +21,6 @@ from tests.console.table import blackjack
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
-
     from typing import TypeAlias
 
     from aiohttp.web import Application, Request
