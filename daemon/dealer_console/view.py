@@ -49,6 +49,19 @@ DOUBT_TODO: Final = {
     "crossed_request": "a request crossed a card: check the cards on the layout against "
     "this screen, then Confirm, or Void the round",
 }
+# What the dealer does about each of the pit's alerts (daemon/display/model.py), by its label.
+ALERT_TODO: Final = {
+    "OFFLINE": "do not deal: the table is not live; call the floorperson",
+    "CONTESTED": "do not deal: two daemons serve this table; call the floorperson",
+    "JOURNAL": "do not deal: the table waits until its journal can be written; call the "
+    "floorperson",
+    "READER": "check the shoe's cable and power; deal nothing until it is connected",
+    "READER FAULT": "show the shoe's fault to the floorperson",
+    "ENTER CARD": "read the card's face and enter it: Enter card",
+    "WAITING": "tap what the card waits for: the wagers and No more bets, or the seat's decision",
+    "REVIEW": "the round is flagged: pay as shown, and have the floorperson check it",
+    "FLOORPERSON": "call the floorperson",
+}
 DEFAULT_TODO: Final = (
     "call the floorperson: enter any card that went by unread (Enter card), then Confirm; "
     "or Void the round"
@@ -106,6 +119,12 @@ def _window(opens_after: Step | None, closes_at: Step) -> str:
 def state(model: PitModel, table: str, contract: Contract, *, linked: bool) -> dict[str, Any]:
     known = model.tables.get(table)
     view = model.view(table) if known is not None else None
+    if view is not None:  # the pit's words, and what the dealer does; HOLD is said below
+        view["alerts"] = [
+            {**alert, "todo": ALERT_TODO.get(alert["label"], "")}
+            for alert in view["alerts"]
+            if alert["label"] != "HOLD"
+        ]
     raw = (known.round if known is not None else None) or {}
     return {
         "broker": model.broker if linked or model.broker != "connected" else "lost",

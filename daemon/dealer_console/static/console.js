@@ -170,8 +170,9 @@
     const now = ui.now;
     if (ui.message) box.append(el("p", "alert " + (ui.message.status === "error" ? "refused" : "fault"), ui.message.message));
     (now.table ? now.table.alerts : []).forEach((alert) => {
-      const item = el("p", "alert " + alert.class);
+      const item = el("div", "alert " + alert.class);
       item.append(el("span", "label", alert.label), document.createTextNode(alert.text));
+      if (alert.todo) item.append(el("p", "todo", "What to do: " + alert.todo));
       box.append(item);
     });
     if (!now.table) box.append(el("p", "alert offline", "nothing heard of this table yet: do not deal"));
