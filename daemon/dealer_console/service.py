@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import signal
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
@@ -19,7 +20,6 @@ from aiohttp import web
 from daemon.dealer_console.contract import Contract
 from daemon.dealer_console.link import ConsoleLink
 from daemon.dealer_console.server import build_app
-from daemon.display.config import plain_http_warning
 from daemon.display.model import PitModel
 from daemon.display.server import Changes
 from daemon.notify import Notifier
@@ -43,6 +43,19 @@ def url_of(config: ConsoleConfig) -> str:
     scheme = "https" if settings.https is not None else "http"
     host = f"[{settings.bind}]" if ":" in settings.bind else settings.bind
     return f"{scheme}://{host}:{settings.port}/"
+
+
+def plain_http_warning(bind: str, *, https: bool) -> str | None:
+    """Why serving the console on `bind` deserves a warning, or None: beyond this PC over plain
+    HTTP, the dealers' PINs and session cookies cross that network in clear. A warning, not a
+    mistake: a site may have TLS in front on another host."""
+    if https or ipaddress.ip_address(bind).is_loopback:
+        return None
+    return (
+        f"the dealer console is served over plain HTTP beyond this PC (bind {bind}): the "
+        "dealers' PINs and sessions cross that network in clear; set [console.https], or bind "
+        "127.0.0.1 behind a TLS reverse proxy (docs/console.md)"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +99,7 @@ async def serve(config: ConsoleConfig, *, notifier: Notifier | None = None) -> N
     notifier = notifier if notifier is not None else Notifier.from_environment()
     async with running_console(config) as console:
         settings = config.console
-        warning = plain_http_warning(settings.bind, https=settings.https is not None, login=True)
+        warning = plain_http_warning(settings.bind, https=settings.https is not None)
         if warning is not None:
             log.warning("console.plain_http", bind=settings.bind, message=warning)
         log.info("console.serving", url=console.url, table=settings.table.table_id)

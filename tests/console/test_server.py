@@ -11,6 +11,7 @@ from daemon.dealer_console.config import ConsoleSettings
 from daemon.dealer_console.contract import Contract
 from daemon.dealer_console.link import ConsoleLink
 from daemon.dealer_console.server import COOKIE, build_app
+from daemon.dealer_console.service import plain_http_warning
 from daemon.display.login_guard import LoginGuard
 from daemon.display.model import PitModel
 from daemon.display.server import Changes
@@ -109,3 +110,11 @@ async def test_the_cookie_is_secure_behind_a_tls_proxy_on_this_pc() -> None:
     assert cookie["secure"] is True
     assert cookie["httponly"] is True
     assert cookie["samesite"] == "Strict"
+
+
+def test_plain_http_beyond_this_pc_is_warned_of() -> None:
+    assert plain_http_warning("127.0.0.1", https=False) is None
+    assert plain_http_warning("0.0.0.0", https=True) is None  # noqa: S104 - a bind, not ours
+    warning = plain_http_warning("0.0.0.0", https=False)  # noqa: S104 - a bind, not ours
+    assert warning is not None
+    assert "PINs and sessions cross that network in clear" in warning
