@@ -36,12 +36,12 @@ from bench.e2e.harness import (
 )
 from bench.e2e.startup import records
 from bench.journal_size import OPENS, PLAY_HOURS, SimulatedClock
-from daemon import logs
-from daemon.config import load_config
+from daemon.configuration.service_config import load_config
 from daemon.journal import prepare_state_directory
 from daemon.journal.clock import JournalClock
 from daemon.service import Daemon
-from daemon.topics import Topics
+from daemon.system import logs
+from daemon.wire.topics import Topics
 from rules.games import Game
 
 if TYPE_CHECKING:
@@ -65,9 +65,9 @@ async def write_journal(config_path: Path, days: int, per_day: int) -> int:
     daemon = Daemon(config, driver_factory=lambda _: None, clock=clock)  # type: ignore[arg-type,return-value]
     prepare_state_directory(config.state_directory)
     await daemon.journal.open()
-    await daemon._recover()  # noqa: SLF001 - as a first start does
+    await daemon.recovery.recover()
     [table] = daemon.tables.values()
-    await daemon._commit(table, "config", {"table": table.setup.table.to_mapping()})  # noqa: SLF001 - the daemon's own path
+    await daemon.commits.commit(table, "config", {"table": table.setup.table.to_mapping()})
     step = timedelta(hours=PLAY_HOURS) / per_day
     cards, events = 0, 0
     for kind, record in records(table.setup.table, seed=1):
@@ -78,7 +78,7 @@ async def write_journal(config_path: Path, days: int, per_day: int) -> int:
                 simulated.now = simulated.now.replace(hour=OPENS, minute=0, second=0)
         if cards > days * per_day:
             break
-        await daemon._commit(table, kind, record)  # noqa: SLF001 - the daemon's own path
+        await daemon.commits.commit(table, kind, record)
         events += 1
         while (queued := daemon.outbox.peek()) is not None:  # as a broker would
             daemon.outbox.ack(queued.message_id)

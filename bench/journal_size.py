@@ -3,7 +3,7 @@
     uv run python -m bench.journal_size [--cards 1000000] [--cards-per-day 10000] [--keep-days 30]
 
 One blackjack table (seven seats, every wager, basic strategy) deals through the daemon's own
-path (`Daemon._commit`: journaled, applied, checkpoints riding along), on a simulated clock
+path (`TableCommits.commit`: journaled, applied, checkpoints riding along), on a simulated clock
 that spreads `--cards-per-day` cards over sixteen hours of each day; every message is
 acknowledged at once, as a broker would. At each simulated midnight the archive runs
 (`daemon.journal.archive.archive_due`, the daemon's hourly task) with `--keep-days`. The
@@ -25,15 +25,15 @@ from typing import TYPE_CHECKING
 
 from bench.e2e.harness import machine, workspace
 from bench.e2e.startup import records
-from daemon import logs
 from daemon.cli.demo import DEMO_TABLES
-from daemon.config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
+from daemon.configuration.service_config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
 from daemon.journal import JOURNAL_FILE, prepare_state_directory
 from daemon.journal.archive import Archive
 from daemon.journal.archiving import archive_due
 from daemon.journal.clock import JournalClock
 from daemon.mqtt.settings import MqttSettings
 from daemon.service import Daemon
+from daemon.system import logs
 from drivers.transports import SerialSettings
 from rules.config import TableConfig
 from rules.games import Game
@@ -97,7 +97,7 @@ async def deal(args: argparse.Namespace, directory: Path) -> None:
     daemon = Daemon(config, driver_factory=lambda _: None, clock=journal_clock)  # type: ignore[arg-type,return-value]
     archive = Archive(config.archive_path)
     await daemon.journal.open()
-    await daemon._recover()  # noqa: SLF001 - as a first start does
+    await daemon.recovery.recover()
     first_day = clock.now.date()
     [served] = daemon.tables.values()
     step = timedelta(hours=PLAY_HOURS) / args.cards_per_day  # per card, events in between
@@ -111,7 +111,7 @@ async def deal(args: argparse.Namespace, directory: Path) -> None:
         if clock.now.date() != day:
             day = clock.now.date()
             await archive_due(daemon.journal, archive, args.keep_days, daemon.topics, now=clock.now)
-        await daemon._commit(served, kind, record)  # noqa: SLF001 - the daemon's own path
+        await daemon.commits.commit(served, kind, record)
         while (queued := daemon.outbox.peek()) is not None:  # as a broker would
             daemon.outbox.ack(queued.message_id)
         if cards and cards % REPORT_EVERY == 0 and kind == "shoe":

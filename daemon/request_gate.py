@@ -9,7 +9,7 @@ before it is journaled or queued behind anything. In this order, cheapest first:
 3. **shape**: a command the daemon knows, a JSON object, a string or integer `transaction`
    (`unknown_command`, `malformed_request`); what the fields mean is the table's to judge,
    against the round, once the request is journaled;
-4. **room**: the table's request lane (`daemon.table_inbox`) holds at most `[requests]
+4. **room**: the table's request lane (`daemon.table.inbox`) holds at most `[requests]
    queue` requests; a request that finds it full is refused (`queue_full`).
 
 A refused request changes nothing, so it is not journaled: a replay needs nothing of it, and
@@ -53,8 +53,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
-from daemon.requests import MAX_REQUEST_BYTES, RequestError, parse_request
-from daemon.topics import COMMANDS
+from daemon.wire.requests import MAX_REQUEST_BYTES, RequestError, parse_request
+from daemon.wire.topics import COMMANDS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable

@@ -1,7 +1,7 @@
 """How the drivers log: structlog lines with fields, routed through the standard library.
 
 Every logger here wraps a standard-library logger of the same name, so the process decides
-where the lines go and at which level: the daemon's `daemon.logs.configure` renders them as
+where the lines go and at which level: the daemon's `daemon.system.logs.configure` renders them as
 JSON or console text beside its own; a command that only calls `logging.basicConfig` gets
 them on stderr at its level; a library user who configures nothing sees warnings only (the
 standard library's last resort), never a flood of DEBUG lines on stdout.

@@ -207,6 +207,26 @@ class TableEngine:
         self.barred_seats.clear()
         return [ShoeShuffled(self.shoe)]
 
+    def burned_unread(self) -> None:
+        """The shoe burned a card it could not read. The burn happened, face unseen: between
+        rounds a burn due is no longer due, or the round's first card would be taken for it
+        and every card after would move; during a round (a burn comes before the deal, never
+        in it) nothing is due. Its face unknown, the shoe's count cannot take it out."""
+        round_ = self.round
+        if (round_ is None or round_.stage not in _LIVE_STAGES) and self.burns_due > 0:
+            self.burns_due -= 1
+
+    def burned_unheard(self, count: int) -> None:
+        """The dealer burned `count` cards while no one heard (the table was away): they went
+        to the rack, not to the round, so that many burns are no longer due. `RoundStateError`
+        for a count outside 0 to the burns due, changing nothing."""
+        if not 0 <= count <= self.burns_due:
+            raise RoundStateError(
+                "burns_not_due",
+                f"{count} burn cards dealt unheard; from 0 to the burns due ({self.burns_due})",
+            )
+        self.burns_due -= count
+
     def check_card(self, card: Card) -> None:
         """`CardRejected` unless this table's shoe can hold `card` now (its deck kind, and
         what is left since the shuffle); never names the card: it may be the hole card."""

@@ -115,19 +115,19 @@ def test_no_module_of_the_project_imports_itself_through_others() -> None:
 
 
 # What the pit display may use of the daemon: the wire contract, the MQTT client and its
-# settings, the configuration file's reader, systemd's notify. Never the table, the journal
-# or the service: it is a subscriber like any other.
+# settings, the configuration file's reader, the host's plumbing. Never the table, the
+# journal or the service: it is a subscriber like any other.
 DISPLAY_MAY_IMPORT = (
     "daemon.display",
+    "daemon.wire",
     "daemon.mqtt",
-    "daemon.topics",
-    "daemon.availability",
-    "daemon.envelope",
-    "daemon.config_file",
-    "daemon.notify",
-    "daemon.logs",
+    "daemon.configuration.file",
+    "daemon.system",
     "daemon.version",
 )
+# The commands build the daemon from its composition root (daemon.service) and read the
+# journal, but never reach into a table's or a part's internals.
+COMMANDS_MAY_NOT_IMPORT = ("daemon.table.", "daemon.parts.")
 
 
 def test_the_display_uses_only_the_wire_contract_and_the_broker() -> None:
@@ -140,6 +140,17 @@ def test_the_display_uses_only_the_wire_contract_and_the_broker() -> None:
         if other.startswith("daemon")
         and other != "daemon"
         and not other.startswith(DISPLAY_MAY_IMPORT)
+    }
+    assert sorted(reaching) == []
+
+
+def test_the_commands_stay_out_of_the_tables_and_the_daemons_parts() -> None:
+    reaching = {
+        f"{name} imports {other}"
+        for name, imported in project_graph().items()
+        if name.startswith("daemon.cli")
+        for other in imported
+        if other.startswith(COMMANDS_MAY_NOT_IMPORT)
     }
     assert sorted(reaching) == []
 

@@ -39,7 +39,7 @@ from bench.e2e.harness import (
 )
 from daemon.testing import TABLE_SETTINGS, MessageLog
 from daemon.testing.flood import Flood, card_latencies
-from daemon.topics import Topics
+from daemon.wire.topics import Topics
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 
 TABLE = TABLE_SETTINGS["id"]

@@ -41,7 +41,7 @@ import aiomqtt
 from daemon.cli.demo import DEMO_TABLES, TableSimulator
 from daemon.request_gate import AUTOMATED_CONSOLE
 from daemon.testing import DaemonProcess, Mosquitto, write_service_config
-from daemon.topics import Topics
+from daemon.wire.topics import Topics
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 from rules.config import TableConfig
 from rules.games import GAMES, Game

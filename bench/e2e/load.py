@@ -5,7 +5,7 @@ come from the basic-strategy player (`rules.player.Dealer`, wagers from
 `daemon.testing.wager_plan`) on its own seeded shoe, so every event is one the rules accept
 in that order. The events become steps: a `CardStep` for each card the shoe deals (with the
 new shoe before it, if there was one) and a `RequestStep` for each wager or action, as the
-dealer console sends it (`daemon.console.console_request`). The same events run, one at a
+dealer console sends it (`daemon.wire.console.console_request`). The same events run, one at a
 time, through a second engine: that is a replay, and it says which settlements each step
 decides (`Step.settles`), so the benchmark knows every settlement that must come out and
 which card or request decided it.
@@ -31,8 +31,8 @@ import random
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
-from daemon.console import console_request
-from daemon.replay import round_log
+from daemon.round_log import round_log
+from daemon.wire.console import console_request
 from rules.engine import TableEngine
 from rules.events import DealCard, Shuffle, event_to_mapping
 from rules.games import GAMES

@@ -67,13 +67,13 @@ def _frame_name(frame: str) -> str:
 # Where a sample's CPU went, by the innermost frame that says so (first match wins).
 AREAS: Final = (
     ("JSON encoding and decoding", ("json/",)),
-    ("envelopes: ids and timestamps", ("daemon/envelope.py", "uuid.py", "datetime")),
-    ("logging", ("structlog/", "logging/", "daemon/logs.py")),
+    ("envelopes: ids and timestamps", ("daemon/wire/envelope.py", "uuid.py", "datetime")),
+    ("logging", ("structlog/", "logging/", "daemon/system/logs.py")),
     ("SQLite and the journal", ("daemon/journal", "sqlite3")),
     ("MQTT client (aiomqtt, paho)", ("aiomqtt/", "paho/")),
     ("outbox and link", ("daemon/mqtt/",)),
     ("rules engine", ("rules/",)),
-    ("table service", ("daemon/table_service.py", "daemon/inbound.py")),
+    ("table service", ("daemon/table/", "daemon/inbound.py")),
     ("shoe driver and codec", ("drivers/", "serial_asyncio_fast/", "serial/")),
     ("daemon (service, queues)", ("daemon/",)),
     ("asyncio and the selector", ("asyncio/", "selectors.py")),

@@ -2,7 +2,7 @@
 
     uv run python -m bench.e2e.startup [--events 1000000] [--tables 8] [--starts 3]
 
-The journal is written first through the daemon's own path (`Daemon._commit`: the inbound
+The journal is written first through the daemon's own path (`TableCommits.commit`: the inbound
 event committed, applied, its checkpoints riding along, exactly as live), from
 basic-strategy rounds of blackjack, Double Attack and Triple Attack tables, every table at
 once: cards and shuffles as shoe records, wagers and actions as request records. Only the
@@ -35,13 +35,13 @@ from bench.e2e.harness import (
     workspace,
     write_config,
 )
-from daemon import logs
-from daemon.config import load_config
-from daemon.console import console_request
+from daemon.configuration.service_config import load_config
 from daemon.inbound import to_record
 from daemon.journal import prepare_state_directory
-from daemon.requests import request_record
 from daemon.service import Daemon
+from daemon.system import logs
+from daemon.wire.console import console_request
+from daemon.wire.requests import request_record
 from drivers.events import CardDrawn, NewShoe
 from rules.engine import TableEngine
 from rules.events import DealCard, Shuffle
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from daemon.journal import EventKind
-    from daemon.service import _Table
+    from daemon.parts.items import ServedTable
     from rules.config import TableConfig
     from rules.events import TableEvent
 
@@ -91,12 +91,12 @@ async def write_journal(config_path: Path, events: int) -> None:
     journal = daemon.journal
     prepare_state_directory(daemon.config.state_directory)
     await journal.open()
-    await daemon._recover()  # noqa: SLF001 - start and config events, as a first start writes
+    await daemon.recovery.recover()
     share = events // len(daemon.tables)
 
-    async def deal(index: int, table: _Table) -> None:
+    async def deal(index: int, table: ServedTable) -> None:
         for kind, record in itertools.islice(records(table.setup.table, index), share):
-            await daemon._commit(table, kind, record)  # noqa: SLF001 - the daemon's own path
+            await daemon.commits.commit(table, kind, record)
             while (queued := daemon.outbox.peek()) is not None:  # as a broker would
                 daemon.outbox.ack(queued.message_id)
 

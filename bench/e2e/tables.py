@@ -36,7 +36,7 @@ from bench.e2e.harness import (
     table_mapping,
     workspace,
 )
-from daemon.config import MAX_TABLES
+from daemon.configuration.service_config import MAX_TABLES
 from daemon.testing import DaemonProcess, DeviceServers, write_service_config
 from rules.games import Game
 
@@ -111,7 +111,10 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--py-spy", default="py-spy")
     args = parser.parse_args()
     if args.tables > MAX_TABLES:
-        parser.error(f"--tables: one process serves at most {MAX_TABLES} (daemon/config.py)")
+        parser.error(
+            f"--tables: one process serves at most {MAX_TABLES} "
+            "(daemon/configuration/service_config.py)"
+        )
     return args
 
 

@@ -1,6 +1,6 @@
 """`shoe2mqtt asyncapi`: print the AsyncAPI 3.0 document of every topic and payload.
 
-The document is built by daemon/asyncapi.py, which a test also holds against
+The document is built by daemon/wire/asyncapi.py, which a test also holds against
 docs/asyncapi.json; this module only prints it.
 """
 
@@ -24,7 +24,7 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace, out: TextIO, _err: TextIO) -> ExitCode:
-    from daemon.asyncapi import build
+    from daemon.wire.asyncapi import build
 
     out.write(json.dumps(build(base=args.base_topic), indent=2) + "\n")
     return ExitCode.OK

@@ -59,8 +59,8 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
 
 
 def _check(path: Path, out: TextIO, err: TextIO, *, display: bool) -> bool:
-    from daemon.config import load_config
-    from daemon.config_file import ConfigErrors
+    from daemon.configuration.file import ConfigErrors
+    from daemon.configuration.service_config import load_config
     from daemon.display.config import file_warnings
 
     try:

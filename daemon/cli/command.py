@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
     from typing import TextIO
 
-    from daemon.config_file import ConfigErrors
+    from daemon.configuration.file import ConfigErrors
 
 # A command runs with its parsed arguments, standard output and standard error; tests
 # hand it string buffers instead.

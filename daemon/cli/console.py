@@ -21,7 +21,7 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
 
 
 def _console(args: argparse.Namespace, _out: TextIO, err: TextIO) -> ExitCode:
-    from daemon.config_file import ConfigErrors
+    from daemon.configuration.file import ConfigErrors
     from daemon.dealer_console.config import load_console_config
 
     try:

@@ -31,14 +31,20 @@ from daemon.cli.command import Command, broker_address, usage_error
 from daemon.cli.exit_codes import ExitCode
 from daemon.cli.loopback import LOOPBACK, free_port
 from daemon.cli.output import counted
-from daemon.config import LoggingConfig, MetricsConfig, ServiceConfig, ShoeConfig, TableSetup
-from daemon.console import console_request
+from daemon.configuration.service_config import (
+    LoggingConfig,
+    MetricsConfig,
+    ServiceConfig,
+    ShoeConfig,
+    TableSetup,
+)
 from daemon.display.config import DisplayConfig, DisplaySettings
 from daemon.mqtt.client import new_client, subscribe
 from daemon.mqtt.settings import MqttSettings
 from daemon.request_gate import AUTOMATED_CONSOLE
 from daemon.service import Daemon
-from daemon.topics import Topics
+from daemon.wire.console import console_request
+from daemon.wire.topics import Topics
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 from drivers.transports import SerialSettings
 from rules.cards import Card
@@ -448,8 +454,8 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
     """The pit with the live view (or settlements as JSON Lines), until Ctrl-C or --rounds."""
-    from daemon import logs
     from daemon.cli.piped_console import PipedConsole
+    from daemon.system import logs
 
     try:
         address = None if args.broker is None else broker_address(args.broker)

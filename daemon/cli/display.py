@@ -22,7 +22,7 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
 
 
 def _display(args: argparse.Namespace, _out: TextIO, err: TextIO) -> ExitCode:
-    from daemon.config_file import ConfigErrors
+    from daemon.configuration.file import ConfigErrors
     from daemon.display.config import load_display_config
 
     try:

@@ -24,12 +24,12 @@ from typing import Final, TextIO
 
 from daemon.cli.command import Command, failure, usage_error, write_config_errors
 from daemon.cli.exit_codes import ExitCode
-from daemon.config import DEFAULT_STATE_DIRECTORY, load_config
-from daemon.config_file import ConfigErrors
+from daemon.configuration.file import ConfigErrors
+from daemon.configuration.service_config import DEFAULT_STATE_DIRECTORY, load_config
 from daemon.journal import JOURNAL_FILE, JournalError
 from daemon.journal.archive import ARCHIVE_DIRECTORY_NAME, Archive, ArchiveError
 from daemon.journal.audit import JournalReader, RoundNotFound
-from daemon.topics import Topics
+from daemon.wire.topics import Topics
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, Final
 from daemon.cli.command import Command, until_signalled, usage_error
 from daemon.cli.exit_codes import ExitCode
 from daemon.cli.output import event_record, json_line, print_line
-from daemon.envelope import utc_timestamp
 from daemon.version import installed_version
+from daemon.wire.envelope import utc_timestamp
 from drivers.captures import CaptureHeader, CaptureWriter
 from drivers.errors import DriverError
 from drivers.events import CardDrawn, CardUnreadable, frame_number

@@ -1,7 +1,7 @@
 """`shoe2mqtt replay`: an auditor runs a round log through the rules core and reads every
 settlement and notice as JSON Lines, in the order they happen at the table.
 
-The round-log format and the replay itself are daemon/replay.py, which `journal export`,
+The round-log format and the replay itself are daemon/round_log.py, which `journal export`,
 `analyze --round-log` and the tests use too; this module opens the file and prints. A
 gzip-compressed log (the journal's archive files, `.jsonl.gz`) is read as it is.
 """
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Final
 from daemon.cli.command import Command, failure, usage_error
 from daemon.cli.exit_codes import ExitCode
 from daemon.cli.output import json_line
-from daemon.replay import ReplayError, replay
+from daemon.round_log import ReplayError, replay
 
 if TYPE_CHECKING:
     import argparse

@@ -21,8 +21,8 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace, _out: TextIO, err: TextIO) -> ExitCode:
-    from daemon.config import load_config
-    from daemon.config_file import ConfigErrors
+    from daemon.configuration.file import ConfigErrors
+    from daemon.configuration.service_config import load_config
     from daemon.service import run_service
 
     try:

@@ -110,8 +110,8 @@ def _config_file_tables(path: Path, err: TextIO) -> list[TableConfig]:
     paytable: it is reported as a warning and the tables are read from the file as
     `load_config` reads them. The broker's files are not read: an analysis never connects.
     """
-    from daemon.config import load_config
-    from daemon.config_file import ConfigErrors, ConfigFileError, read_toml
+    from daemon.configuration.file import ConfigErrors, ConfigFileError, read_toml
+    from daemon.configuration.service_config import load_config
 
     try:
         return [setup.table for setup in load_config(path, read_host_files=False).tables]
@@ -131,7 +131,7 @@ def _config_file_tables(path: Path, err: TextIO) -> list[TableConfig]:
 
 
 def _round_log_table(path: Path) -> TableConfig:
-    from daemon.replay import ReplayError, read_table_line
+    from daemon.round_log import ReplayError, read_table_line
 
     try:
         with path.open(encoding="utf-8") as log:

@@ -4,7 +4,7 @@ It knows nothing the broker does not tell it, which is the point: it is the pit 
 own model (daemon/display/model.py), drawn by `rich` instead of a browser: retained state and
 round snapshots first, then settlements and notices as they come; every settlement of the
 round, in the order the rules made them; a table live only by the rule of
-daemon/availability.py (its availability and its daemon's bridge state both `online`).
+daemon/wire/availability.py (its availability and its daemon's bridge state both `online`).
 """
 
 from __future__ import annotations
@@ -194,8 +194,8 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
-    from daemon.config import load_config
-    from daemon.config_file import ConfigErrors
+    from daemon.configuration.file import ConfigErrors
+    from daemon.configuration.service_config import load_config
     from daemon.mqtt.errors import MqttSettingsError
     from daemon.mqtt.settings import MqttSettings
 

@@ -22,7 +22,7 @@ from daemon.dealer_console.link import ConsoleLink
 from daemon.dealer_console.server import build_app
 from daemon.display.model import PitModel
 from daemon.display.server import Changes
-from daemon.notify import Notifier
+from daemon.system.notify import Notifier
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -130,7 +130,7 @@ async def _signals(notifier: Notifier) -> None:
 
 
 def run_console(config: ConsoleConfig) -> int:
-    from daemon import logs
+    from daemon.system import logs
 
     logs.configure(fmt=config.log_format, level=config.log_level)
     asyncio.run(serve(config))

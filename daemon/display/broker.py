@@ -18,7 +18,7 @@ import aiomqtt
 import structlog
 
 from daemon.mqtt.client import connected, new_client, raise_if_cancelled, subscribe
-from daemon.topics import Topics
+from daemon.wire.topics import Topics
 from drivers.backoff import Backoff
 
 if TYPE_CHECKING:

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from daemon.config_file import (
+from daemon.configuration.file import (
     LOG_FORMATS,
     LOG_LEVELS,
     ConfigErrors,

@@ -8,7 +8,7 @@ What the model can show is what the broker told it, which is the hole-card guara
 daemon never publishes a face-down card (`null` until `hole_card_revealed`), and the display
 subscribes to nothing that could carry one (never `request/#`).
 
-- Liveness (daemon/availability.py): a table is live only while its availability and its
+- Liveness (daemon/wire/availability.py): a table is live only while its availability and its
   node's bridge state both say `online`, and only while the display itself is connected to
   the broker; otherwise the view says why not, never stale-but-live.
 - Each table keeps its current round's settlements, all of them, in the order the daemon
@@ -31,7 +31,6 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from daemon.availability import Liveness
 from daemon.display.wording import (
     AWAITED,
     GAME_NAMES,
@@ -45,9 +44,10 @@ from daemon.display.wording import (
     settlement_text,
     words,
 )
+from daemon.wire.availability import Liveness
 
 HISTORY: Final = 10  # finished rounds kept per table, newest first
-# A round's latest notices: as many as the daemon's snapshot keeps (daemon.table_service
+# A round's latest notices: as many as the daemon's snapshot keeps (daemon.table.state
 # MAX_ROUND_NOTICES; tests/display/test_model.py holds the two equal).
 ROUND_NOTICES: Final = 50
 # Seven seats, each hand split up to four times, every wager of the game settled: a few dozen.
@@ -264,7 +264,7 @@ class PitModel:
         return sorted(t for t, model in self.tables.items() if model.version > version)
 
     def contested(self, table_id: str) -> tuple[str, ...] | None:
-        """The daemons that claim the table at once (daemon/claims.py), or None: such a table
+        """The daemons that claim the table at once (daemon/table/claims.py), or None: such a table
         is neither live nor OFFLINE, and the page names them."""
         if self.broker != "connected":
             return None

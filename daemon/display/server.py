@@ -28,7 +28,7 @@ import structlog
 from aiohttp import web
 
 from daemon.display.login_guard import LoginGuard
-from daemon.topics import valid_segment
+from daemon.wire.topics import valid_segment
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable

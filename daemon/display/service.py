@@ -25,7 +25,7 @@ from daemon.display.broker import follow_broker
 from daemon.display.config import plain_http_warning
 from daemon.display.model import PitModel
 from daemon.display.server import Changes, build_app
-from daemon.notify import Notifier
+from daemon.system.notify import Notifier
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Coroutine
@@ -123,7 +123,7 @@ async def _signals(notifier: Notifier) -> None:
 
 
 def run_display(config: DisplayConfig) -> int:
-    from daemon import logs
+    from daemon.system import logs
 
     logs.configure(fmt=config.log_format, level=config.log_level)
     asyncio.run(serve(config))

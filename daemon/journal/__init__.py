@@ -16,14 +16,9 @@
 docs/durability.md says what is written when, and why.
 """
 
-from daemon.journal.database import (
-    Checkpoint,
-    JournalEvent,
-    RoundEntry,
-    TableRecord,
-    read_events,
-)
+from daemon.journal.database import read_events
 from daemon.journal.errors import JournalError, SchemaError, StorageFault, journal_error
+from daemon.journal.rows import Checkpoint, JournalEvent, RoundEntry, TableRecord
 from daemon.journal.schema import (
     JOURNAL_FILE,
     SCHEMA_VERSION,

@@ -39,7 +39,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from daemon.journal.database import RoundEntry
+from daemon.journal.rows import RoundEntry
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterator, Mapping

@@ -48,13 +48,13 @@ from daemon.journal.replay import (
     rules_lines,
     table_line,
 )
-from daemon.topics import Topics
+from daemon.wire.topics import Topics
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from daemon.journal.database import Checkpoint, RoundEntry
     from daemon.journal.replay import Applied
+    from daemon.journal.rows import Checkpoint, RoundEntry
 
 COMPRESSION: Final = 6  # zlib's default: level 9 took a third more time for 2 % less disk
 _LOOK_AT_PARENT: Final = 256  # events between looks: has the daemon gone?

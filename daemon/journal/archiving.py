@@ -29,8 +29,8 @@ import structlog
 
 from daemon.journal import database
 from daemon.journal.archive import ArchiveError, Quarantined, cutoff_day
-from daemon.journal.database import Checkpoint
 from daemon.journal.errors import JournalError
+from daemon.journal.rows import Checkpoint
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from daemon.journal.archive import Archive
     from daemon.journal.clock import JournalClock
     from daemon.journal.store import Journal
-    from daemon.topics import Topics
+    from daemon.wire.topics import Topics
 
 ARCHIVE_EVERY: Final = 3600.0  # seconds between looks for days to archive
 ARCHIVE_WAITING: Final = 60.0  # ... while days are due but for the broker

@@ -28,16 +28,18 @@ from daemon.journal.replay import (
     event_of_line,
     table_line,
 )
+from daemon.journal.rows import RoundEntry
 from daemon.journal.store import read_history
-from daemon.topics import Topics
+from daemon.journal.verdicts import Unread, Verdict
+from daemon.wire.topics import Topics
 
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Iterable, Iterator
     from pathlib import Path
 
-    from daemon.envelope import Outbound
-    from daemon.journal.database import Checkpoint, JournalEvent, RoundEntry, TableRecord
+    from daemon.journal.rows import Checkpoint, JournalEvent, TableRecord
+    from daemon.wire.envelope import Outbound
 
 
 class RoundNotFound(LookupError):
@@ -138,7 +140,7 @@ class JournalReader:
         state = replay.checkpoint().state["round"]
         if replay.service.engine.round_open and state is not None:
             service = replay.service
-            entry = database.RoundEntry(
+            entry = RoundEntry(
                 table_id, state["round_id"], state["first_n"], replay.n, state["started"],
                 replay.at, len(service.round_settlements), False, tuple(service.review),
             )  # fmt: skip
@@ -369,42 +371,3 @@ def _chain(*parts: Iterable[Any]) -> Iterator[Any]:
 
 def _overlap(one: ArchiveFile, other: ArchiveFile) -> bool:
     return one.table == other.table and one.first_n <= other.last_n and other.first_n <= one.last_n
-
-
-@dataclass(frozen=True, slots=True)
-class Unread:
-    """A quarantined archive (relative to the archive directory) whose manifest is still not
-    one, and why."""
-
-    directory: str
-    reason: str
-
-    def __str__(self) -> str:
-        return (
-            f"archive {self.directory}: quarantined, not read: {self.reason} (repair its "
-            "manifest.json in place)"
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """`journal verify`'s word on one table."""
-
-    table: str
-    problem: ChainBreak | None
-    end: ChainEnd | None = None
-    files: int = 0
-    archived: int = 0
-
-    @property
-    def ok(self) -> bool:
-        return self.problem is None
-
-    def __str__(self) -> str:
-        if self.problem is not None:
-            return f"{self.problem}"
-        assert self.end is not None
-        return (
-            f"{self.table}: ok: {self.end.n} events ({self.archived} in {self.files} archive "
-            f"files), head {self.end.hash}"
-        )

@@ -1,5 +1,5 @@
-"""Every query of the journal: its rows as dataclasses, what the daemon writes, what it and
-the tools read.
+"""Every query of the journal: what the daemon writes, what it and the tools read (its rows
+as dataclasses: daemon/journal/rows.py).
 
 Plain functions over a `sqlite3.Connection`, so the daemon's journal thread
 (daemon/journal/store.py) and the read-only tools (`shoe2mqtt journal`) run the same SQL.
@@ -9,11 +9,11 @@ The file, its schema and its upgrade are daemon/journal/schema.py's.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final
 
 from daemon.journal.chain import GENESIS, link_hash
 from daemon.journal.errors import SchemaError
+from daemon.journal.rows import Checkpoint, JournalEvent, LegacyMessage, RoundEntry, TableRecord
 
 if TYPE_CHECKING:
     import sqlite3
@@ -23,100 +23,6 @@ if TYPE_CHECKING:
 
 KEEP_HOUR: Final = "hour"  # the last between rounds of its hour: `journal show` replays from it
 KEEP_BASE: Final = "base"  # where the live database begins since the archive took the rest
-
-
-@dataclass(frozen=True, slots=True)
-class JournalEvent:
-    """One journaled event: the `n`-th of its table."""
-
-    table_id: str
-    n: int
-    kind: EventKind
-    body: dict[str, Any]
-    at: str
-    hash: str = ""
-    rowid: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Checkpoint:
-    """A table's state after its event `n` (`TableReplay.checkpoint()`'s data)."""
-
-    table_id: str
-    n: int
-    next_seq: int
-    at: str
-    open_round: bool
-    state: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class RoundEntry:
-    """An ended round, as `journal list` shows it, and where its events are."""
-
-    table_id: str
-    round_id: int
-    first_n: int
-    last_n: int
-    started: str
-    ended: str
-    settlements: int
-    voided: bool
-    review: tuple[str, ...]
-
-    def to_mapping(self) -> dict[str, Any]:
-        return {
-            "table": self.table_id,
-            "round": self.round_id,
-            "first": self.first_n,
-            "last": self.last_n,
-            "started": self.started,
-            "ended": self.ended,
-            "settlements": self.settlements,
-            "voided": self.voided,
-            "review": list(self.review),
-        }
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> RoundEntry:
-        return cls(
-            data["table"],
-            data["round"],
-            data["first"],
-            data["last"],
-            data["started"],
-            data["ended"],
-            data["settlements"],
-            data["voided"],
-            tuple(data["review"]),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class TableRecord:
-    """The `tables` row: where a table's journal stands."""
-
-    table_id: str
-    last_n: int = 0
-    last_hash: str = GENESIS
-    delivered_seq: int = 0
-    archived_n: int = 0
-    protocol: str | None = None
-    legacy_n: int = 0
-    legacy_next_seq: int = 1
-
-
-@dataclass(frozen=True, slots=True)
-class LegacyMessage:
-    """A message schema 1 sealed and never delivered; it goes out as it is, once."""
-
-    rowid: int
-    table_id: str
-    topic: str
-    payload: bytes
-    qos: Literal[0, 1, 2]
-    retain: bool
-    seq: int
 
 
 # ---------------------------------------------------------------- the file

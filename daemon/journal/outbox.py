@@ -22,9 +22,9 @@ from daemon.mqtt.outbox import MessageId, OutboundMessage, PendingMessages, Queu
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from daemon.envelope import Outbound
-    from daemon.journal.database import LegacyMessage
+    from daemon.journal.rows import LegacyMessage
     from daemon.journal.store import Journal
+    from daemon.wire.envelope import Outbound
 
 
 @dataclass(frozen=True, slots=True)

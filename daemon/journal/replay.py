@@ -26,11 +26,11 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from daemon.envelope import Envelopes
 from daemon.journal.chain import body_text
-from daemon.journal.database import Checkpoint, JournalEvent, RoundEntry
-from daemon.replay import LOG_FORMAT
-from daemon.table_service import TableService
+from daemon.journal.rows import Checkpoint, JournalEvent, RoundEntry
+from daemon.round_log import LOG_FORMAT
+from daemon.table.service import TableService
+from daemon.wire.envelope import Envelopes
 from rules.config import TableConfig
 from rules.events import event_to_mapping
 
@@ -38,10 +38,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
 
-    from daemon.envelope import Outbound
-    from daemon.journal.database import TableRecord
-    from daemon.table_service import Recorded
-    from daemon.topics import Topics
+    from daemon.journal.rows import TableRecord
+    from daemon.table.state import Recorded
+    from daemon.wire.envelope import Outbound
+    from daemon.wire.topics import Topics
 
 CHECKPOINT_FORMAT: Final = 1
 

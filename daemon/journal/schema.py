@@ -31,9 +31,9 @@ import sqlite3
 import stat
 from typing import TYPE_CHECKING, Final, Literal
 
-from daemon.envelope import new_epoch
 from daemon.journal.chain import GENESIS, body_text, link_hash
 from daemon.journal.errors import SchemaError
+from daemon.wire.envelope import new_epoch
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -46,13 +46,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from pathlib import Path
 
-    from daemon.journal.database import (
-        Checkpoint,
-        JournalEvent,
-        LegacyMessage,
-        RoundEntry,
-        TableRecord,
-    )
+    from daemon.journal.rows import Checkpoint, JournalEvent, LegacyMessage, RoundEntry, TableRecord
     from daemon.journal.schema import EventKind, SyncMode
 
 _T = TypeVar("_T")

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from drivers.noise import LineCounts
 
-# The reader link states of `daemon.table_service.ReaderState.link`, each a series of its own
+# The reader link states of `daemon.table.reader_state.ReaderState.link`, each a series of its own
 # (1 for the state the reader is in, 0 for the others), so an alert is one comparison.
 READER_LINKS: Final = ("starting", "connecting", "connected", "disconnected", "fault")
 # Seconds. A commit is one fsync, 3 to 3.5 ms on the table PCs measured (docs/durability.md);

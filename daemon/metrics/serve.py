@@ -21,7 +21,7 @@ from prometheus_client.exposition import choose_encoder
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from daemon.config import MetricsConfig
+    from daemon.configuration.service_config import MetricsConfig
     from daemon.metrics.collect import DaemonMetrics
 
 PATH: Final = "/metrics"

@@ -52,12 +52,12 @@ import structlog
 from paho.mqtt.client import topic_matches_sub
 from paho.mqtt.reasoncodes import ReasonCode
 
-from daemon.availability import OFFLINE, ONLINE
 from daemon.mqtt.client import connected, new_client, raise_if_cancelled, subscribe
 from daemon.mqtt.mutes import Mutes, keep_muted
 from daemon.mqtt.outbox import OutboundMessage
 from daemon.mqtt.paho_hooks import on_topic, record_connack, write_without_waking
 from daemon.mqtt.takeover import ClientIdInUse, Connections, LinkUnstable, Report
+from daemon.wire.availability import OFFLINE, ONLINE
 from drivers.backoff import Backoff
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from daemon.mqtt.settings import MqttSettings
 
 # The bridge state's payload is the word itself in UTF-8 (docs/mqtt.md); the words are
-# daemon.availability's, which the display and `watch` read the same topic by.
+# daemon.wire.availability's, which the display and `watch` read the same topic by.
 _BRIDGE_ONLINE: Final = ONLINE.encode()
 _BRIDGE_OFFLINE: Final = OFFLINE.encode()
 # How long one broker round trip (CONNACK, SUBACK, PUBACK) may take before the connection

@@ -20,7 +20,7 @@ from typing import Final
 
 from daemon.mqtt.errors import MqttSettingsError
 from daemon.mqtt.secret import Secret, UnreadableSecret, read_secret_file, unreadable
-from daemon.topics import MAX_SEGMENT, Topics, valid_segment
+from daemon.wire.topics import MAX_SEGMENT, Topics, valid_segment
 from drivers.backoff import BackoffPolicy
 from drivers.transports import is_absolute_path, is_host
 from drivers.transports.errors import SettingsError as BackoffSettingsError

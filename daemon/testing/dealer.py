@@ -1,7 +1,7 @@
 """The dealer and the players of one table, over MQTT and an emulated shoe, that survive chaos.
 
 Each round is worked out by `rules.player.SimulatedRound` (basic strategy) from the latest round
-snapshot; wagers and actions go out as requests (`daemon.console`), cards come out of the
+snapshot; wagers and actions go out as requests (`daemon.wire.console`), cards come out of the
 `EmulatedShoe`. After anything that may have lost a step (a kill, a broker restart, an
 unplug) the dealer asks the daemon for its `status` and goes on from what the daemon says,
 as a real dealer console would.
@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 import aiomqtt
 
-from daemon.console import console_request
 from daemon.testing.recorder import STEP_TIMEOUT, Stalled, response_to
+from daemon.wire.console import console_request
 from rules.cards import Card
 from rules.events import DealCard, VoidRound
 from rules.games import GAMES

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any, Final, Self
 
 import aiomqtt
 
-from daemon.availability import ONLINE
-from daemon.topics import Topics
+from daemon.wire.availability import ONLINE
+from daemon.wire.topics import Topics
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -21,7 +21,7 @@ from daemon.journal import JOURNAL_FILE, database
 from daemon.journal.archive import Archive
 from daemon.journal.audit import JournalReader
 from daemon.journal.replay import TableReplay
-from daemon.topics import Topics, has_envelope
+from daemon.wire.topics import Topics, has_envelope
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -10,7 +10,7 @@ import pytest
 
 from bench.e2e.harness import table_mapping
 from bench.e2e.load import CardStep, RequestStep, RoundLogWriter, TableLoad
-from daemon.replay import replay
+from daemon.round_log import replay
 from rules.config import TableConfig
 from rules.games import Game
 

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from daemon.config import load_config
-from daemon.config_file import ConfigErrors
+from daemon.configuration.file import ConfigErrors
+from daemon.configuration.service_config import load_config
 from daemon.dealer_console.config import load_console_config, parse_dealers
 from tests.console.table import console_section, write_dealers
 

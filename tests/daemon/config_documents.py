@@ -3,7 +3,7 @@ written out as TOML with the line of every key they hold.
 
 Nothing here imports the checker under test: what is valid comes from docs/configuration.md
 and the regulations (seven seats, eight decks, the wagers of each game), written out again
-as data, so the property test's oracle is independent of daemon/config.py and
+as data, so the property test's oracle is independent of daemon/configuration/service_config.py and
 rules/config.py.
 """
 

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from daemon.console import console_request
 from daemon.inbound import to_record
 from daemon.journal import Journal, JournalEvent
 from daemon.journal.archive import Archive
@@ -33,10 +32,11 @@ from daemon.journal.archiving import archive_due
 from daemon.journal.audit import JournalReader
 from daemon.journal.chain import body_text
 from daemon.journal.replay import TableReplay
-from daemon.requests import request_record
 from daemon.testing import Mosquitto
 from daemon.testing.recorder import until
-from daemon.topics import Topics
+from daemon.wire.console import console_request
+from daemon.wire.requests import request_record
+from daemon.wire.topics import Topics
 from drivers.driver import Disconnected, Reconnected
 from drivers.events import CardDrawn, CardUnreadable, NewShoe, SequenceGap
 from rules.engine import TableEngine

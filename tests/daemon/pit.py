@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 import aiomqtt
 
-from daemon.config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
+from daemon.configuration.service_config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
 from daemon.mqtt.settings import MqttSettings
-from daemon.notify import Notifier
 from daemon.service import Daemon
+from daemon.system.notify import Notifier
 from daemon.testing import STEP_TIMEOUT, MessageLog, response_to
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 from drivers.transports import SerialSettings

@@ -7,14 +7,14 @@ from datetime import UTC, datetime
 from itertools import count
 from typing import TYPE_CHECKING, Any
 
-from daemon.envelope import Envelopes
-from daemon.table_service import TableService
-from daemon.topics import Topics
+from daemon.table.service import TableService
+from daemon.wire.envelope import Envelopes
+from daemon.wire.topics import Topics
 from drivers import events as shoe
 from tests.rules.tables import make_config
 
 if TYPE_CHECKING:
-    from daemon.envelope import Outbound
+    from daemon.wire.envelope import Outbound
 
 SEEN = "2026-11-29T14:00:00.000Z"
 

@@ -23,7 +23,7 @@ from daemon.journal.archive import Archive
 from daemon.journal.archiving import Archived, archive_due
 from daemon.journal.audit import JournalReader
 from daemon.journal.replay import checkpoint_of_line
-from daemon.topics import Topics
+from daemon.wire.topics import Topics
 from rules.config import TableConfig
 from rules.games import Game
 from tests.daemon.commands import shoe2mqtt

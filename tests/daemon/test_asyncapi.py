@@ -11,19 +11,19 @@ from typing import TYPE_CHECKING, Any
 import jsonschema
 import pytest
 
-from daemon.asyncapi import build
-from daemon.availability import availability_payload
-from daemon.claims import CLAIM_ENDED, TABLE_CLAIMED, TableClaims
 from daemon.journal import StorageFault
-from daemon.shoe_line import ShoeLine
-from daemon.storage import StorageWatch
-from daemon.topics import Topics
+from daemon.parts.storage import StorageWatch
+from daemon.table.claims import CLAIM_ENDED, TABLE_CLAIMED, TableClaims
+from daemon.table.shoe_line import ShoeLine
+from daemon.wire.asyncapi import build
+from daemon.wire.availability import availability_payload
+from daemon.wire.topics import Topics
 from drivers import events as shoe
 from tests.daemon.tables import SEEN, drawn, make_service, request
 
 if TYPE_CHECKING:
-    from daemon.envelope import Outbound
     from daemon.mqtt.outbox import OutboundMessage
+    from daemon.wire.envelope import Outbound
 
 DOC = Path(__file__).parents[2] / "docs" / "asyncapi.json"
 
@@ -114,7 +114,7 @@ def test_availability_matches_its_channels() -> None:
     schema = _schema_for("casino/bj-1/availability", document)
     for state in ("online", "offline"):
         jsonschema.validate(json.loads(availability_payload(state, "pc-a")), schema)
-    # daemon/claims.py: the table as a daemon keeps it while another claims it too.
+    # daemon/table/claims.py: the table as a daemon keeps it while another claims it too.
     claims = TableClaims(Topics("casino"), "pc-a", ["bj-1"])
     claims.heard("casino/bridge/pc-b/state", b"online")
     claims.heard("casino/bj-1/availability", availability_payload("online", "pc-b"))

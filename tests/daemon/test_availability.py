@@ -20,8 +20,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.availability import Availability, Liveness, availability_payload, parse_availability
 from daemon.testing import DaemonProcess, write_service_config
+from daemon.wire.availability import (
+    Availability,
+    Liveness,
+    availability_payload,
+    parse_availability,
+)
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 
 if TYPE_CHECKING:

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 
 import jsonschema
 
-from daemon.asyncapi import build
 from daemon.testing import TABLE_SETTINGS, Collector, DaemonProcess, write_service_config
 from daemon.version import installed_version
+from daemon.wire.asyncapi import build
 
 if TYPE_CHECKING:
     from pathlib import Path

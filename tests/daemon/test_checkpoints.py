@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from daemon.inbound import from_record
 from daemon.journal import Checkpoint, JournalEvent, TableRecord
 from daemon.journal.replay import TableReplay
-from daemon.topics import Topics
+from daemon.wire.topics import Topics
 from rules.games import Game
 from tests.daemon.journals import event_stream
 from tests.rules.tables import make_config

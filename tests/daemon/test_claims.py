@@ -1,4 +1,4 @@
-"""One table, one daemon (daemon/claims.py): what counts as another daemon's live claim, and
+"""One table, one daemon (daemon/table/claims.py): what counts as another daemon's live claim, and
 that two daemons which see each other settle on one retained availability."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.availability import Availability, availability_payload, parse_availability
-from daemon.claims import CLAIM_ENDED, TABLE_CLAIMED, TableClaims
-from daemon.topics import Topics
+from daemon.table.claims import CLAIM_ENDED, TABLE_CLAIMED, TableClaims
+from daemon.wire.availability import Availability, availability_payload, parse_availability
+from daemon.wire.topics import Topics
 
 if TYPE_CHECKING:
     import random

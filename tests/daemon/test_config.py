@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from daemon.cli import ExitCode
-from daemon.config import load_config
-from daemon.config_file import ConfigErrors
+from daemon.configuration.file import ConfigErrors
+from daemon.configuration.service_config import load_config
 from daemon.journal import Journal, prepare_state_directory
 from drivers.transports import SerialSettings, TcpSettings
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon.config import load_config
-from daemon.config_file import ConfigErrors
+from daemon.configuration.file import ConfigErrors
+from daemon.configuration.service_config import load_config
 from drivers.transports import CaptureSettings
 
 CLEAN_ROUND = Path(__file__).parents[2] / "examples" / "captures" / "enq" / "clean-round.jsonl"

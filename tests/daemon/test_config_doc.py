@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from daemon.config import known_settings
+from daemon.configuration.service_config import known_settings
 from rules.games import WagerKind
 from rules.paytables import BonusOutcome, TwentyPointOutcome
 from tests.daemon.config_documents import REFERENCE, documented_settings

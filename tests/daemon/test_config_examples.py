@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from daemon.config import load_config
+from daemon.configuration.service_config import load_config
 
 if TYPE_CHECKING:
     from daemon.testing import Certificates

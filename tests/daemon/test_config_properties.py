@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 
 from daemon.cli import ExitCode, build_parser
 from daemon.cli.command import HOST_PROBLEMS_HEADING
-from daemon.config import load_config
+from daemon.configuration.service_config import load_config
 from daemon.testing import DaemonProcess
 from tests.daemon.config_documents import (
     RANGES,
@@ -51,7 +51,7 @@ from tests.daemon.config_documents import (
 )
 
 if TYPE_CHECKING:
-    from daemon.config import ServiceConfig
+    from daemon.configuration.service_config import ServiceConfig
     from daemon.testing import Mosquitto
 
 SHOE2MQTT: Final = Path(sys.executable).parent / "shoe2mqtt"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from daemon.console import console_request
+from daemon.wire.console import console_request
 from rules.cards import Card
 from rules.events import (
     DealCard,

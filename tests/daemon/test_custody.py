@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from daemon.table_service import Timer
+from daemon.table.custody_flow import Timer
 from drivers import events as shoe
 from drivers.driver import Connected
 from tests.daemon.tables import SEEN, bodies, drawn, make_service, request, response, take
 
 if TYPE_CHECKING:
-    from daemon.envelope import Outbound
-    from daemon.table_service import TableService
+    from daemon.table.service import TableService
+    from daemon.wire.envelope import Outbound
 
 FIRST_CARDS = "10C KH KS"
 UPCARD = "6S"

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from daemon.cli.demo import DEMO_TABLES
-from daemon.replay import replay
+from daemon.round_log import replay
 from daemon.testing import DaemonProcess, write_service_config
-from daemon.topics import has_envelope
+from daemon.wire.topics import has_envelope
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 from rules.games import Game
 from tests.daemon.pit import BASE, play, read_example, running_pit, shoe_script

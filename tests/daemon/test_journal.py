@@ -9,7 +9,7 @@ import stat
 from typing import TYPE_CHECKING, Any
 
 from daemon.journal import Checkpoint, Journal, prepare_state_directory
-from daemon.topics import has_envelope
+from daemon.wire.topics import has_envelope
 from tests.daemon.pit import BASE, play, read_example, running_pit, shoe_script
 
 if TYPE_CHECKING:
@@ -145,7 +145,7 @@ async def test_systemd_hears_ready_only_once_the_broker_is_connected(
     then STOPPING=1."""
     import socket
 
-    from daemon.notify import Notifier
+    from daemon.system.notify import Notifier
 
     address = str(tmp_path / "notify.sock")
     with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as listener:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from daemon.replay import replay
+from daemon.round_log import replay
 from tests.daemon.commands import Done, shoe2mqtt
 from tests.daemon.pit import BASE, play, read_example, running_pit, shoe_script
 

@@ -14,7 +14,6 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from daemon.envelope import utc_timestamp
 from daemon.journal.clock import (
     STEP_BACK,
     STEP_FORWARD,
@@ -23,6 +22,7 @@ from daemon.journal.clock import (
     describe_seconds,
     parse_at,
 )
+from daemon.wire.envelope import utc_timestamp
 
 START = datetime(2026, 11, 29, 14, 0, tzinfo=UTC)
 

@@ -18,16 +18,16 @@ from typing import TYPE_CHECKING, Any
 
 import aiomqtt
 
-from daemon.config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
+from daemon.configuration.service_config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
 from daemon.journal import SCHEMA_VERSION, Journal
 from daemon.journal.archive import Archive
 from daemon.journal.archiving import Archived, archive_due
 from daemon.journal.audit import JournalReader
 from daemon.mqtt.settings import MqttSettings
-from daemon.notify import Notifier
 from daemon.service import Daemon
+from daemon.system.notify import Notifier
 from daemon.testing import MessageLog
-from daemon.topics import Topics, has_envelope
+from daemon.wire.topics import Topics, has_envelope
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 from drivers.transports import SerialSettings
 from rules.config import TableConfig

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import aiomqtt
 
-from daemon.config import load_config
-from daemon.notify import Notifier
+from daemon.configuration.service_config import load_config
 from daemon.service import Daemon
+from daemon.system.notify import Notifier
 from daemon.testing import TABLE_SETTINGS, Collector, write_service_config
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 import structlog
 
-from daemon.logs import configure
+from daemon.system.logs import configure
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

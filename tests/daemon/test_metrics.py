@@ -15,8 +15,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from structlog.testing import capture_logs
 
-from daemon.config import MetricsConfig, load_config
-from daemon.config_file import ConfigErrors
+from daemon.configuration.file import ConfigErrors
+from daemon.configuration.service_config import MetricsConfig, load_config
 from daemon.metrics import READER_LINKS, DaemonMetrics, Readings, serve_metrics
 from daemon.testing import free_port, until
 from drivers import events as shoe

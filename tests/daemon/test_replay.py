@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from daemon.cli import main
-from daemon.replay import ReplayError, replay
+from daemon.round_log import ReplayError, replay
 from rules.config import TableConfig
 from rules.engine import TableEngine
 from rules.errors import EventError

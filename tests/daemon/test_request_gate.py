@@ -24,8 +24,8 @@ from daemon.request_gate import (
     RequestLimits,
     request_weight,
 )
-from daemon.requests import MAX_REQUEST_BYTES
-from daemon.table_inbox import TableInbox
+from daemon.table.inbox import TableInbox
+from daemon.wire.requests import MAX_REQUEST_BYTES
 
 STATUS = b'{"transaction": "t-1"}'
 
@@ -132,7 +132,7 @@ def test_a_flood_is_answered_a_few_times_then_reported_once_per_interval() -> No
 # ---------------------------------------------------------------- the inbox
 async def test_everything_is_served_in_arrival_order_with_requests_bounded() -> None:
     """A request that arrived before a card is applied before it: a new shoe or a void asked
-    for before a card must come first, as at the table (daemon.table_inbox)."""
+    for before a card must come first, as at the table (daemon.table.inbox)."""
     inbox: TableInbox[str] = TableInbox(request_capacity=3)
     assert inbox.offer("r1")
     assert inbox.offer("r2")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from daemon.requests import MAX_SENDER, RequestError, parse_request
+from daemon.wire.requests import MAX_SENDER, RequestError, parse_request
 from tests.daemon.tables import make_service, request, response
 
 

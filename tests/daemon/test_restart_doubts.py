@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 
-from daemon.envelope import Envelopes
 from daemon.inbound import to_record
-from daemon.requests import request_record
-from daemon.table_service import TableService
-from daemon.topics import Topics
+from daemon.table.service import TableService
+from daemon.wire.envelope import Envelopes
+from daemon.wire.requests import request_record
+from daemon.wire.topics import Topics
 from drivers.events import CardDrawn, SequenceGap
 from tests.rules.tables import make_config
 

@@ -22,7 +22,7 @@ from drivers.events import CardDrawn
 from tests.daemon.tables import SEEN, make_service, request, take
 
 if TYPE_CHECKING:
-    from daemon.table_service import TableService
+    from daemon.table.service import TableService
 
 
 def _restart_between_two_cards(protocol: str, before: int, after: int) -> TableService:

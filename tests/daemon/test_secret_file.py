@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from daemon.config_file import ConfigErrors
+from daemon.configuration.file import ConfigErrors
 from daemon.display.config import load_display_config
 from daemon.mqtt.errors import MqttSettingsError
 from daemon.mqtt.secret import Secret, UnreadableSecret, read_secret_file

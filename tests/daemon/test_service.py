@@ -6,8 +6,9 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from daemon.config import load_config
-from daemon.service import ConfigItem, Daemon
+from daemon.configuration.service_config import load_config
+from daemon.parts.items import ConfigItem
+from daemon.service import Daemon
 from rules.events import PlaceWager
 from rules.games import WagerKind
 

@@ -1,5 +1,5 @@
-"""What a table is told of its shoe's line (daemon.shoe_line), and how the daemon queues what its
-shoe says (daemon.service): bounded, the shoe waiting for room where it keeps its frames,
+"""What a table is told of its shoe's line (daemon.table.shoe_line), and how the daemon queues
+what its shoe says (daemon.service): bounded, the shoe waiting for room where it keeps its frames,
 dropped and told where it keeps nothing, and noise told once, in the stream's order.
 
 The daemon here is the real one, its journal a real file, run step by step: the shoe's driver
@@ -14,9 +14,11 @@ import json
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from daemon.config import load_config
-from daemon.service import Daemon, OverflowItem, RequestItem
-from daemon.shoe_line import LineNotice, ShoeLine
+from daemon.configuration.service_config import load_config
+from daemon.parts.driver_inbox import driver_emit
+from daemon.parts.items import OverflowItem, RequestItem
+from daemon.service import Daemon
+from daemon.table.shoe_line import LineNotice, ShoeLine
 from drivers.events import CardDrawn, LockChanged
 from drivers.noise import LineNoise, LineNoiseBegan, LineQuiet
 
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
     from pathlib import Path
 
-    from daemon.service import _Table
+    from daemon.parts.items import ServedTable
 
 CONFIG = """\
 [mqtt]
@@ -108,11 +110,11 @@ def test_an_overflow_is_told_once_where_it_began_with_what_it_cost() -> None:
 
 # ---------------------------------------------------------------- the daemon, step by step
 @contextlib.asynccontextmanager
-async def started(tmp_path: Path, protocol: str) -> AsyncIterator[tuple[Daemon, _Table]]:
+async def started(tmp_path: Path, protocol: str) -> AsyncIterator[tuple[Daemon, ServedTable]]:
     path = tmp_path / "shoe2mqtt.toml"
     path.write_text(CONFIG.format(state=tmp_path / "state", protocol=protocol), encoding="utf-8")
     daemon = Daemon(load_config(path, environ={}))
-    await daemon._start()
+    await daemon.recovery.start()
     table = daemon.tables["bj-1"]
     try:
         await take_all(daemon, table)  # its settings and its start
@@ -121,9 +123,9 @@ async def started(tmp_path: Path, protocol: str) -> AsyncIterator[tuple[Daemon, 
         await daemon.journal.close()
 
 
-async def take_all(daemon: Daemon, table: _Table) -> None:
+async def take_all(daemon: Daemon, table: ServedTable) -> None:
     while len(table.queue):
-        await daemon._take(table, table.queue.get_nowait())
+        await daemon.commits.take(table, table.queue.get_nowait())
 
 
 def journaled(tmp_path: Path, kind: str) -> list[dict[str, Any]]:
@@ -137,7 +139,7 @@ async def test_a_shoe_that_keeps_nothing_is_read_on_and_what_overflows_is_told(
     tmp_path: Path,
 ) -> None:
     async with started(tmp_path, "enq") as (daemon, table):
-        emit = daemon._from_driver(table)
+        emit = driver_emit(table, daemon.storage)
         capacity = table.queue.shoe_capacity
         for seq in range(capacity):
             await emit(LockChanged(locked=bool(seq % 2), seq=seq))  # never waits
@@ -157,7 +159,7 @@ async def test_a_shoe_that_keeps_nothing_is_read_on_and_what_overflows_is_told(
 
 async def test_a_shoe_that_keeps_its_frames_waits_for_room(tmp_path: Path) -> None:
     async with started(tmp_path, "reference") as (daemon, table):
-        emit = daemon._from_driver(table)
+        emit = driver_emit(table, daemon.storage)
         for seq in range(table.queue.shoe_capacity):
             await emit(LockChanged(locked=True, seq=seq))
 
@@ -167,14 +169,14 @@ async def test_a_shoe_that_keeps_its_frames_waits_for_room(tmp_path: Path) -> No
         waiting = asyncio.create_task(one_more())
         await asyncio.sleep(0.01)
         assert not waiting.done()  # the driver reads no more: the shoe keeps the frame
-        await daemon._take(table, table.queue.get_nowait())
+        await daemon.commits.take(table, table.queue.get_nowait())
         await asyncio.wait_for(waiting, 1)
         assert daemon._readings().overflowed == {"bj-1": 0}
 
 
 async def test_noise_costs_the_journal_a_notice_and_holds_cards_at_stake(tmp_path: Path) -> None:
     async with started(tmp_path, "enq") as (daemon, table):
-        emit = daemon._from_driver(table)
+        emit = driver_emit(table, daemon.storage)
         table.queue.offer(RequestItem("shuffle", b"{}"))  # a burn is due: cards at stake
         await take_all(daemon, table)
         await emit(LineNoiseBegan("/dev/ttyUSB0"))
@@ -194,7 +196,7 @@ async def test_noise_costs_the_journal_a_notice_and_holds_cards_at_stake(tmp_pat
 
 async def test_noise_between_rounds_holds_the_first_card_that_comes_in_it(tmp_path: Path) -> None:
     async with started(tmp_path, "enq") as (daemon, table):
-        emit = daemon._from_driver(table)
+        emit = driver_emit(table, daemon.storage)
         await emit(LineNoiseBegan("/dev/ttyUSB0"))
         await take_all(daemon, table)
         assert journaled(tmp_path, "notice") == []  # nothing at stake: nothing yet

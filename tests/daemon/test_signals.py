@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from daemon import signals
-from daemon.notify import Notifier
-from daemon.status_line import StatusLine
+from daemon.system import signals
+from daemon.system.notify import Notifier
+from daemon.system.status_line import StatusLine
 
 # Enough `call_soon_threadsafe` calls from another thread to fill the loop's self-pipe many
 # times over while the loop is held up (each one-byte write costs a whole socket buffer

@@ -1,4 +1,4 @@
-"""Two real daemons of different nodes claiming one table on one mosquitto (daemon/claims.py).
+"""Two real daemons of different nodes claiming one table on one mosquitto (daemon/table/claims.py).
 
 Measured before: every request answered twice, `seq` numbers used twice, the retained
 availability flipping between the nodes, and a clean stop of either published `offline`
@@ -13,7 +13,6 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any, Final
 
-from daemon.availability import Availability, Liveness, parse_availability
 from daemon.testing import (
     TABLE_ID,
     TABLE_SETTINGS,
@@ -23,6 +22,7 @@ from daemon.testing import (
     until,
     write_service_config,
 )
+from daemon.wire.availability import Availability, Liveness, parse_availability
 
 if TYPE_CHECKING:
     from pathlib import Path

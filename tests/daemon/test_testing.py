@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from daemon.cli.demo import DEMO_TABLES
-from daemon.config import load_config
+from daemon.configuration.service_config import load_config
 from daemon.testing import Mosquitto, write_service_config
 from drivers.transports import SerialSettings
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from daemon.table_service import Timer
-from daemon.timers import TableTimers
+from daemon.table.custody_flow import Timer
+from daemon.table.timers import TableTimers
 
 
 def test_new_lengths_are_for_the_waits_that_begin_after_them() -> None:

@@ -7,9 +7,9 @@ import json
 
 from rich.console import Console
 
-from daemon.availability import Availability, availability_payload
 from daemon.cli.watch import render
 from daemon.display.model import PitModel
+from daemon.wire.availability import Availability, availability_payload
 from tests.daemon.tables import drawn, make_service, request
 from tests.display.rounds import seven_seats_of_triple_attack
 
@@ -88,7 +88,7 @@ def test_a_table_is_offline_when_its_daemon_dies_or_stops_it() -> None:
 
 
 def test_a_table_two_daemons_claim_is_contested_never_live_nor_offline() -> None:
-    """daemon/claims.py: both serve it; the title names them, and never says OFFLINE."""
+    """daemon/table/claims.py: both serve it; the title names them, and never says OFFLINE."""
     pit = _round()
     pit.apply("casino/bridge/pc-b/state", b"online")
     conflict = Availability("conflict", "pc-b", ("pc-a",)).payload()

@@ -1,4 +1,4 @@
-"""daemon/notify.py against a real AF_UNIX datagram socket, as systemd would listen on it.
+"""daemon/system/notify.py against a real AF_UNIX datagram socket, as systemd would listen on it.
 
 A listener thread stamps each datagram with time.monotonic() the moment it arrives, so the
 gaps between watchdog pings are measured outside the event loop that sends them: that is
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import pytest
 import structlog
 
-from daemon.notify import Notifier
+from daemon.system.notify import Notifier
 from tests.deploy.notify_socket import Listener
 
 if TYPE_CHECKING:

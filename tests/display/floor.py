@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import aiomqtt
 
-from daemon.console import console_request
 from daemon.testing import MessageLog, free_port
+from daemon.wire.console import console_request
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 from rules.cards import Card
 from rules.config import TableConfig

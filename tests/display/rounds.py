@@ -11,11 +11,11 @@ import random
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from daemon.console import console_request
-from daemon.envelope import Envelopes
-from daemon.replay import replay
-from daemon.table_service import TableService
-from daemon.topics import Topics
+from daemon.round_log import replay
+from daemon.table.service import TableService
+from daemon.wire.console import console_request
+from daemon.wire.envelope import Envelopes
+from daemon.wire.topics import Topics
 from drivers import events as shoe
 from rules.cards import shoe_composition
 from rules.config import TableConfig
@@ -24,7 +24,7 @@ from rules.games import WagerKind
 from rules.player import SimulatedRound
 
 if TYPE_CHECKING:
-    from daemon.envelope import Outbound
+    from daemon.wire.envelope import Outbound
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 BASE = "shoe2mqtt"

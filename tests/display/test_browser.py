@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from daemon.availability import Availability
 from daemon.display.model import NOTICE_TEXT, ROUND_NOTICES
 from daemon.display.wording import settlement_text
 from daemon.request_gate import AUTOMATED_CONSOLE
+from daemon.wire.availability import Availability
 from tests.daemon.pit import shoe_script
 from tests.display.floor import NODE, Floor, running_floor
 from tests.display.rounds import (

@@ -13,8 +13,8 @@ import pytest
 from daemon.cli.check_config import DISPLAY_PROBLEMS_HEADING
 from daemon.cli.command import HOST_PROBLEMS_HEADING
 from daemon.cli.exit_codes import ExitCode
-from daemon.config import load_config
-from daemon.config_file import ConfigErrors
+from daemon.configuration.file import ConfigErrors
+from daemon.configuration.service_config import load_config
 from daemon.display.config import DEFAULT_BIND, DEFAULT_PORT, load_display_config
 from daemon.mqtt.secret import Secret
 from daemon.mqtt.settings import default_node

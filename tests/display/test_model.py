@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 import pytest
 import structlog
 
-from daemon.availability import Availability, availability_payload
 from daemon.display.model import (
     HISTORY,
     NOTICE_TEXT,
@@ -17,9 +16,11 @@ from daemon.display.model import (
     PitModel,
 )
 from daemon.display.wording import money, settlement_text
-from daemon.envelope import Envelopes
-from daemon.table_service import MAX_ROUND_NOTICES, TableService
-from daemon.topics import Topics
+from daemon.table.service import TableService
+from daemon.table.state import MAX_ROUND_NOTICES
+from daemon.wire.availability import Availability, availability_payload
+from daemon.wire.envelope import Envelopes
+from daemon.wire.topics import Topics
 from rules.config import TableConfig
 from tests.display.rounds import (
     BASE,
@@ -30,7 +31,7 @@ from tests.display.rounds import (
 )
 
 if TYPE_CHECKING:
-    from daemon.envelope import Outbound
+    from daemon.wire.envelope import Outbound
 
 
 def _online(model: PitModel, table: str, node: str = "pc-a") -> None:

@@ -13,13 +13,13 @@ import aiohttp
 import aiomqtt
 import pytest
 
-from daemon.availability import availability_payload
 from daemon.display.config import DisplayConfig, DisplaySettings, Login
 from daemon.display.server import STATIC
 from daemon.display.service import running_display
 from daemon.mqtt.secret import Secret
 from daemon.mqtt.settings import MqttSettings
 from daemon.testing import free_port
+from daemon.wire.availability import availability_payload
 from tests.display.rounds import BASE, played
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import structlog
 
-from daemon.logs import configure
+from daemon.system.logs import configure
 from daemon.testing import SocatPair
 from drivers.driver import Connected, Disconnected, LinkFault, Reconnected
 from drivers.events import CardDrawn

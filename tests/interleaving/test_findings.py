@@ -17,7 +17,7 @@ from drivers.events import CardDrawn, CardUnreadable
 from tests.daemon.tables import SEEN, bodies, drawn, make_service, request, take
 
 if TYPE_CHECKING:
-    from daemon.table_service import TableService
+    from daemon.table.service import TableService
 
 
 def _deal_two_seats() -> TableService:

@@ -25,7 +25,7 @@ from daemon.testing import (
     until,
     verify,
 )
-from daemon.topics import has_envelope
+from daemon.wire.topics import has_envelope
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 
 if TYPE_CHECKING:

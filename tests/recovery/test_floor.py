@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Final
 
 import pytest
 
-from daemon.availability import Availability, Liveness
 from daemon.testing import (
     BURN,
     TABLE_SETTINGS,
@@ -30,6 +29,7 @@ from daemon.testing import (
     Mosquitto,
     write_service_config,
 )
+from daemon.wire.availability import Availability, Liveness
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 from rules.config import TableConfig
 

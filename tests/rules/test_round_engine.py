@@ -600,3 +600,52 @@ def test_settings_never_change_in_the_middle_of_a_round() -> None:
     feed(engine, [Shuffle(), *cards("2C"), wager(1, "blackjack", "25")])
     with pytest.raises(RoundStateError):
         engine.reconfigured(make_config(paytable="B"))
+
+
+def test_a_burn_gone_by_unread_between_rounds_is_no_longer_due() -> None:
+    """The shoe burned a card it could not read: the burn is done, so the round's first card
+    is dealt, not taken for the burn; the shoe's count keeps the unknown card."""
+    engine = make_engine("blackjack", decks=2, burn_cards=2)
+    feed(engine, [Shuffle()])
+    remaining = copy.copy(engine.remaining)
+    engine.burned_unread()
+    assert engine.burns_due == 1
+    engine.burned_unread()
+    engine.burned_unread()  # none due any more: nothing to take
+    assert engine.burns_due == 0
+    assert engine.remaining == remaining
+    feed(engine, [wager(1, "blackjack", "10")])
+    assert play(engine, "2D") == [CardDealt(1, 1, 1, card("2D"))]
+
+
+def test_a_burn_gone_by_unread_in_a_round_changes_nothing() -> None:
+    """A burn comes before the deal, never in it: in a round being dealt nothing is due."""
+    engine = make_engine("blackjack", decks=2, burn_cards=1)
+    feed(engine, [Shuffle(), wager(1, "blackjack", "10")])
+    play(engine, "QH")  # the burn
+    play(engine, "2D")  # the round's first card
+    engine.burns_due = 1  # as a restored state could hold it
+    engine.burned_unread()
+    assert engine.burns_due == 1
+
+
+def test_burns_the_dealer_dealt_unheard_are_no_longer_due() -> None:
+    engine = make_engine("blackjack", decks=2, burn_cards=3)
+    feed(engine, [Shuffle()])
+    engine.burned_unheard(0)
+    assert engine.burns_due == 3
+    engine.burned_unheard(2)
+    assert engine.burns_due == 1
+    feed(engine, [wager(1, "blackjack", "10")])
+    assert play(engine, "QH") == [CardBurned(1)]
+    assert play(engine, "2D") == [CardDealt(1, 1, 1, card("2D"))]
+
+
+@pytest.mark.parametrize("count", [-1, 2])
+def test_more_burns_unheard_than_are_due_is_refused_and_changes_nothing(count: int) -> None:
+    engine = make_engine("blackjack", decks=2, burn_cards=1)
+    feed(engine, [Shuffle()])
+    with pytest.raises(RoundStateError) as raised:
+        engine.burned_unheard(count)
+    assert raised.value.reason == "burns_not_due"
+    assert engine.burns_due == 1

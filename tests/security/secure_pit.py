@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from daemon.config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
+from daemon.configuration.service_config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
 from daemon.mqtt.settings import MqttSettings
 from daemon.service import Daemon
 from daemon.testing import MessageLog, response_to

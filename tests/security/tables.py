@@ -7,14 +7,14 @@ import json
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
-from daemon.envelope import Envelopes
-from daemon.table_service import TableService
-from daemon.topics import Topics
+from daemon.table.service import TableService
+from daemon.wire.envelope import Envelopes
+from daemon.wire.topics import Topics
 from drivers import events as shoe
 from rules.config import TableConfig
 
 if TYPE_CHECKING:
-    from daemon.envelope import Outbound
+    from daemon.wire.envelope import Outbound
 
 TABLE: Final = "bj-1"
 HOLE: Final = "JD"  # the dealer's hole card in `table_mid_round`: dealt to nobody else

@@ -19,14 +19,14 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from daemon.topics import COMMANDS
+from daemon.wire.topics import COMMANDS
 from rules.games import Action, WagerKind
 from tests.security.tables import HOLE, TABLE, table_mid_round
 
 if TYPE_CHECKING:
     from collections.abc import MutableMapping
 
-    from daemon.table_service import TableService
+    from daemon.table.service import TableService
 
 ERROR_CODES: Final = frozenset(
     {

@@ -40,7 +40,7 @@ from daemon.testing import (
     write_service_config,
 )
 from daemon.testing.flood import Flood, FloodResult, card_latencies
-from daemon.topics import Topics
+from daemon.wire.topics import Topics
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 
 if TYPE_CHECKING:

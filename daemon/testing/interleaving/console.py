@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any, Final
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from daemon.envelope import Outbound
     from daemon.testing.interleaving.wires import Broker, Clock
+    from daemon.wire.envelope import Outbound
 
 RESEND_AFTER: Final = 3.0  # seconds without an answer before the console asks again
 MAX_TRIES: Final = 6  # sends of one request before the console gives up on it

@@ -1,18 +1,18 @@
 """One table's daemon without its I/O: the real table service, driven as daemon.service drives
 it, over a journal kept in memory and a clock the harness keeps.
 
-What it does with each item is what `Daemon._take` and `_take_from_shoe` do: a shoe event is
+What it does with each item is what `TableCommits.take` and `take_from_shoe` do: a shoe event is
 judged against the journal first (a repeat is only acknowledged, a loss or a conflict
 journaled before the frame that shows it), then journaled and applied with
-`TableReplay.apply`; a request, a daemon's notice and a passed timer (daemon.timers on the
+`TableReplay.apply`; a request, a daemon's notice and a passed timer (daemon.table.timers on the
 harness's monotonic clock, journaled at its deadline) are journaled and applied. Every
 item's `at` is the harness's time, so the messages are exactly those a daemon journaling at
 those times would publish.
 
 A crash loses nothing journaled. `start` rebuilds the table as the daemon does: from the last
-checkpoint (taken where daemon.service takes one) and the events journaled after it, through
-the same replay, re-sending every message past the broker's watermark with the ids it had; then
-the start, and the shoe's link opening.
+checkpoint (taken where the daemon takes one: daemon.parts.checkpoint_policy) and the events
+journaled after it, through the same replay, re-sending every message past the broker's
+watermark with the ids it had; then the start, and the shoe's link opening.
 """
 
 from __future__ import annotations
@@ -21,24 +21,24 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
-from daemon.envelope import utc_timestamp
 from daemon.inbound import is_journaled, to_record
 from daemon.journal.chain import body_text
-from daemon.journal.database import JournalEvent, TableRecord
 from daemon.journal.replay import TableReplay
-from daemon.requests import request_record
-from daemon.service import CHECKPOINT_ALWAYS, CHECKPOINT_BETWEEN_ROUNDS
-from daemon.table_service import CONSOLE_CONTRACT
-from daemon.timers import TableTimers
-from daemon.topics import Topics
+from daemon.journal.rows import JournalEvent, TableRecord
+from daemon.parts.checkpoint_policy import checkpoint_due
+from daemon.table.state import CONSOLE_CONTRACT
+from daemon.table.timers import TableTimers
+from daemon.wire.envelope import utc_timestamp
+from daemon.wire.requests import request_record
+from daemon.wire.topics import Topics
 from drivers.driver import Connected, Connecting
 
 if TYPE_CHECKING:
-    from daemon.envelope import Outbound
     from daemon.journal import EventKind
-    from daemon.journal.database import Checkpoint
     from daemon.journal.replay import Applied
-    from daemon.table_service import TableService
+    from daemon.journal.rows import Checkpoint
+    from daemon.table.service import TableService
+    from daemon.wire.envelope import Outbound
     from rules.config import TableConfig
 
 ORIGIN: Final = datetime(2026, 12, 1, 18, 0, tzinfo=UTC)  # the harness's time 0, as journaled
@@ -122,7 +122,7 @@ class SimulatedDaemon:
 
     # ---------------------------------------------------------------- items
     def take_shoe(self, event: object, now: float) -> tuple[list[Outbound], bool, int | None]:
-        """A shoe event as `Daemon._take_from_shoe` takes it: (messages, whether it was
+        """A shoe event as `TableCommits.take_from_shoe` takes it: (messages, whether it was
         taken, the frame to acknowledge)."""
         service = self.service
         intake = service.judge(event)
@@ -163,7 +163,7 @@ class SimulatedDaemon:
 
     # ---------------------------------------------------------------- the journal
     def _commit(self, kind: EventKind, record: dict[str, Any], now: float) -> list[Outbound]:
-        """Journal the item and apply it with the daemon's own replay (`Daemon._commit`)."""
+        """Journal the item and apply it with the daemon's own replay (`TableCommits.commit`)."""
         replay = self.replay
         assert replay is not None, "the daemon is down"
         body = json.loads(body_text(record))
@@ -175,15 +175,11 @@ class SimulatedDaemon:
         return applied.messages
 
     def _checkpoint(self, applied: Applied) -> None:
-        """Where `Daemon._checkpoint` takes one: a round's end, or long after the last."""
+        """Where the daemon takes one (daemon.parts.checkpoint_policy)."""
         assert self.replay is not None
         since = applied.event.n - (0 if self.checkpoint is None else self.checkpoint.n)
-        between_rounds = not self.replay.service.engine.round_open
-        if (
-            applied.ended is not None
-            or (between_rounds and since >= CHECKPOINT_BETWEEN_ROUNDS)
-            or since >= CHECKPOINT_ALWAYS
-        ):
+        round_open = self.replay.service.engine.round_open
+        if checkpoint_due(since, round_open=round_open, round_ended=applied.ended is not None):
             self.checkpoint = self.replay.checkpoint()
 
 

@@ -21,11 +21,11 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from daemon.envelope import Outbound
 from daemon.testing.interleaving.console import LAGGING, RESEND_AFTER, Request, applied, fits
 from daemon.testing.interleaving.people import pace
 from daemon.testing.interleaving.session import Outcome
 from daemon.testing.recorder import Stalled, response_to
+from daemon.wire.envelope import Outbound
 
 if TYPE_CHECKING:
     import random

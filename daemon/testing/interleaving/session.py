@@ -10,7 +10,7 @@ import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from daemon.config import TimingConfig
+from daemon.configuration.service_config import TimingConfig
 from daemon.testing.interleaving.console import Console
 from daemon.testing.interleaving.host import SimulatedDaemon
 from daemon.testing.interleaving.people import Dealer, Supervisor
@@ -30,10 +30,10 @@ from rules.events import DealCard
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from daemon.envelope import Outbound
     from daemon.testing.interleaving.mixes import Mix
     from daemon.testing.interleaving.shoe_line import LineFault
     from daemon.testing.interleaving.truth import Step, TruthRound
+    from daemon.wire.envelope import Outbound
     from rules.config import TableConfig
 
 EVENT_LIMIT: Final = 2_000_000  # actions of the clock one session may take: a harness bug else

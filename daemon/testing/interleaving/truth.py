@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from daemon.console import console_request
+from daemon.wire.console import console_request
 from rules.engine import TableEngine
 from rules.events import DealCard, Shuffle
 from rules.games import GAMES

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     import random
     from collections.abc import Callable
 
-    from daemon.envelope import Outbound
     from daemon.testing.interleaving.shoe_line import Frame
+    from daemon.wire.envelope import Outbound
 
 ACK_DELAY: Final = (0.001, 0.005)  # seconds from the daemon's commit to the shoe's receipt
 OPEN_DELAY: Final = (0.05, 0.3)  # from the daemon's start to the shoe's port open and greeted

@@ -12,7 +12,7 @@ tables' availability still says `online`. So a consumer joins the two:
 Two daemons that claim one table (two PCs given one table, a lab PC left pointed at the
 floor's broker) each say so on the table's availability: `conflict`, naming itself (`node`)
 and the others it saw claim the table (`with`). Such a table is contested: never live, never
-offline, whatever either publishes next, until one of them is gone (daemon.claims).
+offline, whatever either publishes next, until one of them is gone (daemon.table.claims).
 
 `Liveness` applies that rule to messages as they arrive; `watch` and `display` use it.
 """
@@ -23,7 +23,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Final
 
-from daemon.topics import valid_segment
+from daemon.wire.topics import valid_segment
 
 ONLINE: Final = "online"
 OFFLINE: Final = "offline"

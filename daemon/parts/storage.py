@@ -28,15 +28,15 @@ from typing import TYPE_CHECKING, Final
 
 import structlog
 
-from daemon.envelope import utc_timestamp
 from daemon.journal import StorageFault
 from daemon.mqtt.outbox import OutboundMessage
+from daemon.wire.envelope import utc_timestamp
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from daemon.journal import JournalError
-    from daemon.topics import Topics
+    from daemon.wire.topics import Topics
 
 RETRY_FIRST: Final = 0.25  # seconds before the first retry
 RETRY_MAX: Final = 2.0  # between retries, at most: storage back, the table goes on within this

@@ -5,7 +5,7 @@ One consumer (the table's task) takes what the shoe, its link and the daemon its
 (cards, link changes, new settings, the daemon's notices and timers) and what dealer
 consoles ask, in arrival order: a request that arrives before a card is applied before it.
 A card's place never depends on that order anyway (a card waits in the table's custody until
-its place is declared: daemon.custody), but a new shoe or a void asked for before a card must
+its place is declared: daemon.table.custody), but a new shoe or a void asked for before a card must
 come before it, as it did at the table.
 
 The one exception changes nothing at the table: a request that only reads (`status`) waits
@@ -17,7 +17,7 @@ and never crowds out the other:
 - what the shoe and its link say (`put`, `try_put`): at most `shoe_capacity` wait. `put`
   waits for room, so the shoe's driver stops reading and the bytes wait in the kernel (a
   shoe that keeps its frames loses nothing); `try_put` refuses at once instead, for a shoe
-  that keeps nothing, whose driver must read on or lose bytes uncounted (daemon.service
+  that keeps nothing, whose driver must read on or lose bytes uncounted (daemon.parts.driver_inbox
   counts and tells of what it refuses);
 - dealer consoles' requests (`offer`): refused at once when `request_capacity` wait, so a
   flood never makes its sender (the MQTT link) wait.

@@ -5,7 +5,7 @@ the table judges what it means against the round. Both read it here, once.
 
 Every request may say what the console had seen of the table when it sent it (`seen`: the
 highest `seq` of the table's messages it had received), so that the table recognises a
-request that crossed one of the shoe's cards on its way (daemon.crossing); and carries
+request that crossed one of the shoe's cards on its way (daemon.table.crossing); and carries
 `transaction`, which its response repeats (docs/mqtt.md, "Requests and responses"); and
 may say who sent it (`by`: the dealer logged in at the console), which the journal keeps with
 the request's bytes and the table otherwise ignores.

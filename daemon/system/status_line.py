@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from daemon.notify import Notifier
+    from daemon.system.notify import Notifier
 
 PERIOD: Final = 1.0  # seconds: what a person reading `systemctl status` notices
 

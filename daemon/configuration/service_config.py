@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from daemon.config_file import (
+from daemon.configuration.file import (
     LOG_FORMATS,
     LOG_LEVELS,
     ConfigErrors,
@@ -131,7 +131,7 @@ class TableSetup:
 class LoggingConfig:
     format: str = "auto"  # auto: console on a terminal, JSON Lines otherwise (journald)
     level: str = "info"
-    raw_frames: bool = False  # show frame hex at debug: exposes unrevealed cards (daemon/logs.py)
+    raw_frames: bool = False  # frame hex at debug: exposes unrevealed cards (daemon/system/logs.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +145,7 @@ class MetricsConfig:
 
 @dataclass(frozen=True, slots=True)
 class TimingConfig:
-    """`[timing]`: how long a table waits before it tells someone (daemon.timers)."""
+    """`[timing]`: how long a table waits before it tells someone (daemon.table.timers)."""
 
     declaration_wait: int = 30  # a held card, for the console's declaration: then a doubt
     shoe_silence: int = 120  # a round, for a card while the shoe is silent: then a notice
@@ -176,7 +176,7 @@ class ServiceConfig:
     # file); None for a configuration built in memory (the demo's).
     sha256: str | None = None
     # `[display]` as written, in a canonical form: the daemon does not run it, but a reload
-    # says when it changed (the display reads it at its own start: daemon.reload).
+    # says when it changed (the display reads it at its own start: daemon.configuration.reload).
     display_section: str = "null"
 
     @property

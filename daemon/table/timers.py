@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from daemon.table_service import Timer
+    from daemon.table.custody_flow import Timer
 
 
 class TableTimers:

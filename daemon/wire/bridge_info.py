@@ -34,8 +34,8 @@ class BridgeInfo:
     # Of the file the running settings were last taken from: read at start, or at the last
     # reload that accepted it (a refused file is never named here).
     config_sha256: str | None
-    # What of that file does not run yet and waits for a restart (daemon.reload): while this
-    # is empty the daemon runs that file exactly.
+    # What of that file does not run yet and waits for a restart
+    # (daemon.configuration.reload): while this is empty the daemon runs that file exactly.
     restart_needed: Sequence[str] = ()
 
     def to_mapping(self) -> dict[str, Any]:

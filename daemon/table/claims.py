@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Final
 
 import structlog
 
-from daemon.availability import (
+from daemon.mqtt.link import Presence
+from daemon.wire.availability import (
     CONFLICT,
     OFFLINE,
     ONLINE,
@@ -40,16 +41,15 @@ from daemon.availability import (
     parse_availability,
     parse_bridge_state,
 )
-from daemon.mqtt.link import Presence
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from daemon.topics import Topics
+    from daemon.wire.topics import Topics
 
 TABLE_CLAIMED: Final = "table_claimed"
 CLAIM_ENDED: Final = "table_claim_ended"
-log = structlog.get_logger("daemon.claims")
+log = structlog.get_logger("daemon.table.claims")
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from daemon.availability import CONFLICT, OFFLINE, ONLINE
-from daemon.envelope import SCHEMA_VERSION
-from daemon.topics import COMMANDS
+from daemon.wire.availability import CONFLICT, OFFLINE, ONLINE
+from daemon.wire.envelope import SCHEMA_VERSION
+from daemon.wire.topics import COMMANDS
 from rules.games import Action, Step, WagerKind
 from rules.outputs import NoticeKind, Phase, Result
 
@@ -151,7 +151,8 @@ _NOTICE_KINDS = [k.value for k in NoticeKind] + [
     "card_outside_game",
     "sequence_conflict",
     "reader_silent",
-    # The daemon's own (daemon.request_gate, daemon.mqtt.takeover, daemon.claims, daemon.journal).
+    # The daemon's own (daemon.request_gate, daemon.mqtt.takeover, daemon.table.claims,
+    # daemon.journal).
     "requests_refused",
     "requests_muted",
     "client_id_in_use",
@@ -160,7 +161,8 @@ _NOTICE_KINDS = [k.value for k in NoticeKind] + [
     "table_claim_ended",
     "clock_stepped",
     "archive_quarantined",
-    # What the shoe's line cost the table (daemon.shoe_line): noise, and an inbox it overfilled.
+    # What the shoe's line cost the table (daemon.table.shoe_line): noise, and an inbox it
+    # overfilled.
     "line_noise",
     "reader_overflow",
 ]

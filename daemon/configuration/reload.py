@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from daemon.config import TableSetup
+from daemon.configuration.service_config import TableSetup
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from daemon.config import ServiceConfig
+    from daemon.configuration.service_config import ServiceConfig
 
 log = structlog.get_logger("daemon")
 

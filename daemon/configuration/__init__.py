@@ -1,0 +1,1 @@
+"""The configuration file: reading it, checking it, what a reload changes."""

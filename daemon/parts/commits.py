@@ -1,0 +1,233 @@
+"""The commit protocol: how a table's task takes its inbox, one item (or one batch of
+requests) at a time: judged, journaled (the one commit on its path), acknowledged to the
+shoe once durable, applied, handed to the outbox; a checkpoint riding along when due
+(daemon.parts.checkpoint_policy). Nothing an event caused leaves the process before the
+event is on disk (docs/durability.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING, Any, Final
+
+from daemon.inbound import is_journaled, to_record
+from daemon.journal import JournalError, JournalEvent
+from daemon.journal.chain import body_text
+from daemon.mqtt.outbox import OutboundMessage
+from daemon.parts.checkpoint_policy import checkpoint_due
+from daemon.parts.items import (
+    ConfigItem,
+    LineItem,
+    LinkItem,
+    NoticeItem,
+    OverflowItem,
+    RefusedItem,
+    RequestItem,
+    ShoeItem,
+    StartItem,
+    TableItem,
+    TimerItem,
+)
+from daemon.wire.envelope import utc_timestamp
+from daemon.wire.requests import request_record
+from drivers.noise import LineNoise, LineQuiet
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from daemon.journal import EventKind, Journal
+    from daemon.journal.clock import JournalClock
+    from daemon.journal.outbox import JournalOutbox
+    from daemon.journal.replay import Applied
+    from daemon.metrics import DaemonMetrics
+    from daemon.parts.items import ServedTable
+    from daemon.parts.storage import StorageWatch
+    from daemon.table.shoe_line import LineNotice
+    from daemon.table.timers import TableTimers
+    from drivers.events import Event as ShoeEvent
+
+# Requests that queued together are journaled in one commit, up to this many: a round's
+# wagers from a chip-recognition layout fit, and a card waits behind one commit, not dozens.
+REQUESTS_PER_COMMIT: Final = 64
+
+
+class TableCommits:
+    """Every table's task (`consume`) and the commit each item of its inbox goes through."""
+
+    def __init__(
+        self,
+        journal: Journal,
+        outbox: JournalOutbox,
+        metrics: DaemonMetrics,
+        clock: JournalClock,
+        storage: StorageWatch,
+        *,
+        link_changed: Callable[[], None],
+    ) -> None:
+        """`link_changed`: told when a reader's link change is journaled (the status line)."""
+        self.journal = journal
+        self.outbox = outbox
+        self.metrics = metrics
+        self.clock = clock
+        self.storage = storage
+        self._link_changed = link_changed
+
+    async def consume(self, table: ServedTable) -> None:
+        table_id = table.setup.table.table_id
+        loop = asyncio.get_running_loop()
+        timers = table.timers
+        timers.follow(table.service.timers(), loop.time())
+        while True:
+            item = await self._next_item(table, timers)
+            requests: list[RequestItem] = []
+            if isinstance(item, RequestItem):  # what queued behind it too: one commit
+                queued = table.queue.get_requests_nowait(REQUESTS_PER_COMMIT - 1)
+                requests = [item, *(r for r in queued if isinstance(r, RequestItem))]
+            while True:  # the items, until the journal has them (daemon/parts/storage.py)
+                try:
+                    if len(requests) > 1:
+                        await self.take_requests(table, requests)
+                    else:
+                        await self.take(table, item)
+                except JournalError as exc:
+                    await asyncio.sleep(self.storage.failing(table_id, exc))
+                    continue
+                self.storage.resumed(table_id)
+                break
+            timers.follow(table.service.timers(), loop.time())
+
+    async def _next_item(self, table: ServedTable, timers: TableTimers) -> TableItem:
+        """The table's next item, or a timer of the table's that has passed meanwhile."""
+        loop = asyncio.get_running_loop()
+        while True:
+            due_at = timers.next_due()
+            try:
+                async with asyncio.timeout_at(due_at):
+                    return await table.queue.get()
+            except TimeoutError:
+                for timer in timers.due(loop.time()):
+                    table.queue.put_nowait(TimerItem(timer, timers.seconds(timer)))
+
+    async def take_requests(self, table: ServedTable, items: list[RequestItem]) -> None:
+        """Requests that queued together: journaled in one commit, then applied in order. A
+        request costs its table's cards one commit, not one each (a console that sends a
+        round's wagers at once, or a flood's admitted burst)."""
+        at = utc_timestamp(self.clock.now())
+        table_id = table.setup.table.table_id
+        bodies = [json.loads(body_text(self._request_record(item))) for item in items]
+        with self.metrics.journal_commit():
+            numbers = await self.journal.append_events(
+                table_id, [("request", body, at) for body in bodies]
+            )
+        assert table.replay is not None, "a table is recovered before it takes events"
+        for n, body in zip(numbers, bodies, strict=True):
+            applied = table.replay.apply(JournalEvent(table_id, n, "request", body, at))
+            self.outbox.add(table_id, applied.messages)
+            self._checkpoint(table, applied)
+
+    def _request_record(self, item: RequestItem) -> dict[str, Any]:
+        record = request_record(item.command, item.payload)
+        if self.outbox.full:  # journaled: a replay must refuse what was refused
+            record["outbox_full"] = True
+        return record
+
+    async def take(self, table: ServedTable, item: TableItem) -> None:
+        """Journal and apply one item of the table's queue."""
+        match item:
+            case NoticeItem():
+                await self.commit(table, "notice", item.record())
+            case RequestItem():
+                await self.commit(table, "request", self._request_record(item))
+            case RefusedItem():
+                self._answer_refusal(table, item)
+            case StartItem() | TimerItem() | ConfigItem():
+                await self.commit(table, item.kind, item.record())
+            case LinkItem(event=event):
+                await self.commit(table, "link", to_record(event))
+                self._link_changed()
+            case LineItem() | OverflowItem():
+                await self._tell(table, self._line_notice(table, item))
+            case ShoeItem(event=event):
+                holding = table.service.doubt is not None
+                await self._tell(table, table.line.before_shoe_event(event, holding=holding))
+                await self.take_from_shoe(table, event)
+
+    def _line_notice(self, table: ServedTable, item: LineItem | OverflowItem) -> LineNotice | None:
+        """What the table is told of its shoe's line (daemon.table.shoe_line)."""
+        line, at_stake = table.line, table.service.at_stake
+        match item:
+            case LineItem(event=LineNoise() as noise):
+                return line.noise_reported(noise)
+            case LineItem(event=LineQuiet()):
+                line.noise_quiet()
+                return None
+            case LineItem():  # LineNoiseBegan
+                return line.noise_began(at_stake=at_stake, holding=table.service.doubt is not None)
+            case OverflowItem(overflow=overflow):
+                return line.overflow_taken(overflow, at_stake=at_stake)
+
+    async def _tell(self, table: ServedTable, notice: LineNotice | None) -> None:
+        """What the shoe's line costs the table, journaled as the daemon's notice."""
+        if notice is not None:
+            await self.commit(table, "notice", NoticeItem(*notice).record())
+
+    def _answer_refusal(self, table: ServedTable, item: RefusedItem) -> None:
+        """The gate's refusal is not journaled, so its answer is outside the table's sequence
+        (Envelopes.seal_unsequenced): it moves no watermark and a replay makes nothing of it."""
+        refusal = item.refusal
+        for out in table.service.refuse(
+            item.command, refusal.transaction, refusal.code, refusal.message
+        ):
+            self.outbox.add_state(OutboundMessage(out.topic, out.payload, out.qos, out.retain))
+
+    async def take_from_shoe(self, table: ServedTable, event: ShoeEvent) -> None:
+        """Decision D3: judged before anything is journaled, acknowledged once it is durable.
+
+        A repeat of a frame the journal holds is acknowledged again and applied no more; a
+        loss is journaled (and applied) before the frame that shows it. A heartbeat is
+        judged (it may show a loss) but neither journaled nor applied: it changes nothing
+        that is published (`last_seen` is the time of the reader's last journaled event).
+        When the journal cannot be written, nothing is acknowledged: the shoe keeps it.
+        """
+        intake = table.service.judge(event)
+        if intake.gap is not None:
+            await self.commit(table, "shoe", to_record(intake.gap))
+        if intake.conflict is not None:  # the table doubts what it holds before the frame
+            await self.commit(table, "shoe", to_record(intake.conflict))
+        if intake.take and is_journaled(event):
+            await self.commit(table, "shoe", to_record(event), acknowledge=intake.acknowledge)
+            return
+        if intake.acknowledge is not None:  # a repeat of what the journal holds
+            await table.driver.acknowledge(intake.acknowledge)
+
+    async def commit(
+        self,
+        table: ServedTable,
+        kind: EventKind,
+        record: dict[str, Any],
+        *,
+        acknowledge: int | None = None,
+    ) -> None:
+        """Journal the event (the one commit on its path), acknowledge the shoe's frame
+        `acknowledge` (it is durable now), apply the event, hand what it caused to the
+        outbox: nothing it caused leaves the process before the event is on disk."""
+        at = utc_timestamp(self.clock.now())
+        table_id = table.setup.table.table_id
+        body = json.loads(body_text(record))  # exactly what a replay will read back
+        with self.metrics.journal_commit():
+            n = await self.journal.append_event(table_id, kind, body, at)
+        if acknowledge is not None:
+            await table.driver.acknowledge(acknowledge)
+        assert table.replay is not None, "a table is recovered before it takes events"
+        applied = table.replay.apply(JournalEvent(table_id, n, kind, body, at))
+        self.outbox.add(table_id, applied.messages)
+        self._checkpoint(table, applied)
+
+    def _checkpoint(self, table: ServedTable, applied: Applied) -> None:
+        """A checkpoint rides along with the next commit when one is due."""
+        assert table.replay is not None
+        since = applied.event.n - table.checkpoint_n
+        round_open = table.service.engine.round_open
+        if checkpoint_due(since, round_open=round_open, round_ended=applied.ended is not None):
+            self.journal.note_checkpoint(table.replay.checkpoint(), applied.ended)
+            table.checkpoint_n = applied.event.n

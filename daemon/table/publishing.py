@@ -1,0 +1,117 @@
+"""What a table says: engine outputs, notices and responses sealed on their topics, and the
+retained round snapshot and table state (docs/mqtt.md)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from daemon.table.state import MAX_ROUND_NOTICES, TableState
+from daemon.wire.requests import response_body
+from rules.outputs import Notice, Settlement
+
+if TYPE_CHECKING:
+    from daemon.wire.envelope import Outbound
+    from rules.outputs import Output
+
+
+class Publishing(TableState):
+    """A table's messages: what it seals, on which topic, and what it keeps for the snapshot."""
+
+    def _seal_outputs(self, outputs: list[Output]) -> tuple[list[Outbound], bool]:
+        """The engine's outputs as messages, the round's settlements and notices kept for its
+        snapshot; and whether the round ended."""
+        out: list[Outbound] = []
+        ended = False
+        for output in outputs:
+            body = output.to_mapping()
+            kind = body["type"]
+            if kind == "round_opened":
+                self.review.clear()
+                self.round_settlements.clear()
+                self.round_notices.clear()
+                if self.custody.doubt is not None:  # raised before the round, over its cards
+                    self.review.append(self.custody.doubt)
+            if kind == "round_ended":
+                ended = True
+            if isinstance(output, Settlement):
+                body["review"] = bool(self.review)
+                self._told.settled(self.table_id, output.result.value)
+                self.round_settlements.append(body)
+                out.append(self.envelopes.seal(self.topics.settlement(self.table_id), body))
+                self._log_info(
+                    "table.settled",
+                    table=self.table_id,
+                    round=output.round_id,
+                    seat=output.seat,
+                    wager=output.wager.value,
+                    outcome=output.outcome,
+                    result=output.result.value,
+                    won=body["won"],
+                )
+            elif isinstance(output, Notice):
+                self._told.noticed(self.table_id, output.kind)
+                self._keep_notice(body)
+                out.append(
+                    self.envelopes.seal(self.topics.notice(self.table_id, output.kind), body)
+                )
+            else:
+                out.append(self.envelopes.seal(self.topics.event(self.table_id, kind), body))
+        return out, ended
+
+    def _flag(self, reason: str, message: str) -> list[Outbound]:
+        if self.engine.round_open:
+            self.review.append(reason)
+        out = [self.notice(reason, message)]
+        return [*out, self.snapshot()] if self.engine.round_open or self.custody.holding else out
+
+    def notice(self, kind: str, message: str) -> Outbound:
+        """A notice of the daemon's own to the pit: the reader, the link, the outbox."""
+        body = Notice(self.round_id, kind, None, message).to_mapping()
+        if self.engine.round_open:
+            self._keep_notice(body)
+        self._told.noticed(self.table_id, kind)
+        self._log_info(
+            "table.notice", table=self.table_id, round=self.round_id, kind=kind, message=message
+        )
+        return self.envelopes.seal(self.topics.notice(self.table_id, kind), body)
+
+    def _keep_notice(self, body: dict[str, Any]) -> None:
+        """For the snapshot, which shows the latest only: a round a console fills with
+        refused wagers must not grow the daemon's memory either."""
+        self.round_notices.append(body)
+        del self.round_notices[:-MAX_ROUND_NOTICES]
+
+    def _snapshot_body(self) -> dict[str, Any]:
+        view = self.engine.public_view()
+        custody = self.custody
+        view["review"] = list(self.review)
+        view["awaiting_card_entry"] = custody.awaiting_entry
+        view["doubt"] = custody.doubt
+        view["cards_held"] = custody.cards_held
+        wait = custody.wait
+        view["awaiting"] = (
+            None if wait is None else {**wait.awaiting.to_mapping(), "since": wait.since}
+        )
+        view["settlements"] = list(self.round_settlements)
+        view["notices"] = self.round_notices[-MAX_ROUND_NOTICES:]
+        return view
+
+    def snapshot(self) -> Outbound:
+        # What the first held card waits for, as of this event (the wait's timer with it).
+        self.custody.follow_wait(self._awaiting(), self.envelopes.time())
+        body = {"type": "round_snapshot", **self._snapshot_body()}
+        return self.envelopes.seal(self.topics.round_snapshot(self.table_id), body, retain=True)
+
+    def state(self) -> Outbound:
+        """The retained table state message (reader link, faults, identity)."""
+        body = {
+            "type": "table_state",
+            "game": self.config.game.value,
+            "reader": self.reader.to_mapping(),
+        }
+        return self.envelopes.seal(self.topics.table_state(self.table_id), body, retain=True)
+
+    def _answer(self, command: str, transaction: object, answer: dict[str, Any]) -> Outbound:
+        """The response: `answer` is its status with its data or error (and `duplicate`)."""
+        body = response_body(command, transaction, self.node, answer)
+        return self.envelopes.seal(self.topics.response(self.table_id, command), body)

@@ -1,0 +1,117 @@
+"""One table's brain in the daemon: shoe events and requests in, MQTT messages out.
+
+Sans-I/O like the rules core it wraps: no sockets, no clock of its own (the envelope is
+given one), so it is tested by feeding it events. The daemon's tasks move bytes; this
+decides what they mean:
+
+- a card's place follows from what the dealer console declared and the order the shoe
+  dealt, never from which of the two streams reached the PC first: a card the round cannot
+  yet place as declared (no round, betting not closed, no decision for the hand in play)
+  is kept, in order, and placed once the declaration comes (daemon.table.custody, docs/rules.md
+  decision 15); one that waits too long becomes a doubt, never a guessed hit;
+- an unreadable card holds every later card back until the dealer console enters it
+  (`request/card`), so no card is ever given to the wrong hand;
+- when the table cannot be sure it has every card (frames lost; a shoe that keeps nothing
+  while the daemon or the link was away; a reader that restarted or reports an error
+  mid-round; a card it did not expect; another daemon on the table), the round is flagged
+  for review and every card from then on is held, in order, for the dealer console:
+  `request/resume` (no card went by unread, or the missed ones were entered with
+  `request/card`) lets them be placed, `request/void` voids the round (decision 13).
+  Flagged settlements still go out exactly as decided, marked `"review": true`, and a
+  notice says why;
+- a request that crossed one of the shoe's cards on its way is tried where it may have been
+  meant (daemon.table.crossing): a doubt if that would have changed what was published;
+- what the shoe sends is judged before anything is journaled (`judge`, decision D3): a repeat
+  of a frame the journal holds is acknowledged again and applied no more, a loss is journaled
+  as a `SequenceGap` first; the memory that takes (`receiver`) is rebuilt by the replay;
+- every engine output becomes a message on its topic, and the retained round snapshot is
+  refreshed, so a display connecting mid-round sees the table at once;
+- every request gets a response carrying the caller's transaction id and the node that
+  answered, an error code and a message when it is refused; a refused request changes
+  nothing.
+"""
+
+from __future__ import annotations
+
+import traceback
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from daemon.inbound import from_record
+from daemon.table.checkpoint import Checkpointing
+from daemon.table.console_requests import ConsoleRequests
+from daemon.table.reader import ReaderEvents
+from rules.config import TableConfig
+
+if TYPE_CHECKING:
+    from daemon.journal import EventKind
+    from daemon.wire.envelope import Outbound
+
+
+log = structlog.get_logger("daemon.table")
+
+
+class TableService(ConsoleRequests, ReaderEvents, Checkpointing):
+    """One table's brain: journaled events in (`apply_record`, the same live and in replay),
+    messages out."""
+
+    def apply_record(self, kind: EventKind, record: dict[str, Any], at: str) -> list[Outbound]:
+        """One journaled event, applied: the same method live and in replay.
+
+        Everything it returns is a function of the event and the table's state alone, the
+        envelope's time included (`at`, the event's journaled time): so a replay of the
+        journal makes the very messages the table published, byte for byte (decision D4).
+
+        A bug in applying one event costs that event, never the table: the journal holds the
+        event, so an exception here would otherwise stop the daemon at every replay too.
+        """
+        self.envelopes.at = at
+        try:
+            out = self._apply_record(kind, record, at)
+        except Exception as exc:  # noqa: BLE001 - the daemon must never stop; see above
+            # The exception's text is not logged: it may quote the event, and the event may be
+            # a card not yet revealed. Its type and where it happened are enough to find it.
+            log.error(  # noqa: TRY400 - the traceback is attached below, without the message
+                "table.apply_failed",
+                hint="a bug: the round is flagged for review and the table goes on",
+                table=self.table_id,
+                kind=kind,
+                error=type(exc).__name__,
+                where="".join(traceback.format_tb(exc.__traceback__)[-3:]),
+            )
+            out = self.internal_error()
+        self.custody.follow_wait(self._awaiting(), at)
+        return out
+
+    def _apply_record(self, kind: EventKind, record: dict[str, Any], at: str) -> list[Outbound]:  # noqa: PLR0911 - a dispatch, one return per kind of record
+        if kind == "shoe":
+            return self.on_shoe_event(from_record(record), seen_at=at)  # type: ignore[arg-type]
+        if kind == "link":
+            return self.on_link_event(from_record(record))
+        if kind == "request":
+            return self.on_request(
+                record["command"],
+                record["payload"].encode("latin-1"),
+                outbox_full=record.get("outbox_full", False),
+            )
+        if kind == "config":
+            self.reconfigure(TableConfig.from_mapping(record["table"]))
+            return [self.snapshot()]
+        if kind == "notice":
+            return self._daemon_notice(record)
+        if kind == "timer":
+            return self.on_timer(record)
+        return self.on_start(
+            record.get("protocol"), record.get("node"), int(record.get("contract", 1))
+        )
+
+    def _daemon_notice(self, record: dict[str, Any]) -> list[Outbound]:
+        """The daemon's own word to the pit; with `hold`, a doubt over every card to come."""
+        if record.get("hold"):
+            return self._doubt(record["kind"], record["message"], always=True)
+        return [self.notice(record["kind"], record["message"])]
+
+    def internal_error(self) -> list[Outbound]:
+        """An event could not be applied (a bug): the pit is told, the round is reviewed."""
+        return self._flag("internal_error", "an event could not be applied; see the daemon's log")
