@@ -51,6 +51,7 @@ SCRIPTS = {
     "bj-2": "KD 7S KH QC",  # a held round: KD dealt before any wager
     "bj-3": "KD",  # a wager outside its window
     "bj-4": "KD",  # the login
+    "bj-5": "KD 7S ?? QC",  # seat 1's second card unreadable (the dealer reads K♥)
 }
 
 
@@ -164,6 +165,28 @@ def test_a_held_round_is_resolved_from_the_page(tables: dict[str, Table], browse
     assert "What to do: " in doubt
     assert "K♦" in hand
     assert "K♥" in hand
+
+
+def test_an_unreadable_card_is_entered_from_the_page(
+    tables: dict[str, Table], browser: Browser
+) -> None:
+    table = tables["bj-5"]
+    log_in(browser, table.url)
+    _place(browser, 1, 1, "blackjack")
+    tap(browser, "close_betting")
+    _betting_closed(browser)
+    table.deal(3)  # KD, 7S, and one the shoe cannot read
+    browser.until(lambda: browser.text("#doubts .alert.entry"), "the card to enter")
+    alert = browser.text("#doubts .alert.entry")
+    tap(browser, "rank-K")
+    tap(browser, "suit-H")
+    tap(browser, "enter")
+    browser.until(lambda: "K♥" in _seat_text(browser, 1), "the card entered at seat 1")
+    table.deal()  # the hole card
+    tap(browser, "action-stand", "#seat-1")
+    browser.until(lambda: "Q♣" in browser.text(".dealer"), "the hole card revealed")
+    assert alert.startswith("ENTER CARD")
+    assert "What to do: read the card's face and enter it: Enter card" in alert
 
 
 def test_a_wager_outside_its_window_is_refused_with_the_rules_words(
