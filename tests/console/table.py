@@ -58,15 +58,11 @@ class Table:
     table_id: str
     url: str
     directory: Path
-    shoe: subprocess.Popen[bytes]
-    processes: list[subprocess.Popen[bytes]]
+    shoe: Shoe
 
     def deal(self, count: int = 1) -> None:
-        """Press Enter at the emulator `count` times: a card each."""
-        assert self.shoe.stdin is not None
-        for _ in range(count):
-            self.shoe.stdin.write(b"\n")
-            self.shoe.stdin.flush()
+        """Press Enter at the table's emulator `count` times: a card each."""
+        self.shoe.deal(count)
 
     def journal_show(self, round_id: int) -> list[dict[str, Any]]:
         """`shoe2mqtt journal show --table ID ROUND`, as a user types it: its JSON lines."""
@@ -76,12 +72,6 @@ class Table:
             capture_output=True, check=True, timeout=START,
         )  # fmt: skip
         return [json.loads(line) for line in shown.stdout.splitlines()]
-
-    def logs(self) -> str:
-        return "\n".join(
-            f"--- {path.name}\n{path.read_text(errors='replace')[-3000:]}"
-            for path in sorted(self.directory.glob("*.log"))
-        )
 
 
 def console_section(
@@ -149,9 +139,7 @@ def running_tables(
         _start(directory, "run", ["run", "--config", str(config)], processes)
         _until(lambda: all(map(_listening, ports.values())), "the consoles to listen")
         yield {
-            table_id: Table(
-                table_id, f"http://127.0.0.1:{ports[table_id]}/", directory, shoe, processes
-            )
+            table_id: Table(table_id, f"http://127.0.0.1:{ports[table_id]}/", directory, Shoe(shoe))
             for table_id, shoe in shoes.items()
         }
     finally:
