@@ -255,13 +255,20 @@ def test_the_console_of_one_table_cannot_act_on_another(
         _place(browser, 1, 1, "blackjack")
         browser.until(lambda: browser.text("#doubts .unanswered"), "the request unanswered", 15)
         unanswered = browser.text("#doubts .unanswered")
+        tap(browser, "again", "#doubts .unanswered")  # a wager may go again as it is
+        browser.until(lambda: len(_denied(secure_broker)) == 2, "the wager sent again", 15)
+        tap(browser, "forget", "#doubts .unanswered")  # and the dealer lets it go
+        browser.until(lambda: not browser.all("#doubts .unanswered"), "the request let go")
     assert "nothing heard of this table yet: do not deal" in nothing
     assert unanswered.startswith("NO ANSWER")
     assert "seat 1 blackjack $25.00: the table has not answered" in unanswered
-    denied = [line for line in secure_broker.log().splitlines() if "Denied PUBLISH" in line]
-    assert denied, "the broker refused nothing"
+    denied = _denied(secure_broker)
     assert all(f"from {CONSOLE_1} " in line for line in denied)
-    assert all(f"'{BASE}/bj-2/request/" in line for line in denied)
+    assert all(f"'{BASE}/bj-2/request/wager'" in line for line in denied)
+
+
+def _denied(broker: SecureBroker) -> list[str]:
+    return [line for line in broker.log().splitlines() if "Denied PUBLISH" in line]
 
 
 # ---------------------------------------------------------------------- the README
