@@ -1,9 +1,10 @@
 """The console's broker connection: the table's messages into the model, requests out.
 
 It connects as the table's console user (docs/mosquitto/acl), which may publish only to the
-table's `request/#` and read what the console shows: the table's round, state,
-availability, journal state, settlements, notices and responses, and the daemons' bridge
-states (is the table live). Never `request/#`: a hand-entered hole card travels there.
+table's `request/#` and read what the console shows: the table's round (its state and its
+events), state, availability, journal state, settlements, notices and responses, and the
+daemons' bridge states (is the table live). Never `request/#`: a hand-entered hole card
+travels there.
 
 `send` publishes a request (QoS 1) and waits for its answer up to `ANSWER_WAIT` seconds: the
 page then says the table did not answer, and what to do (docs/console.md).
@@ -50,6 +51,7 @@ def console_filters(base: str, table: str) -> list[str]:
         topics.journal_state(table),
         topics.table_state(table),
         topics.round_snapshot(table),
+        topics.event(table, "+"),  # the round after its state (daemon/display/model.py)
         topics.settlement(table),
         topics.notice(table, "#"),
         topics.response(table, "#"),

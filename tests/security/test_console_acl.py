@@ -21,7 +21,15 @@ if TYPE_CHECKING:
     from tests.security.conftest import SecureBroker
 
 # What the console shows of a table, each a topic the daemon publishes retained or not.
-SHOWN = ("round", "state", "availability", "journal", "settlement", "notice/card_unreadable")
+SHOWN = (
+    "round",
+    "event/card_dealt",
+    "state",
+    "availability",
+    "journal",
+    "settlement",
+    "notice/card_unreadable",
+)
 
 
 async def _delivered(client: aiomqtt.Client, seconds: float) -> list[str]:
