@@ -227,14 +227,15 @@ class TableEngine:
             )
         self.burns_due -= count
 
-    def check_card(self, card: Card) -> None:
+    def check_card(self, card: Card, *, next_shoe: bool = False) -> None:
         """`CardRejected` unless this table's shoe can hold `card` now (its deck kind, and
-        what is left since the shuffle); never names the card: it may be the hole card."""
+        what is left since the shuffle; `next_shoe`: the deck kind only, for a card of a
+        shoe not yet shuffled); never names the card: it may be the hole card."""
         if card.rank not in self._ranks:
             raise CardRejected(
                 "not_in_deck_kind", f"a {self.config.deck_kind.value} deck has no card of that rank"
             )
-        if self.remaining is not None and self.remaining[card] <= 0:
+        if not next_shoe and self.remaining is not None and self.remaining[card] <= 0:
             raise CardRejected(
                 "not_in_shoe",
                 f"the {self.config.decks}-deck shoe holds no more of that card since the shuffle",
@@ -435,11 +436,13 @@ class TableEngine:
 
     # ------------------------------------------------------------------ cards
     def _card(self, card: Card, *, burned: bool) -> list[Output]:
-        self.check_card(card)
         round_ = self.round
         if round_ is not None and round_.stage is RoundStage.OVER:
             round_ = None
         live = round_ is not None and round_.stage in _LIVE_STAGES
+        # A burn with none due, between rounds, is the next shoe's, come before its shuffle
+        # was announced: what the old shoe gave says nothing of it, only its rank does.
+        self.check_card(card, next_shoe=burned and self.burns_due == 0 and not live)
         if burned or (self.burns_due > 0 and not live):
             if live:
                 raise CardRejected("burn_mid_round", "a burned card in the middle of a round")

@@ -52,7 +52,7 @@ _JOURNAL_SETTINGS = {
 class Waiting:
     """A change that waits for a restart: a section, or a table's shoe, added or removed."""
 
-    section: str  # mqtt, metrics, journal, shoe, table
+    section: str  # mqtt, metrics, surveillance, journal, shoe, table
     settings: tuple[str, ...] = ()  # which settings of the section differ
     table: str | None = None
     change: str = "changed"  # a table: added or removed
@@ -120,6 +120,11 @@ def _waiting_sections(running: ServiceConfig, fresh: ServiceConfig) -> Iterator[
     metrics = _differing(running.metrics, fresh.metrics)
     if metrics:
         yield Waiting("metrics", metrics)
+    # The tables' surveillance takes its settings as the journal is replayed, so that a
+    # replay weighs the seats as the live table did since the start (daemon.table.surveillance).
+    surveillance = _differing(running.surveillance, fresh.surveillance)
+    if surveillance:
+        yield Waiting("surveillance", surveillance)
     journal = tuple(
         name
         for field_name, name in _JOURNAL_SETTINGS.items()

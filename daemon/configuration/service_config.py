@@ -28,9 +28,11 @@ from daemon.configuration.file import (
     format_field,
     read_toml,
 )
+from daemon.configuration.surveillance import SURVEILLANCE_KEYS, check_surveillance
 from daemon.mqtt.errors import MqttSettingsError
 from daemon.mqtt.settings import MqttSettings
 from daemon.request_gate import RequestLimits
+from daemon.table.surveillance import SurveillanceConfig
 from drivers.captures import CaptureError, read_capture
 from drivers.errors import DriverError
 from drivers.registry import available_drivers, load_decoder_class
@@ -82,8 +84,8 @@ REQUEST_LIMITS: Final = range(1, 10_001)
 DECLARATION_WAITS: Final = range(5, 601)
 SHOE_SILENCES: Final = range(10, 3601)
 
-_TOP_KEYS: tuple[str, ...] = ("console", "display", "journal", "logging", "metrics", "mqtt")
-_TOP_KEYS += ("requests", "table", "timing")  # two lines, not nine: the file's size is held
+_TOP_KEYS = ("console", "display", "journal", "logging", "metrics", "mqtt", "requests",
+             "surveillance", "table", "timing")  # fmt: skip
 _SHOE_KEYS = frozenset({"protocol", "driver", "transport", "idle_timeout"})
 _JOURNAL_KEYS = frozenset(
     {"state_directory", "outbox_limit", "sync", "keep_days", "archive_directory"}
@@ -163,6 +165,7 @@ class ServiceConfig:
     archive_directory: Path | None = None  # None: `archive` in the state directory
     requests: RequestLimits = field(default_factory=RequestLimits)  # [requests], per table
     timing: TimingConfig = field(default_factory=TimingConfig)
+    surveillance: SurveillanceConfig = field(default_factory=SurveillanceConfig)
     # SHA-256 of the bytes these settings were read from (what `sha256sum` prints for the
     # file); None for a configuration built in memory (the demo's).
     sha256: str | None = None
@@ -214,6 +217,7 @@ def known_settings() -> list[str]:
             *(f"metrics.{key}" for key in _METRICS_KEYS),
             *(f"requests.{key}" for key in _REQUESTS_KEYS),
             *(f"timing.{key}" for key in _TIMING_KEYS),
+            *(f"surveillance.{key}" for key in SURVEILLANCE_KEYS),
             *(f"table.{key}" for key in TABLE_KEYS - {"limits", "paytable"}),
             "table.limits.<wager>.min",
             "table.limits.<wager>.max",
@@ -274,6 +278,7 @@ class _Checker:
         metrics = self._metrics(document.get("metrics"))
         requests = self._requests(document.get("requests"))
         timing = self._timing(document.get("timing"))
+        surveillance = check_surveillance(self, document.get("surveillance"))
         if self.errors or self.host_problems or mqtt is None:
             raise ConfigErrors(self.errors, self.host_problems)
         return ServiceConfig(
@@ -288,6 +293,7 @@ class _Checker:
             **keeping,
             requests=requests,
             timing=timing,
+            surveillance=surveillance,
             # The text was decoded from the file's bytes strictly, so this is their hash.
             sha256=hashlib.sha256(self.text.encode("utf-8")).hexdigest(),
             display_section=json.dumps(document.get("display"), sort_keys=True, default=str),
@@ -568,15 +574,12 @@ class _Checker:
         )
 
     def _display(self, display: object, console: object) -> None:
-        """`[display]` and `[console]` are the pit display's and the dealer console's: their
-        shape is checked here too, so check-config reports every mistake at once; their files
-        are not read."""
+        """The display's and the console's sections: their shape only, their files unread."""
         from daemon.dealer_console.config import check_console
         from daemon.display.config import check_display
 
-        mistakes = check_display(display, read_files=False)[1] + check_console(console)
-        for where, message in mistakes:
-            self.error(where, message)
+        for where, text in (*check_display(display, read_files=False)[1], *check_console(console)):
+            self.error(where, text)
 
 
 class _Section:

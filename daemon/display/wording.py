@@ -49,6 +49,7 @@ REVIEW_REASONS: Final = {
     "card_outside_game": "a card drawn outside a game",
     "sequence_conflict": "a frame number used twice",
     "reader_fault": "the reader reported an error",
+    "foreign_card": "a card the shoe cannot hold",
 }
 # What a held card waits for, as the pit reads it (the snapshot's `awaiting`).
 AWAITED: Final = {
@@ -81,6 +82,7 @@ NOTICE_CLASSES: Final = {
     "retransmitted_card": ("review", "HOLD"),
     "card_outside_game": ("review", "HOLD"),
     "sequence_conflict": ("review", "HOLD"),
+    "foreign_card": ("review", "HOLD"),
     "reader_silent": ("fault", "READER"),
     "clock_stepped": ("fault", "CLOCK"),
     "archive_quarantined": ("fault", "ARCHIVE"),

@@ -109,6 +109,7 @@ class Recovery:
             clock=self.clock.now,
         )
         table.replay, table.service = replay, replay.service
+        replay.service.surveillance.configure(self.config.surveillance)  # surveillance hook
         table.checkpoint_n = replay.n
         await self._replay_events(table_id, replay, history)
         if history.events:

@@ -61,6 +61,7 @@ class Checkpointing(TableState):
             "link_fresh": self.link_fresh,
             "silence_noticed": self.silence_noticed,
             "next_seq": self.envelopes.next_seq,
+            "surveillance": self.surveillance.state(),  # surveillance hook
         }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -84,6 +85,7 @@ class Checkpointing(TableState):
             history = RoundHistory.from_state(state.get("history"))
             answered = Answered.from_state(state.get("answered"))
             receiver = _receiver(state["protocol"], state["receiver"])
+            self.surveillance.restore(config, state.get("surveillance"))  # surveillance hook
         except (KeyError, TypeError, ValueError, RulesError) as exc:
             raise CheckpointError(f"checkpoint: {type(exc).__name__}: {exc}") from None
         self.config, self.engine, self.reader = config, engine, reader

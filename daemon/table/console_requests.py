@@ -220,6 +220,7 @@ class ConsoleRequests(CustodyFlow):
         self.history.record(engine, before, event, outputs, from_shoe=False, first_seq=first_seq)
         self._record(event)
         out = self._publish(outputs)
+        out += self.surveillance.applied(event, outputs, engine)  # surveillance hook
         if before is not None and engine.round_open:
             out += self._opened(seen)
         return out

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from daemon.table.custody import NOTHING_READY
 from daemon.table.publishing import Publishing
 from daemon.table.state import LIVE
+from daemon.wire.surveillance import FOREIGN_CARD
 from rules.engine import Awaiting
 from rules.errors import EventError
 from rules.events import DealCard, Shuffle
@@ -128,6 +129,12 @@ class CustodyFlow(Publishing):
     def _from_shoe(self, card: DealCard) -> list[Outbound]:
         """A card in the shoe's order: placed now, or kept until its place is declared (or
         its doubt resolved)."""
+        # surveillance hook: a card the shoe cannot hold is never placed (decision 17)
+        if (foreign := self.surveillance.judge(card, self.engine, self.custody)) is not None:
+            message, alarm = self.surveillance.foreign_card(
+                card, foreign, self.engine, self.custody
+            )
+            return [*alarm, *self._doubt(FOREIGN_CARD, message, always=True)]
         awaiting = self._awaiting()
         if not self.custody.holding and (awaiting is None or card.burned):
             return self._apply(card, source="shoe")  # a burn the reader saw goes to the rack
@@ -228,7 +235,8 @@ class CustodyFlow(Publishing):
             return [self.notice(exc.code, exc.message)]
         self.history.record(engine, None, event, outputs, from_shoe=True, first_seq=first_seq)
         self._record(event)
-        return self._publish(outputs)
+        out = self._publish(outputs)
+        return out + self.surveillance.applied(event, outputs, engine)  # surveillance hook
 
     def _publish(self, outputs: list[Output]) -> list[Outbound]:
         """The engine's outputs published; then settings that waited for the round's end, a

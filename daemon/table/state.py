@@ -18,6 +18,7 @@ from daemon.table.custody import Custody
 from daemon.table.observer import UNOBSERVED
 from daemon.table.reader_state import ReaderState
 from daemon.table.redelivery import Answered
+from daemon.table.surveillance import TableSurveillance
 from drivers.errors import DriverError
 from drivers.receiver import FrameReceiver
 from drivers.registry import sequence_policy
@@ -105,6 +106,8 @@ class TableState:
         self.receiver = FrameReceiver(policy_for(protocol))
         # Told of cards, settlements, notices and refusals as they happen: the metrics.
         self.observer: TableObserver = UNOBSERVED
+        # surveillance hook: the shoe's census, the seats' evidence (daemon.table.surveillance)
+        self.surveillance = TableSurveillance(config, topics, envelopes)
 
     def reconfigure(self, config: TableConfig) -> bool:
         """Take new game settings now if no round is open, keeping the shoe; else at the
@@ -116,6 +119,7 @@ class TableState:
             return False
         self.pending_config = None
         self.config, self.engine = config, self.engine.reconfigured(config)
+        self.surveillance.reconfigure(config)  # surveillance hook
         self._record(config)
         return True
 

@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from daemon.wire.availability import CONFLICT, OFFLINE, ONLINE
 from daemon.wire.envelope import SCHEMA_VERSION
+from daemon.wire.surveillance import SURVEILLANCE_BODIES, SURVEILLANCE_NOTICES
 from daemon.wire.topics import COMMANDS
 from rules.games import Action, Step, WagerKind
 from rules.outputs import NoticeKind, Phase, Result
@@ -124,7 +125,7 @@ _SETTLEMENT = {
     "review": _BOOL,
 }
 
-_NOTICE_KINDS = [k.value for k in NoticeKind] + [
+_NOTICE_KINDS = [str(kind) for kind in (*NoticeKind, *SURVEILLANCE_NOTICES)] + [
     "card_unreadable",
     "sequence_gap",
     "reader_reconnected",
@@ -211,8 +212,9 @@ def build(base: str = "shoe2mqtt") -> dict[str, Any]:
     _bridge_channels(api, base)
     _table_presence_channels(api, base)
     _table_channels(api, base)
-    _event_channels(api, base)
+    _kinds(api, base, "event", _EVENTS, "Round event")
     _notice_channel(api, base)
+    _kinds(api, base, "surveillance", SURVEILLANCE_BODIES, "For the surveillance user alone:")
     _request_channels(api, base)
     return {
         "asyncapi": "3.0.0",
@@ -256,10 +258,8 @@ class _Channels:
         channel["messages"] = {message["name"]: message}
         self.channels[key] = channel
         action = "receive" if receive else "send"
-        self.operations[f"{action}_{key}"] = {
-            "action": action,
-            "channel": {"$ref": f"#/channels/{key}"},
-        }
+        ref = {"$ref": f"#/channels/{key}"}
+        self.operations[f"{action}_{key}"] = {"action": action, "channel": ref}
 
 
 _TABLE = {"table": {"description": "the table's configured id"}}
@@ -418,12 +418,12 @@ def _table_channels(api: _Channels, base: str) -> None:
         )
 
 
-def _event_channels(api: _Channels, base: str) -> None:
-    for kind, body in _EVENTS.items():
+def _kinds(api: _Channels, base: str, segment: str, bodies: dict[str, Any], what: str) -> None:
+    for kind, body in bodies.items():
         api.add(
-            f"event_{kind}",
-            f"{base}/{{table}}/event/{kind}",
-            f"Round event {kind} (QoS 1).",
+            f"{segment}_{kind}",
+            f"{base}/{{table}}/{segment}/{kind}",
+            f"{what} {kind} (QoS 1).",
             _message(kind, _enveloped(kind, body), kind.replace("_", " ")),
             parameters=_TABLE,
         )

@@ -75,6 +75,11 @@ class Topics:
     def notice(self, table: str, kind: str) -> str:
         return f"{self.base}/{table}/notice/{kind}"
 
+    def surveillance(self, table: str, kind: str) -> str:
+        """The surveillance room's: a foreign card named, each shoe's census and evidence.
+        Only the surveillance user reads them (docs/mosquitto/acl), never a display."""
+        return f"{self.base}/{table}/surveillance/{kind}"
+
     def request(self, table: str, command: str) -> str:
         return f"{self.base}/{table}/request/{command}"
 

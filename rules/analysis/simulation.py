@@ -207,10 +207,13 @@ class FastRoundPlayer:
         self.engine = TableEngine(config)
         self.dealer = Dealer(self.engine, rng)
         self.rng = rng
-        plan = wager_plan(config) if plan is None else plan
+        self.replan(wager_plan(config) if plan is None else plan)
+
+    def replan(self, plan: WagerPlan) -> None:
+        """The wagers of the rounds from the next one on (a seat absent sits them out)."""
         # As SimulatedRound: each wager placed as its window opens.
-        self._wagers_after = wagers_by_step(config, plan)
-        self._dealt_in = sum(1 for seat in plan.values() if config.rules.main_wager in seat)
+        self._wagers_after = wagers_by_step(self.config, plan)
+        self._dealt_in = sum(1 for seat in plan.values() if self.config.rules.main_wager in seat)
 
     def play(self) -> PlayedRound:
         """One round, and the shuffle and burns before it when the shoe is low."""

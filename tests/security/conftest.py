@@ -44,7 +44,8 @@ DISPLAY: Final = "display-pit-a"
 WATCH: Final = "watch-pit-a"
 CONSOLE_1: Final = "console-bj-1"
 CONSOLE_2: Final = "console-bj-2"
-USERS: Final = (DAEMON, DISPLAY, WATCH, CONSOLE_1, CONSOLE_2)
+SURVEILLANCE: Final = "surveillance-pit-a"  # the only reader of the surveillance topics
+USERS: Final = (DAEMON, DISPLAY, WATCH, CONSOLE_1, CONSOLE_2, SURVEILLANCE)
 TABLES: Final = ("bj-1", "bj-2")
 BASE: Final = "shoe2mqtt"
 

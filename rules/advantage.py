@@ -1,0 +1,434 @@
+"""Advantage play as evidence: each seat's wagers beside the count, and how likely chance is.
+
+Fed the engine's outputs (`AdvantageWatch.observe`), it keeps the shoe's count as a player
+could (rules.counting) and notes, at each round's start, the true count, the ten-value
+excess and, for each seat that played, its main wager and its 20 point bonus wager. At each
+shuffle it weighs three things per seat, over the shoe that ended and over the seat's
+session (its rounds since it last sat out a whole shoe):
+
+- `bet_count`: the main wager (its logarithm: a ramp multiplies) against the true count,
+  with the bet spread (the largest wager over the least);
+- `wonging`: the seat's presence at the table's rounds against the true count (a wonger is
+  in when the count is high and out when it is low);
+- `bonus`: whether the seat bet the 20 point bonus against the ten-value excess.
+
+Each is `S = sum of (w_j - w_i)(x_j - x_i)` over consecutive rounds `i`, `j` of one shoe,
+`w` the seat's choice and `x` the count at the round's start, and `z = S / sd(S)` with `sd`
+taken over the shuffle: a count-blind seat's choices do not depend on the order of the cards
+(however they depend on each other: a bettor who drifts up and down is count-blind too), and
+both counts are martingales over the shuffle (rules.counting): their changes between rounds
+are uncorrelated, each with variance `v(c_j) - v(c_i)` (`v(c)` after `c` cards seen), and
+shoes are independent. So `E[S] = 0` and `Var(S) = sum of (w_j - w_i)^2 (v(c_j) - v(c_i))`
+exactly, for any count-blind seat; `p` is the normal tail of `z` (docs/math.md holds both
+against simulated count-blind bettors). A seat whose `z` reaches the threshold (and, for
+bet_count, whose spread reaches its own) is flagged: evidence for a person to weigh, not a
+verdict.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from rules.counting import COUNT_SYSTEMS, DEFAULT_SYSTEM, ShoeCount
+from rules.games import WagerKind
+from rules.outputs import (
+    CardDealt,
+    HoleCardRevealed,
+    RoundEnded,
+    RoundOpened,
+    ShoeShuffled,
+    WagerAccepted,
+    WagerWithdrawn,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+
+    from rules.config import TableConfig
+    from rules.outputs import Output
+
+Test = Literal["bet_count", "wonging", "bonus"]
+Scope = Literal["shoe", "session"]
+# The table's latest rounds only: a seat that never sits out a shoe must not grow the table's
+# memory, or the checkpoint written at every round's end, without end. 600 rounds is 20 to 50
+# shoes, about 25 KB of checkpoint; a longer session is weighed over its latest 600 rounds.
+MAX_ROUNDS = 600
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """When a seat's evidence is flagged (`[surveillance]`, docs/configuration.md; the
+    defaults are chosen from the simulated players in docs/math.md)."""
+
+    evidence_z: float = 4.0
+    min_rounds: int = 10  # rounds a bet_count or bonus test needs before it can flag
+    min_spread: float = 2.0  # a bet_count flag needs the largest wager this many times the least
+    min_moves: int = 4  # entries and exits a wonging flag needs
+
+
+@dataclass(frozen=True, slots=True)
+class TableRound:
+    """One round the table dealt: the counts at its start, and each seat's wagers (cents)."""
+
+    round_id: int
+    shoe: int
+    seen: int  # cards seen face up before it, since the shuffle
+    running: int
+    true_count: float
+    ten_excess: float
+    seats: Mapping[int, tuple[int, int]]  # seat -> (main wager, 20 point bonus or 0)
+    tens_seen: int = 0
+
+    def state(self) -> list[Any]:
+        """Whole numbers only: the counts are worked out again from them, exactly."""
+        seats = {str(seat): list(wagers) for seat, wagers in self.seats.items()}
+        return [self.round_id, self.shoe, self.seen, self.running, self.tens_seen, seats]
+
+    @classmethod
+    def from_state(cls, row: Sequence[Any], count: ShoeCount) -> TableRound:
+        """From `state()`, the counts worked out as `count`'s system and shoe work them out."""
+        round_id, shoe, seen, running, tens_seen, seats = row
+        at = ShoeCount(count.tags, count.decks, count.deck_kind).restored(
+            {"running": running, "seen": seen, "tens": tens_seen}
+        )
+        wagers = {int(seat): (int(pair[0]), int(pair[1])) for seat, pair in seats.items()}
+        return cls(
+            int(round_id), int(shoe), int(seen), int(running), at.true_count, at.ten_excess,
+            wagers, int(tens_seen),
+        )  # fmt: skip
+
+    def to_mapping(self) -> dict[str, Any]:
+        """For the surveillance room: the counts at the round's start beside the wagers."""
+        return {
+            "round": self.round_id,
+            "running_count": self.running,
+            "true_count": round(self.true_count, 2),
+            "ten_excess": round(self.ten_excess, 2),
+            "seats": {
+                str(seat): {"main_cents": main, "bonus_cents": bonus}
+                for seat, (main, bonus) in self.seats.items()
+            },
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One test of one seat over one scope, flagged or not."""
+
+    seat: int
+    test: Test
+    scope: Scope
+    shoe: int  # the shoe that ended
+    rounds: int  # rounds weighed
+    correlation: float  # Spearman's rho of the seat's choice and the count: for reading
+    z: float
+    p: float  # how likely a count-blind seat scores z or more (the normal tail)
+    flagged: bool
+    spread: float | None = None  # bet_count: the largest wager over the least
+    wagers: tuple[int, int] | None = None  # bet_count: the least and the largest, cents
+    moves: int | None = None  # wonging: the entries and exits
+
+    def to_mapping(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "seat": self.seat,
+            "test": self.test,
+            "scope": self.scope,
+            "shoe": self.shoe,
+            "rounds": self.rounds,
+            "correlation": round(self.correlation, 4),
+            "z": round(self.z, 3),
+            "p": float(f"{self.p:.3g}"),
+            "flagged": self.flagged,
+        }
+        if self.spread is not None and self.wagers is not None:
+            body["spread"] = round(self.spread, 2)
+            body["least_cents"], body["largest_cents"] = self.wagers
+        if self.moves is not None:
+            body["moves"] = self.moves
+        return body
+
+
+@dataclass(slots=True)
+class _Session:
+    first_shoe: int
+    last_shoe: int
+
+
+class AdvantageWatch:
+    """One table's seats against its shoes' counts."""
+
+    def __init__(
+        self,
+        config: TableConfig,
+        system: str = DEFAULT_SYSTEM,
+        thresholds: Thresholds | None = None,
+    ) -> None:
+        self.main = config.rules.main_wager
+        self.system = system
+        self.thresholds = thresholds or Thresholds()
+        self.count = ShoeCount(COUNT_SYSTEMS[system], config.decks, config.deck_kind)
+        self.shoe = 0
+        self.rounds: list[TableRound] = []
+        self.sessions: dict[int, _Session] = {}
+        self._wagers: dict[int, dict[WagerKind, int]] = {}
+        # The round, and the cards seen, the running count and the ten-value cards seen at
+        # its start.
+        self._opening: tuple[int, int, int, int] = (0, 0, 0, 0)
+        self._dealt = False
+
+    # ---------------------------------------------------------------- fed by the engine
+    def observe(self, outputs: Iterable[Output]) -> list[Evidence]:
+        """Take the engine's outputs; at a shuffle, the evidence of the shoe that ended."""
+        evidence: list[Evidence] = []
+        for output in outputs:
+            if isinstance(output, CardDealt):
+                self._dealt = True
+                if output.card is not None:
+                    self.count.seen(output.card)
+            elif isinstance(output, HoleCardRevealed):
+                self.count.seen(output.card)
+            elif isinstance(output, WagerAccepted):
+                self._wagers.setdefault(output.seat, {})[output.wager] = output.amount
+            elif isinstance(output, WagerWithdrawn):
+                self._wagers.get(output.seat, {}).pop(output.wager, None)
+            elif isinstance(output, RoundOpened):
+                self._wagers, self._dealt = {}, False
+                count = self.count
+                self._opening = (output.round_id, count.cards_seen, count.running, count.tens_seen)
+            elif isinstance(output, RoundEnded):
+                self._round_ended()
+            elif isinstance(output, ShoeShuffled):
+                evidence += self.shoe_ended()
+                self.shoe = output.shoe
+                self.count = ShoeCount(self.count.tags, self.count.decks, self.count.deck_kind)
+        return evidence
+
+    def _round_ended(self) -> None:
+        if not self._dealt:  # voided before its first card: nobody played it
+            return
+        round_id, seen, running, tens_seen = self._opening
+        seats = {
+            seat: (wagers[self.main], wagers.get(WagerKind.TWENTY_POINT_BONUS, 0))
+            for seat, wagers in sorted(self._wagers.items())
+            if self.main in wagers
+        }
+        row = [round_id, self.shoe, seen, running, tens_seen, {}]
+        self.rounds.append(dataclasses.replace(TableRound.from_state(row, self.count), seats=seats))
+        del self.rounds[:-MAX_ROUNDS]
+        for seat in seats:
+            session = self.sessions.setdefault(seat, _Session(self.shoe, self.shoe))
+            session.last_shoe = self.shoe
+        self._wagers, self._dealt = {}, False
+
+    def shoe_ended(self) -> list[Evidence]:
+        """Weigh every seat that played the shoe in play; a seat that sat it out entirely
+        ends its session. Called at the shuffle (`observe` does)."""
+        evidence: list[Evidence] = []
+        for seat in sorted(self.sessions):
+            session = self.sessions[seat]
+            if session.last_shoe != self.shoe:
+                del self.sessions[seat]  # sat out the whole shoe: a new session next time
+                continue
+            evidence += self.weigh(seat, "shoe", self.shoe)
+            evidence += self.weigh(seat, "session", session.first_shoe)
+        # Rounds before every session still open are weighed no more.
+        first = min((s.first_shoe for s in self.sessions.values()), default=self.shoe + 1)
+        self.rounds = [r for r in self.rounds if r.shoe >= first]
+        return evidence
+
+    def weigh(self, seat: int, scope: Scope, first_shoe: int) -> list[Evidence]:
+        """The seat's evidence over the table's rounds from `first_shoe` on."""
+        rounds = [r for r in self.rounds if r.shoe >= first_shoe]
+        played = [r for r in rounds if seat in r.seats]
+        if not played:
+            return []
+        out = [self._bet_count(seat, scope, played), self._wonging(seat, scope, rounds)]
+        if any(r.seats[seat][1] for r in played):
+            out.append(self._bonus(seat, scope, played))
+        return out
+
+    # ---------------------------------------------------------------- the tests
+    def _bet_count(self, seat: int, scope: Scope, played: Sequence[TableRound]) -> Evidence:
+        wagers = [r.seats[seat][0] for r in played]
+        choice = [math.log(wager) if wager > 0 else 0.0 for wager in wagers]
+        z = shuffle_z(played, choice, _true_count, self._count_variance)
+        least, largest = min(wagers), max(wagers)
+        spread = largest / least if least > 0 else math.inf
+        limits = self.thresholds
+        flagged = (
+            len(played) >= limits.min_rounds
+            and z >= limits.evidence_z
+            and spread >= limits.min_spread
+        )
+        rho = rank_correlation(wagers, [r.true_count for r in played])
+        return Evidence(
+            seat, "bet_count", scope, self.shoe, len(played), rho, z, upper_tail(z), flagged,
+            spread=spread, wagers=(least, largest),
+        )  # fmt: skip
+
+    def _bonus(self, seat: int, scope: Scope, played: Sequence[TableRound]) -> Evidence:
+        choice = [1.0 if r.seats[seat][1] else 0.0 for r in played]
+        z = shuffle_z(played, choice, _ten_excess, self._ten_variance)
+        flagged = len(played) >= self.thresholds.min_rounds and z >= self.thresholds.evidence_z
+        rho = rank_correlation(choice, [r.ten_excess for r in played])
+        return Evidence(
+            seat, "bonus", scope, self.shoe, len(played), rho, z, upper_tail(z), flagged
+        )
+
+    def _wonging(self, seat: int, scope: Scope, rounds: Sequence[TableRound]) -> Evidence:
+        presence = [1.0 if seat in r.seats else 0.0 for r in rounds]
+        moves = sum(
+            1
+            for before, after, b, a in zip(rounds, rounds[1:], presence, presence[1:], strict=False)
+            if before.shoe == after.shoe and b != a
+        )
+        z = shuffle_z(rounds, presence, _true_count, self._count_variance)
+        flagged = moves >= self.thresholds.min_moves and z >= self.thresholds.evidence_z
+        rho = rank_correlation(presence, [r.true_count for r in rounds])
+        return Evidence(
+            seat, "wonging", scope, self.shoe, len(rounds), rho, z, upper_tail(z), flagged,
+            moves=moves,
+        )  # fmt: skip
+
+    def _count_variance(self, seen: int) -> float:
+        return self.count.true_count_variance(seen)
+
+    def _ten_variance(self, seen: int) -> float:
+        return self.count.ten_excess_variance(seen)
+
+    # ---------------------------------------------------------------- views and state
+    def shoe_rounds(self) -> list[TableRound]:
+        """The rounds of the shoe in play (or, at its shuffle, of the shoe that ended)."""
+        return [r for r in self.rounds if r.shoe == self.shoe]
+
+    def seats(self) -> dict[int, dict[str, Any]]:
+        """Each seat's session so far, for the pit's report: rounds, shoes, and the
+        session's evidence as it stands (flagged at the shoe's end only)."""
+        view: dict[int, dict[str, Any]] = {}
+        for seat, session in sorted(self.sessions.items()):
+            played = [r for r in self.rounds if r.shoe >= session.first_shoe and seat in r.seats]
+            if not played:
+                continue
+            view[seat] = {
+                "rounds": len(played),
+                "shoes": len({r.shoe for r in played}),
+                "evidence": [
+                    e.to_mapping() for e in self.weigh(seat, "session", session.first_shoe)
+                ],
+            }
+        return view
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "system": self.system,
+            "shoe": self.shoe,
+            "count": self.count.state(),
+            "rounds": [r.state() for r in self.rounds],
+            "sessions": {
+                str(seat): [session.first_shoe, session.last_shoe]
+                for seat, session in self.sessions.items()
+            },
+            "wagers": {
+                str(seat): {kind.value: amount for kind, amount in wagers.items()}
+                for seat, wagers in self._wagers.items()
+            },
+            "opening": list(self._opening),
+            "dealt": self._dealt,
+        }
+
+    @classmethod
+    def from_state(
+        cls, config: TableConfig, data: Mapping[str, Any], thresholds: Thresholds | None = None
+    ) -> AdvantageWatch:
+        """From `state()`; KeyError, TypeError or ValueError when malformed."""
+        watch = cls(config, str(data["system"]), thresholds)
+        watch.shoe = int(data["shoe"])
+        watch.count.restored(data["count"])
+        watch.rounds = [TableRound.from_state(row, watch.count) for row in data["rounds"]]
+        watch.sessions = {
+            int(seat): _Session(int(first), int(last))
+            for seat, (first, last) in data["sessions"].items()
+        }
+        watch._wagers = {
+            int(seat): {WagerKind(kind): int(amount) for kind, amount in wagers.items()}
+            for seat, wagers in data["wagers"].items()
+        }
+        round_id, seen, running, tens_seen = data["opening"]
+        watch._opening = (int(round_id), int(seen), int(running), int(tens_seen))
+        watch._dealt = bool(data["dealt"])
+        return watch
+
+
+def _true_count(row: TableRound) -> float:
+    return row.true_count
+
+
+def _ten_excess(row: TableRound) -> float:
+    return row.ten_excess
+
+
+def shuffle_z(
+    rounds: Sequence[TableRound],
+    choice: Sequence[float],
+    index: Callable[[TableRound], float],
+    variance: Callable[[int], float],
+) -> float:
+    """z of `sum (choice_j - choice_i) * (index_j - index_i)` over consecutive rounds `i`, `j`
+    of one shoe, against the shuffle (module docstring); 0 when the choice never changes (a
+    flat bettor, a seat that never left)."""
+    total = spread = 0.0
+    for (before, was), (after, now) in zip(
+        zip(rounds, choice, strict=True), zip(rounds[1:], choice[1:], strict=True), strict=False
+    ):
+        change = now - was
+        if change == 0 or before.shoe != after.shoe:
+            continue
+        total += change * (index(after) - index(before))
+        spread += change * change * (variance(after.seen) - variance(before.seen))
+    if spread <= 1e-12:
+        return 0.0
+    return total / math.sqrt(spread)
+
+
+# -------------------------------------------------------------------- statistics
+def mid_ranks(values: Sequence[float]) -> list[float]:
+    """1-based ranks, ties given the mean of the ranks they span."""
+    order = sorted(range(len(values)), key=values.__getitem__)
+    ranks = [0.0] * len(values)
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        for index in order[start : end + 1]:
+            ranks[index] = (start + end) / 2 + 1
+        start = end + 1
+    return ranks
+
+
+def pearson(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Pearson's correlation; 0 when either has no spread (a flat bettor correlates with
+    nothing)."""
+    n = len(xs)
+    if n < 2:
+        return 0.0
+    mean_x, mean_y = sum(xs) / n, sum(ys) / n
+    sxy = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True))
+    sxx = sum((x - mean_x) ** 2 for x in xs)
+    syy = sum((y - mean_y) ** 2 for y in ys)
+    if sxx <= 0 or syy <= 0:
+        return 0.0
+    return max(-1.0, min(1.0, sxy / math.sqrt(sxx * syy)))
+
+
+def rank_correlation(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Spearman's rho: Pearson's correlation of the mid-ranks."""
+    return pearson(mid_ranks(xs), mid_ranks(ys))
+
+
+def upper_tail(z: float) -> float:
+    """P(Z >= z) for a standard normal Z."""
+    return 0.5 * math.erfc(z / math.sqrt(2))
