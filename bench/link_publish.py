@@ -1,7 +1,7 @@
 """The daemon's MQTT link alone: CPU per message it publishes, QoS 1, to a real mosquitto.
 
     uv run python -m bench.link_publish [--rate 300] [--seconds 10] [--compare OTHER_LINK.py]
-                                        [--repeat 5]
+                                        [--repeat 5] [--burst 6]
 
 An open-loop stream of messages (`--rate` a second, about what 32 tables at 40 cards/s make:
 6.6 messages a card) is put in a `MemoryOutbox` while an `MqttLink` drains it; this
@@ -10,7 +10,9 @@ is the link's cost per message (plus the outbox's and the loop's, which the daem
 too). `--compare` loads another version of daemon/mqtt/link.py from a file (e.g. the one
 before a change: `git show main:daemon/mqtt/link.py > /tmp/link_before.py`) and runs the
 two alternately (`--repeat` times each, medians compared) on the same broker, so the ratio
-is of one run.
+is of one run. `--burst N` puts N messages at once every N / rate seconds, as a card makes
+its messages together (6.5 a card in the daemon's open-loop runs); the default, 1, puts
+them one at a time.
 """
 
 from __future__ import annotations
@@ -34,7 +36,9 @@ if TYPE_CHECKING:
 PAYLOAD = b'{"type":"round_snapshot",' + b'"x":1,' * 120 + b'"end":true}'  # a snapshot's size
 
 
-async def cpu_per_message(link_module: ModuleType, port: int, rate: float, seconds: float) -> float:
+async def cpu_per_message(
+    link_module: ModuleType, port: int, rate: float, seconds: float, burst: int = 1
+) -> float:
     outbox = MemoryOutbox(capacity=1_000_000)
     settings = MqttSettings(host="127.0.0.1", port=port, node="bench-link", base_topic="bench")
     link: Any = link_module.MqttLink(settings, outbox)
@@ -44,9 +48,11 @@ async def cpu_per_message(link_module: ModuleType, port: int, rate: float, secon
             await asyncio.sleep(0.01)
         count = int(rate * seconds)
         started_cpu, started = time.process_time(), time.monotonic()
-        for n in range(count):
-            outbox.put(OutboundMessage(f"bench/t{n % 32}/round_snapshot", PAYLOAD, retain=True))
-            await asyncio.sleep(max(0.0, started + (n + 1) / rate - time.monotonic()))
+        for n in range(0, count, burst):
+            for k in range(n, min(n + burst, count)):
+                topic = f"bench/t{k // burst % 32}/round_snapshot"
+                outbox.put(OutboundMessage(topic, PAYLOAD, retain=True))
+            await asyncio.sleep(max(0.0, started + (n + burst) / rate - time.monotonic()))
         while len(outbox):  # noqa: ASYNC110 - drained when the broker acknowledged the last
             await asyncio.sleep(0.005)
         used = time.process_time() - started_cpu
@@ -60,6 +66,7 @@ async def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--compare", help="another daemon/mqtt/link.py to run alternately")
     parser.add_argument("--repeat", type=int, default=5, help="runs of each, alternately")
+    parser.add_argument("--burst", type=int, default=1, help="messages put at once")
     args = parser.parse_args()
     versions = {"this link": current_link}
     if args.compare:
@@ -75,7 +82,9 @@ async def main() -> None:
     with workspace() as directory, bench_broker(directory) as broker:
         for _ in range(args.repeat):
             for name, module in versions.items():
-                cost = await cpu_per_message(module, broker.port, args.rate, args.seconds)
+                cost = await cpu_per_message(
+                    module, broker.port, args.rate, args.seconds, args.burst
+                )
                 costs[name].append(cost)
                 print(f"  {name}: {cost * 1e6:.0f} us CPU per message", flush=True)
     for name, values in costs.items():

@@ -1,4 +1,4 @@
-"""A card's way to the pit, quiet and under a flood of requests at its table (issue 14).
+"""A card's way to the pit, quiet and under a flood of requests at its table.
 
     uv run python -m bench.e2e.flood [--cards 1000] [--rate 5000] [--profile DIR]
 

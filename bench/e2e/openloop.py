@@ -37,6 +37,7 @@ import contextlib
 import io
 import itertools
 import json
+import math
 import os
 import signal
 import subprocess
@@ -86,6 +87,9 @@ if TYPE_CHECKING:
     from bench.e2e.shoes import LoadShoe
     from daemon.testing import Mosquitto
 
+    # Watches a run as it goes (bench/e2e/sustained.py), from the daemon's READY=1 to the end.
+    Observer = Callable[["OpenLoopRun", ReadyDaemon], Coroutine[Any, Any, None]]
+
 Baseline = Literal["bare", "normal", "full"]
 BASELINES: Final[tuple[Baseline, ...]] = ("bare", "normal", "full")
 BASELINE_NAMES: Final[dict[str, str]] = {
@@ -94,9 +98,15 @@ BASELINE_NAMES: Final[dict[str, str]] = {
     "full": "durable relay (fdatasync)",
 }
 CARD_DRAWN: Final = reference.MessageType.CARD_DRAWN
-# What the daemon says for each card it takes: the card event, or the refusal of the card.
-CARDS_TAKEN: Final = frozenset({"event/card_dealt", "event/card_burned", "notice/card_rejected"})
+# What the daemon says for each card it takes: the card event, the refusal of the card, or
+# the doubt of a card that came before the round's wagers were applied (held for the
+# floorperson: the wagers, sent before it, came after it).
+CARDS_TAKEN: Final = frozenset(
+    {"event/card_dealt", "event/card_burned", "notice/card_rejected", "notice/card_before_round"}
+)
 START_DELAY: Final = 1.0  # seconds between the last host opening a port and the first step
+# The topics (below a table's) whose messages the listener reads; it counts every other one.
+TIMED: Final = ("settlement", "response/", "event/card_dealt", "event/card_burned", "notice/")
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +187,9 @@ class Lane:
         return int(at - self.last_card < window / 2)
 
     timetable: TextIO = field(init=False)
+    recent: collections.deque[tuple[str, float, float]] = field(
+        default_factory=lambda: collections.deque(maxlen=8)
+    )  # the latest steps: (what, when due, when sent), CLOCK_MONOTONIC
 
     def played(self, step: Step, due: float, sent: float) -> None:
         """Log the step: the round log, its settlements, and when it was due and went out
@@ -185,6 +198,7 @@ class Lane:
         self.expected.writelines(_canonical(record) + "\n" for record in step.settles)
         offset = time.time() - time.monotonic()
         kind = "card" if isinstance(step, CardStep) else step.command
+        self.recent.append((f"{kind} {step.number}", due, sent))
         self.timetable.write(f"{kind}\t{step.number}\t{due + offset:.6f}\t{sent + offset:.6f}\n")
 
     def close(self) -> None:
@@ -227,6 +241,7 @@ class Tally:
     late: int = 0  # tables whose first request out of its window came after the next card
     out_of_order: int = 0  # a table's messages that arrived with a lower seq than before
     squeezed: int = 0  # request windows the bench itself narrowed by falling behind
+    messages: int = 0  # every message the daemon published on its tables' topics, states too
     notices: collections.Counter[str] = field(default_factory=collections.Counter)
     replay: list[str] = field(default_factory=list)  # where `shoe2mqtt replay` disagreed
 
@@ -274,6 +289,17 @@ class RunResult:
 
     def cpu_per_card(self, name: str = "daemon") -> float:
         return self.cpu[name] / max(self.tally.cards, 1)
+
+    def messages_per_card(self) -> float:
+        """Every message the daemon published on its tables' topics (numbered or a state)
+        per card dealt: each is a publish and a PUBACK on its link. A relay's is 1."""
+        return self.tally.messages / max(self.tally.cards, 1)
+
+    def longest_wait(self) -> float:
+        """The longest a settlement or a response was waited for (0 if none came)."""
+        tally = self.tally
+        waits = (tally.card_latency, tally.request_latency, tally.response_time)
+        return max((max(values) for values in waits if values), default=0.0)
 
 
 class RelayProcess:
@@ -325,8 +351,11 @@ class OpenLoopRun:
         *,
         progress: Callable[[RunResult], None] | None = None,
         profile: Profiling | None = None,
+        observers: Sequence[Observer] = (),
     ) -> None:
         self.floor = floor
+        self.observers = observers
+        self.directory = Path()  # the run's workspace, once it runs
         self.tally = Tally()
         self.progress = progress
         self.profile = profile
@@ -351,6 +380,7 @@ class OpenLoopRun:
 
     async def run(self) -> RunResult:
         with workspace() as directory, bench_broker(directory) as broker:
+            self.directory = directory
             async with contextlib.AsyncExitStack() as stack:
                 daemon, client, processes = await self._start(stack, directory, broker)
                 result = await self._play(daemon, client, processes)
@@ -387,15 +417,18 @@ class OpenLoopRun:
         processes["bench"] = os.getpid()
         # The bench speaks for every table's console at once: paho's default of 20 QoS 1
         # messages in flight would hold requests back behind other tables' PUBACKs.
+        # A request's PUBACK is waited for as long as it takes: on a starved machine aiomqtt's
+        # 10 s would fail the bench's own publishes (the broker still delivers them).
         client = aiomqtt.Client(
-            broker.host, broker.port, identifier="bench-open-loop", max_inflight_messages=10_000
-        )
+            broker.host, broker.port, identifier="bench-open-loop", max_inflight_messages=10_000,
+            timeout=math.inf,
+        )  # fmt: skip
         await stack.enter_async_context(client)
         no_delay(client)
         client.pending_calls_threshold = 100_000  # requests in flight at every table
-        for topic in ("+/settlement", "+/response/+", "+/event/card_dealt",
-                      "+/event/card_burned", "+/notice/+"):  # fmt: skip
-            await client.subscribe(f"{BASE}/{topic}", qos=1)
+        # Everything the daemon publishes, to count it (a message per card is its cost); the
+        # listener reads only what it times.
+        await client.subscribe(f"{BASE}/#", qos=1)
         for kind in floor.baselines:
             await client.subscribe(f"relay-{kind}/#", qos=1)
         async with asyncio.timeout(60):
@@ -446,12 +479,17 @@ class OpenLoopRun:
             for i, lane in enumerate(self.lanes)
         ]
         monitor = asyncio.create_task(self._monitor(daemon, drivers), name="bench-monitor")
+        watching = [
+            asyncio.create_task(observer(self, daemon), name=f"bench-observer-{i}")
+            for i, observer in enumerate(self.observers)
+        ]
         try:
             await asyncio.gather(*drivers)
             await self._drain(daemon)
         finally:
-            monitor.cancel()
-            await asyncio.gather(monitor, return_exceptions=True)
+            for task in (monitor, *watching):
+                task.cancel()
+            await asyncio.gather(monitor, *watching, return_exceptions=True)
             if spy is not None:
                 await asyncio.to_thread(spy.stop)
         wall = loop.time() - start
@@ -513,7 +551,10 @@ class OpenLoopRun:
                 continue
             table, _, rest = topic[prefix:].partition("/")
             watch = self.watch.get(table)
-            if watch is None:
+            if watch is None or rest.startswith("request/"):  # the bench's own requests
+                continue
+            self.tally.messages += 1
+            if not rest.startswith(TIMED):
                 continue
             body = json.loads(payload)
             seq = int(body["seq"])
@@ -740,10 +781,9 @@ def report(result: RunResult) -> list[str]:
         for name, seconds in ((BASELINE_NAMES.get(n, n), s) for n, s in result.cpu.items())
     )
     lines.append(f"  CPU per card: {per_card}")
-    sealed = sum(watch.last_seq for watch in result.watch.values())  # seq counts every message
     lines.append(
-        f"  daemon RSS {result.rss:.1f} MiB; about {sealed / max(tally.cards, 1):.1f} "
-        "MQTT messages per card (the tables' last seq received / cards)"
+        f"  daemon RSS {result.rss:.1f} MiB; {result.messages_per_card():.2f} MQTT messages per "
+        f"card ({tally.messages:,} published on the tables' topics / cards)"
     )
     lines.append(
         f"  settlements: {tally.expected:,} expected, {tally.received:,} received"

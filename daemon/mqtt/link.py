@@ -34,7 +34,6 @@ once it is plain.
 from __future__ import annotations
 
 import asyncio
-import collections
 import enum
 import random
 from collections.abc import (
@@ -45,7 +44,7 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, NoReturn, Self
+from typing import TYPE_CHECKING, Final, NoReturn, Self
 
 import aiomqtt
 import structlog
@@ -53,9 +52,15 @@ from paho.mqtt.client import topic_matches_sub
 from paho.mqtt.reasoncodes import ReasonCode
 
 from daemon.mqtt.client import connected, new_client, raise_if_cancelled, subscribe
+from daemon.mqtt.drain import drain_outbox
 from daemon.mqtt.mutes import Mutes, keep_muted
 from daemon.mqtt.outbox import OutboundMessage
-from daemon.mqtt.paho_hooks import on_topic, record_connack, write_without_waking
+from daemon.mqtt.paho_hooks import (
+    batch_socket_io,
+    on_topic,
+    record_connack,
+    write_without_waking,
+)
 from daemon.mqtt.takeover import ClientIdInUse, Connections, LinkUnstable, Report
 from daemon.wire.availability import OFFLINE, ONLINE
 from drivers.backoff import Backoff
@@ -63,7 +68,7 @@ from drivers.backoff import Backoff
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from daemon.mqtt.outbox import MessageId, Outbox
+    from daemon.mqtt.outbox import Outbox
     from daemon.mqtt.settings import MqttSettings
 
 # The bridge state's payload is the word itself in UTF-8 (docs/mqtt.md); the words are
@@ -371,6 +376,7 @@ class MqttLink:
 
     async def _announce(self, client: aiomqtt.Client) -> None:
         write_without_waking(client)
+        batch_socket_io(client)
         # Subscribe first: once a display sees `online`, requests it sends are heard.
         filters = self._topic_filters()
         codes = await subscribe(client, filters)
@@ -411,55 +417,14 @@ class MqttLink:
                 _log.exception("mqtt.on_message_failed", topic=inbound.topic)
 
     async def _drain_outbox(self, client: aiomqtt.Client) -> None:
-        """Publish the outbox oldest first, up to `_MAX_IN_FLIGHT` messages awaiting PUBACK.
-
-        The publishes leave in the outbox's order on one connection, so the broker receives
-        them in order; each is acknowledged to the outbox only after its own PUBACK and after
-        every older one's, so the outbox always holds the oldest unacknowledged message first.
-        When the connection drops, every message in flight is still in the outbox and is sent
-        again, first and in order, on the next connection (a subscriber may see a duplicate,
-        which QoS 1 allows and the id in the payload resolves).
-        """
-        window: collections.deque[tuple[MessageId, asyncio.Task[None]]] = collections.deque()
-        outbox = self._outbox
-        try:
-            while True:
-                # Send what is pending, in order, while the window has room. Only this loop
-                # acknowledges, so len(window) is where the unsent messages begin.
-                while len(window) < _MAX_IN_FLIGHT and len(outbox) > len(window):
-                    queued = await outbox.next_pending(len(window))  # at once: it is there
-                    message = queued.message
-                    publishing = asyncio.create_task(
-                        client.publish(
-                            message.topic, message.payload, qos=message.qos, retain=message.retain
-                        )
-                    )
-                    window.append((queued.message_id, publishing))
-                if not window:
-                    await outbox.next_pending()
-                    continue
-                message_id, publishing = window[0]
-                if not publishing.done():
-                    waits: list[asyncio.Future[Any]] = [publishing]
-                    if len(window) < _MAX_IN_FLIGHT:  # wake for a new message too
-                        waits.append(asyncio.create_task(outbox.next_pending(len(window))))
-                    try:
-                        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-                    finally:
-                        for waiting in waits[1:]:
-                            waiting.cancel()
-                    if not publishing.done():
-                        continue
-                publishing.result()  # raises the MqttError of a lost connection
-                window.popleft()
-                outbox.ack(message_id)  # the broker has it, cancelled or not
-                self._connections.carried()
-                raise_if_cancelled()
-        finally:
-            for _, publishing in window:
-                publishing.cancel()
-            # Abandoned publishes end with the connection; their messages stay in the outbox.
-            await asyncio.gather(*(p for _, p in window), return_exceptions=True)
+        """The outbox, oldest first, up to `_MAX_IN_FLIGHT` awaiting PUBACK (daemon.mqtt.drain)."""
+        await drain_outbox(
+            client,
+            self._outbox,
+            window=_MAX_IN_FLIGHT,
+            round_trip=_OPERATION_TIMEOUT,
+            carried=self._connections.carried,
+        )
 
     def _change(self, change: LinkStateChange) -> None:
         self._state = change.state

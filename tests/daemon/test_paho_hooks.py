@@ -9,6 +9,7 @@ import ast
 import asyncio
 import inspect
 import socket
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +17,14 @@ import aiomqtt
 import paho.mqtt.client as paho
 
 from daemon.mqtt.client import connected, new_client
-from daemon.mqtt.paho_hooks import on_topic, paho_client, record_connack, write_without_waking
+from daemon.mqtt.paho_hooks import (
+    Acknowledgements,
+    batch_socket_io,
+    on_topic,
+    paho_client,
+    record_connack,
+    write_without_waking,
+)
 from daemon.mqtt.settings import MqttSettings
 
 if TYPE_CHECKING:
@@ -58,6 +66,33 @@ async def test_aiomqtt_still_drives_a_paho_client_with_what_the_hooks_use() -> N
         assert callable(getattr(inner, name)), name
     # on_topic: paho's per-topic callback takes (client, userdata, message).
     assert list(inspect.signature(inner.message_callback_add).parameters) == ["sub", "callback"]
+    # batch_socket_io: paho sends and receives through two methods of its own, on `_sock`,
+    # and reports a lost connection through `_loop_rc_handle`; aiomqtt closes its reader
+    # through on_socket_close.
+    for name in ("_sock_send", "_sock_recv", "_loop_rc_handle", "_call_socket_register_write",
+                 "loop_read"):  # fmt: skip
+        assert callable(getattr(inner, name)), name
+    assert "_sock" in vars(inner)
+    # ... and its reader's state, the messages awaiting acknowledgement, what it does with an
+    # acknowledged one, and the keepalive's clock, for the PUBACKs it is spared decoding.
+    assert inner._in_packet["command"] == 0
+    assert isinstance(inner._out_messages, dict)
+    assert list(inspect.signature(inner._do_on_publish).parameters) == [
+        "mid", "reason_code", "properties",
+    ]  # fmt: skip
+    assert isinstance(inner._last_bytes_received, float)
+    with inner._msgtime_mutex:
+        pass
+    assert list(inspect.signature(inner._sock_send).parameters) == ["buf"]
+    assert list(inspect.signature(inner._sock_recv).parameters) == ["bufsize"]
+    assert inner.on_socket_close == client._on_socket_close
+    # Acknowledgements: paho's publish returns the packet id and whether it went already;
+    # aiomqtt's on_publish takes paho's version-2 arguments.
+    assert inner.on_publish == client._on_publish
+    assert list(inspect.signature(client._on_publish).parameters) == [
+        "client", "userdata", "mid", "reason_code", "properties",
+    ]  # fmt: skip
+    assert {"mid", "rc", "is_published"} <= set(dir(paho.MQTTMessageInfo))
     # Nagle's algorithm goes off through aiomqtt's public keyword, not through a hook.
     assert "socket_options" in inspect.signature(aiomqtt.Client).parameters
 
@@ -133,6 +168,96 @@ async def test_a_publish_on_the_loop_s_thread_is_written_without_waking_the_loop
             wakes.append(len(woken))
     assert wakes[0] >= 1
     assert wakes[1] == 0
+
+
+class _CountingSocket:
+    """paho's socket, its `send` and `recv` calls counted."""
+
+    def __init__(self, sock: Any) -> None:
+        self.sock = sock
+        self.sends = 0
+        self.recvs = 0
+
+    def send(self, data: bytes) -> int:
+        self.sends += 1
+        return int(self.sock.send(data))
+
+    def recv(self, size: int) -> bytes:
+        self.recvs += 1
+        return bytes(self.sock.recv(size))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.sock, name)
+
+
+def _count_calls(inner: paho.Client, name: str) -> list[object]:
+    """Each call of the client's method `name` from now on, noted (and made as before)."""
+    calls: list[object] = []
+    method = getattr(inner, name)
+
+    def counted(*args: object) -> object:
+        calls.append(args)
+        return method(*args)
+
+    setattr(inner, name, counted)
+    return calls
+
+
+async def test_a_turn_s_publishes_leave_in_one_send_and_their_pubacks_come_in_one_recv(
+    mosquitto: Mosquitto,
+) -> None:
+    """20 publishes made in one turn of the loop; the loop then held until the broker has
+    answered all of them. Unhooked, paho sends each and reads each PUBACK in three `recv`,
+    decoding each; hooked, one `send` and one `recv` (and the one that finds nothing more),
+    and the PUBACKs counted without paho's decoder."""
+    counted = []
+    loop = asyncio.get_running_loop()
+    for hooked in (False, True):
+        async with connected(new_client(_settings(mosquitto))) as client:
+            write_without_waking(client)
+            if hooked:
+                batch_socket_io(client)
+            inner = paho_client(client)
+            counting = _CountingSocket(inner._sock)
+            inner._sock = counting  # type: ignore[assignment]
+            decoded = _count_calls(inner, "_handle_pubackcomp")
+            infos = [inner.publish("hooks/t", b"x", 1) for _ in range(20)]
+            loop.call_soon(time.sleep, 0.5)  # after the write, before any read: all PUBACKs in
+            async with asyncio.timeout(5):
+                while not all(info.is_published() for info in infos):  # noqa: ASYNC110 - paho has no event for it
+                    await asyncio.sleep(0.01)
+            counted.append((counting.sends, counting.recvs, len(decoded)))
+            inner._sock = counting.sock
+    (sends_before, recvs_before, decoded_before), (sends, recvs, decoded_after) = counted
+    assert sends_before == 20
+    assert recvs_before >= 60
+    assert decoded_before == 20
+    assert sends == 1
+    assert recvs <= 2
+    assert decoded_after == 0  # every PUBACK counted past paho's decoder
+
+
+async def test_acknowledgements_count_each_puback_and_leave_aiomqtt_s_own_to_it(
+    mosquitto: Mosquitto,
+) -> None:
+    client = new_client(_settings(mosquitto))
+    async with connected(client):
+        write_without_waking(client)
+        batch_socket_io(client)
+        acks = Acknowledgements(client)
+        await client.subscribe("hooks/acks", qos=1)
+        mids = [acks.publish("hooks/acks", str(i).encode(), 1, retain=False) for i in range(50)]
+        async with asyncio.timeout(5):
+            await client.publish("hooks/other", b"aiomqtt's own", qos=1)  # its PUBACK reaches it
+            waiting = list(mids)
+            while waiting:
+                acks.arrived.clear()
+                waiting = [mid for mid in waiting if not acks.take(mid)]
+                if waiting:
+                    await acks.arrived.wait()
+            received = [(await anext(aiter(client.messages))).payload for _ in range(50)]
+    assert received == [str(i).encode() for i in range(50)]
+    assert not acks.take(mids[0])  # taken once: the id is free to be used again
 
 
 _AIOMQTT_PRIVATE = frozenset({"_client", "_on_connect", "_on_socket_register_write"})

@@ -1,0 +1,80 @@
+"""The link's publish path against a real mosquitto: a broker that stops answering, and a
+socket that takes only part of what a turn wrote. Each message still arrives, once, whole
+and in order; a round trip that never ends still replaces the connection."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from typing import TYPE_CHECKING
+
+from daemon.mqtt import LinkState, MemoryOutbox, MqttLink, OutboundMessage
+from daemon.mqtt import link as link_module
+from tests.daemon.test_mqtt_link import BASE, StateWatcher, settings_for
+
+if TYPE_CHECKING:
+    import pytest
+
+    from daemon.testing import Mosquitto, Subscribe
+
+TOPIC = f"{BASE}/publish-path"
+
+
+async def test_a_puback_that_never_comes_replaces_the_connection_and_the_message_arrives(
+    mosquitto: Mosquitto, subscribe: Subscribe, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The broker stopped (SIGSTOP) after the link connected: the oldest message's PUBACK
+    does not come within the round trip's timeout, the link says so and reconnects; the
+    broker resumed, the message is delivered."""
+    monkeypatch.setattr(link_module, "_OPERATION_TIMEOUT", 1.0)
+    outbox = MemoryOutbox()
+    watcher = StateWatcher()
+    async with (
+        subscribe(TOPIC) as display,
+        MqttLink(settings_for(mosquitto), outbox, on_state_change=watcher),
+    ):
+        await watcher.until(LinkState.CONNECTED)
+        os.kill(mosquitto.pid, signal.SIGSTOP)
+        try:
+            outbox.put(OutboundMessage(TOPIC, b"held"))
+            lost = await watcher.until(LinkState.DISCONNECTED, within=5)
+        finally:
+            os.kill(mosquitto.pid, signal.SIGCONT)
+        assert lost.reason is not None
+        assert "timed out" in lost.reason
+        await watcher.until(LinkState.CONNECTED, within=10)
+        assert await display.payloads(1, within=10) == [b"held"]
+        async with asyncio.timeout(5):
+            while len(outbox):  # noqa: ASYNC110 - the outbox has no event for empty
+                await asyncio.sleep(0.01)
+
+
+async def test_what_the_socket_did_not_take_goes_first_when_it_can(
+    mosquitto: Mosquitto, subscribe: Subscribe
+) -> None:
+    """Megabyte messages while the broker reads nothing: the socket's buffers fill within
+    the window, the rest of the turn's bytes wait for it to be writable, and messages put
+    meanwhile go after them. Resumed, the broker has each, whole and in order."""
+    outbox = MemoryOutbox()
+    watcher = StateWatcher()
+    payloads = [bytes([i]) * 1_000_000 for i in range(24)]
+    async with (
+        subscribe(TOPIC) as display,
+        MqttLink(settings_for(mosquitto), outbox, on_state_change=watcher),
+    ):
+        await watcher.until(LinkState.CONNECTED)
+        os.kill(mosquitto.pid, signal.SIGSTOP)
+        try:
+            for payload in payloads[:16]:
+                outbox.put(OutboundMessage(TOPIC, payload))
+            await asyncio.sleep(0.3)
+            for payload in payloads[16:]:
+                outbox.put(OutboundMessage(TOPIC, payload))
+            await asyncio.sleep(0.3)
+        finally:
+            os.kill(mosquitto.pid, signal.SIGCONT)
+        received = await display.payloads(len(payloads), within=20)
+        assert [p[:1] for p in received] == [p[:1] for p in payloads]
+        assert received == payloads
+        assert watcher.changes.empty()  # never disconnected
