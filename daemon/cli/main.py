@@ -56,6 +56,11 @@ COMMANDS: Final = (
         "display", "display", "serve the pit display: a web page of every table, live from MQTT"
     ),
     Listed(
+        "console",
+        "console",
+        "serve the dealer console of one table: a touch page that sends the dealer's requests",
+    ),
+    Listed(
         "demo",
         "demo",
         "a whole pit on this machine: broker, emulated shoes, daemon, players, live view, "

@@ -85,8 +85,8 @@ REQUEST_LIMITS: Final = range(1, 10_001)
 DECLARATION_WAITS: Final = range(5, 601)
 SHOE_SILENCES: Final = range(10, 3601)
 
-_TOP_KEYS = ("display", "journal", "logging", "metrics", "mqtt", "numbers", "requests",
-             "surveillance", "table", "timing")  # fmt: skip
+_TOP_KEYS = ("console", "display", "journal", "logging", "metrics", "mqtt", "numbers",
+             "requests", "surveillance", "table", "timing")  # fmt: skip
 _SHOE_KEYS = frozenset({"protocol", "driver", "transport", "idle_timeout"})
 _JOURNAL_KEYS = frozenset(
     {"state_directory", "outbox_limit", "sync", "keep_days", "archive_directory"}
@@ -203,6 +203,7 @@ def known_settings() -> list[str]:
     Per-kind names are written with a placeholder: `table.limits.<wager>.min`,
     `table.paytable.<line>`.
     """
+    from daemon.dealer_console.config import setting_names as console_settings
     from daemon.display.config import setting_names as display_settings
     from daemon.mqtt.settings import setting_names as mqtt_settings
     from rules.config import TABLE_KEYS
@@ -212,6 +213,7 @@ def known_settings() -> list[str]:
         [
             *mqtt_settings(),
             *display_settings(),
+            *console_settings(),
             *(f"journal.{key}" for key in _JOURNAL_KEYS),
             *(f"logging.{key}" for key in _LOGGING_KEYS),
             *(f"metrics.{key}" for key in _METRICS_KEYS),
@@ -275,7 +277,7 @@ class _Checker:
         tables = self._tables(document.get("table"))
         state_directory, outbox_limit, keeping = self._journal(document.get("journal"))
         logging = self._logging(document.get("logging"))
-        self._display(document.get("display"))
+        self._display(document.get("display"), document.get("console"))
         metrics = self._metrics(document.get("metrics"))
         requests = self._requests(document.get("requests"))
         timing = self._timing(document.get("timing"))
@@ -580,13 +582,13 @@ class _Checker:
         known = value if self.section("numbers", value, NUMBERS_KEYS) is not None else None
         return read_numbers(known or {}, lambda key, why: self.error(("numbers", key), why))
 
-    def _display(self, section: object) -> None:
-        """`[display]` is the pit display's (daemon/display/config.py): its shape is checked
-        here too, so check-config reports every mistake at once; its files are not read."""
+    def _display(self, display: object, console: object) -> None:
+        """The display's and the console's sections: their shape only, their files unread."""
+        from daemon.dealer_console.config import check_console
         from daemon.display.config import check_display
 
-        for where, message in check_display(section, read_files=False)[1]:
-            self.error(where, message)
+        for where, text in (*check_display(display, read_files=False)[1], *check_console(console)):
+            self.error(where, text)
 
 
 class _Section:

@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 
 QUEEN_OF_HEARTS_LINES = frozenset({"queen_of_hearts_pair", "queen_of_hearts_pair_dealer_blackjack"})
 DEALER_COMMAND = "dealer"  # a request that names the dealer now at the table
-DEALER_FIELD = "dealer"  # the field of that request, and of any request that names its sender
+DEALER_FIELD = "dealer"  # that request's field
+SENDER_FIELD = "by"  # who sent any request: the console's logged-in dealer (docs/mqtt.md)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,10 +150,9 @@ class _OpenShoe:
 
 
 def dealer_named(command: str, payload: Mapping[str, Any]) -> str | None:
-    """The dealer a journaled request names: a `dealer` request's `dealer`, or the sender a
-    console writes into every request it sends (the same field). None: it names no one."""
-    del command  # every command may carry it; a `dealer` request carries nothing else
-    name = payload.get(DEALER_FIELD)
+    """The dealer a journaled request names: a `dealer` request's `dealer`, or the `by` a
+    console writes into every request it sends (its logged-in dealer). None: no one."""
+    name = payload.get(DEALER_FIELD if command == DEALER_COMMAND else SENDER_FIELD)
     return name.strip() if isinstance(name, str) and name.strip() else None
 
 

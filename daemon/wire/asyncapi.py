@@ -178,6 +178,7 @@ _EVERY_REQUEST: Final = {
         "description": "the highest seq of the table's messages the console had received "
         "when it sent the request: lets the table recognise a request that crossed a card",
     },
+    "by": {"type": "string", "maxLength": 64, "description": "who sent it: journaled with it"},
 }
 
 
