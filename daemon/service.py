@@ -259,6 +259,8 @@ class Daemon:
                     )
                     group.create_task(self.commits.consume(table), name=f"table:{table_id}")
                 group.create_task(self._signals(), name="signals")
+                round_states = self.commits.round_states.run(asyncio.get_running_loop().time)
+                group.create_task(round_states, name="round-states")
                 group.create_task(self.intake.run(), name="request-reports")
                 group.create_task(self.status_line.run(), name="status")
                 group.create_task(self.notifier.watchdog_loop(), name="watchdog")
@@ -312,6 +314,7 @@ class Daemon:
     async def _signals(self) -> None:
         """End the task group once a stop is asked for (daemon.system.signals hears the signals)."""
         await self._stop.wait()
+        self.commits.round_states.flush()  # a state still waiting goes out with the rest
         self._stopping()
         raise _Stop
 

@@ -1,7 +1,8 @@
 """The commit protocol: how a table's task takes its inbox, one item (or one batch of
 requests) at a time: judged, journaled (the one commit on its path), acknowledged to the
 shoe once durable, applied, handed to the outbox; a checkpoint riding along when due
-(daemon.parts.checkpoint_policy). Nothing an event caused leaves the process before the
+(daemon.parts.checkpoint_policy), and the table's round state when it changed
+(daemon.table.round_state). Nothing an event caused leaves the process before the
 event is on disk (docs/durability.md)."""
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from daemon.parts.items import (
     TableItem,
     TimerItem,
 )
+from daemon.table.round_state import RoundStates
 from daemon.wire.envelope import utc_timestamp
 from daemon.wire.requests import request_record
 from drivers.noise import LineNoise, LineQuiet
@@ -44,6 +46,7 @@ if TYPE_CHECKING:
     from daemon.parts.storage import StorageWatch
     from daemon.table.shoe_line import LineNotice
     from daemon.table.timers import TableTimers
+    from daemon.wire.envelope import Outbound
     from drivers.events import Event as ShoeEvent
     from rules.config import TableConfig
 
@@ -74,6 +77,12 @@ class TableCommits:
         self._link_changed = link_changed
         # numbers: told of each event applied (daemon.numbers.daemon_side.StatsHub.applied)
         self.on_applied: Callable[[str, Applied, TableConfig], None] | None = None
+        # The tables' round states, outside their numbering (docs/mqtt.md, "The round state").
+        self.round_states = RoundStates(self._add_round_state)
+
+    def _add_round_state(self, state: Outbound) -> None:
+        """A table's round state: delivered in order with the rest, moving no watermark."""
+        self.outbox.add_state(OutboundMessage(state.topic, state.payload, state.qos, state.retain))
 
     async def consume(self, table: ServedTable) -> None:
         table_id = table.setup.table.table_id
@@ -128,6 +137,7 @@ class TableCommits:
             self.outbox.add(table_id, applied.messages)
             self._told(table, applied)  # numbers
             self._checkpoint(table, applied)
+        self.round_states.applied(table_id, table.service, asyncio.get_running_loop().time())
 
     def _request_record(self, item: RequestItem) -> dict[str, Any]:
         record = request_record(item.command, item.payload)
@@ -227,6 +237,7 @@ class TableCommits:
         self.outbox.add(table_id, applied.messages)
         self._told(table, applied)  # numbers
         self._checkpoint(table, applied)
+        self.round_states.applied(table_id, table.service, asyncio.get_running_loop().time())
 
     def _told(self, table: ServedTable, applied: Applied) -> None:
         if self.on_applied is not None:

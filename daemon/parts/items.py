@@ -102,7 +102,9 @@ class ConfigItem:
     kind: ClassVar[EventKind] = "config"
 
     def record(self) -> dict[str, Any]:
-        return {"table": self.table.to_mapping()}
+        # The contract too: a new table's settings come before its first start, and under
+        # contract 3 not even they make a numbered round snapshot (daemon.table.round_state).
+        return {"table": self.table.to_mapping(), "contract": CONSOLE_CONTRACT}
 
 
 @dataclass(frozen=True, slots=True)
