@@ -51,6 +51,7 @@ from daemon.journal.archive import Archive
 from daemon.journal.clock import ClockStep, JournalClock
 from daemon.metrics import DaemonMetrics, Readings, serve_metrics
 from daemon.mqtt.link import InboundMessage, LinkState, MqttLink
+from daemon.numbers.daemon_side import StatsHub
 from daemon.parts.bridge_announcer import BridgeAnnouncer
 from daemon.parts.commits import TableCommits
 from daemon.parts.driver_inbox import driver_emit
@@ -168,6 +169,8 @@ class Daemon:
             self.storage,
             link_changed=self.status.changed,
         )
+        self.stats = StatsHub.of_daemon(self)  # numbers: each table's shift (daemon/numbers/)
+        self.commits.on_applied = self.stats.applied
         self.recovery = Recovery(
             config, self.journal, self.outbox, self.clock, self.topics, self.tables,
             metrics=self.metrics, storage=self.storage, notifier=self.notifier,
@@ -244,6 +247,8 @@ class Daemon:
                     )
                     group.create_task(self.commits.consume(table), name=f"table:{table_id}")
                 group.create_task(self._signals(), name="signals")
+                round_states = self.commits.round_states.run(asyncio.get_running_loop().time)
+                group.create_task(round_states, name="round-states")
                 group.create_task(self.intake.run(), name="request-reports")
                 group.create_task(self.status_line.run(), name="status")
                 group.create_task(self.notifier.watchdog_loop(), name="watchdog")
@@ -254,6 +259,7 @@ class Daemon:
                     )
                 group.create_task(self.archiving.run(), name="archive")
                 group.create_task(self.clock.watch(), name="clock")
+                group.create_task(self.stats.rebuild(self.journal), name="stats")  # numbers
         except* _Stop:
             pass
 
@@ -296,6 +302,7 @@ class Daemon:
     async def _signals(self) -> None:
         """End the task group once a stop is asked for (daemon.system.signals hears the signals)."""
         await self._stop.wait()
+        self.commits.round_states.flush()  # a state still waiting goes out with the rest
         self._stopping()
         raise _Stop
 

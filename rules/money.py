@@ -35,6 +35,13 @@ def parse_amount(text: str | int) -> Cents:
     return int(value * 100)
 
 
+def format_dollars(cents: Cents) -> str:
+    """Exact cents as dollars with thousands separators, for people: -1234567 -> '-12,345.67'
+    (`format_amount` is the wire's form, without separators)."""
+    whole, part = divmod(abs(cents), 100)
+    return f"{'-' if cents < 0 else ''}{whole:,}.{part:02d}"
+
+
 def format_amount(cents: Cents) -> str:
     """2550 → `"25.50"`: the decimal string every payload carries."""
     sign = "-" if cents < 0 else ""

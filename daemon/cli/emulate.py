@@ -1,7 +1,8 @@
 """`shoe2mqtt emulate`: a shoe on a virtual serial port, in front of a dealer.
 
 It deals nothing until a host has the port open (`--deal-without-host` deals regardless,
-for fault tests), then deals at `--pace` (0: as fast as the host takes the cards). At the end
+for fault tests), then deals at `--pace` (0: as fast as the host takes the cards), or, with
+`--step`, one card each time Enter is pressed: a person deals, at the pace of the game. At the end
 of a `--cards` script it waits until the host has taken every frame (reference protocol:
 acknowledged it; ENQ: read it), then stays plugged in until Ctrl-C, as a shoe stays on the
 table, or exits with `--exit-at-end`. The first lines printed say which port (and link) a
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -28,6 +30,7 @@ from drivers.errors import DriverError
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
     from typing import TextIO
 
     from drivers.emulator import CapturePlayback, Dealt, EmulatedShoe, EmulatorSettings
@@ -64,13 +67,7 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
     )
     cmd.add_argument("--seed", type=int, help="shuffle and fault seed: the same seed deals alike")
     cmd.add_argument("--cards", metavar="SCRIPT", help=f"deal exactly these cards: {SCRIPT_HELP}")
-    cmd.add_argument(
-        "--pace",
-        type=float,
-        default=1.0,
-        metavar="CARDS_PER_S",
-        help="cards per second (default 1); 0: each card as soon as the host has taken the last",
-    )
+    _add_pace_arguments(cmd)
     cmd.add_argument(
         "--deal-without-host",
         action="store_true",
@@ -106,6 +103,21 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
     )
     _add_fault_arguments(cmd)
     _add_playback_arguments(cmd)
+
+
+def _add_pace_arguments(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument(
+        "--pace",
+        type=float,
+        default=1.0,
+        metavar="CARDS_PER_S",
+        help="cards per second (default 1); 0: each card as soon as the host has taken the last",
+    )
+    cmd.add_argument(
+        "--step",
+        action="store_true",
+        help="deal one card each time Enter is pressed (a person deals), instead of at --pace",
+    )
 
 
 def _add_playback_arguments(cmd: argparse.ArgumentParser) -> None:
@@ -164,6 +176,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
         wait_for_host=not args.deal_without_host,
         exit_at_end=args.exit_at_end,
         verbose=args.verbose,
+        step=args.step,
     )
     if args.playback is not None:
         return asyncio.run(until_signalled(play_capture(args, out, err, dealing)))
@@ -181,6 +194,7 @@ class Dealing:
     wait_for_host: bool = True  # deal nothing until a host has the port open
     exit_at_end: bool = False  # exit once a script's cards are all taken, not at Ctrl-C
     verbose: bool = False  # print every card dealt as a JSON line
+    step: bool = False  # one card per line read from standard input, not at the pace
 
 
 async def emulate(
@@ -219,7 +233,10 @@ async def _deal_until_done(
     if dealing.wait_for_host:
         log.info("waiting for a host to open %s before dealing", shoe.path)
         await shoe.wait_for_host()
-    count = await shoe.run(show if dealing.verbose else None)
+    if dealing.step:
+        count = await _deal_on_enter(shoe, show if dealing.verbose else None, log)
+    else:
+        count = await shoe.run(show if dealing.verbose else None)
     # A script ran out: the shoe is done only once the host has every card of it.
     log.info("the script's %d cards are dealt; waiting for the host to take them", count)
     await shoe.wait_taken()
@@ -228,6 +245,35 @@ async def _deal_until_done(
         return
     log.info("the host has taken every card; still plugged in: Ctrl-C to stop")
     await asyncio.Event().wait()  # like a shoe left on the table: until Ctrl-C or SIGTERM
+
+
+async def _deal_on_enter(
+    shoe: EmulatedShoe, on_card: Callable[[Dealt], None] | None, log: logging.Logger
+) -> int:
+    """One card each time a line comes on standard input (Enter, at a terminal), until a
+    script runs out or the input ends; the number dealt. The face is not printed (unless
+    --verbose): the person at the shoe sees no more of the hole card than a dealer does."""
+    loop = asyncio.get_running_loop()
+    lines = asyncio.StreamReader()
+    transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(lines), sys.stdin
+    )
+    dealt = 0
+    try:
+        log.info("Enter deals the next card; Ctrl-C stops")
+        while await lines.readline():
+            card = await shoe.next_card()
+            if card is None:
+                break
+            dealt += 1
+            if on_card is not None:
+                on_card(card)
+            log.info("card %d dealt; Enter deals the next", dealt)
+        else:
+            log.info("the input has ended: no more cards")
+    finally:
+        transport.close()
+    return dealt
 
 
 async def play_capture(
@@ -286,7 +332,8 @@ def _dealt_record(dealt: Dealt) -> dict[str, object]:
 
 COMMAND: Final = Command(
     description="Open a pseudo-terminal that behaves like a shoe's serial port and, once a "
-    "host has it open, deal cards into it until Ctrl-C or SIGTERM. After a --cards script "
+    "host has it open, deal cards into it (at --pace, or one each time Enter is pressed "
+    "with --step) until Ctrl-C or SIGTERM. After a --cards script "
     "it waits until the host has taken every card, then stays plugged in (--exit-at-end: "
     "exits). The first lines printed say which port (and link) a host should open. "
     "--playback FILE plays a capture (listen --record) instead, as the shoe it recorded.",

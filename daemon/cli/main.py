@@ -56,6 +56,11 @@ COMMANDS: Final = (
         "display", "display", "serve the pit display: a web page of every table, live from MQTT"
     ),
     Listed(
+        "console",
+        "console",
+        "serve the dealer console of one table: a touch page that sends the dealer's requests",
+    ),
+    Listed(
         "demo",
         "demo",
         "a whole pit on this machine: broker, emulated shoes, daemon, players, live view, "
@@ -68,6 +73,12 @@ COMMANDS: Final = (
         "journal",
         "journal",
         "read the journal: list rounds, show one as published, export it, verify the chain",
+    ),
+    Listed(
+        "report",
+        "report",
+        "the pit's numbers: pace, handle and hold beside the exact theoretical, per table, "
+        "shift, day, dealer or floor",
     ),
     Listed(
         "analyze", "analyze", "exact odds, hit frequency, return and house edge of each paytable"

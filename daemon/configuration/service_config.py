@@ -31,6 +31,7 @@ from daemon.configuration.file import (
 from daemon.configuration.surveillance import SURVEILLANCE_KEYS, check_surveillance
 from daemon.mqtt.errors import MqttSettingsError
 from daemon.mqtt.settings import MqttSettings
+from daemon.numbers.settings import NUMBERS_KEYS, NumbersConfig, read_numbers
 from daemon.request_gate import RequestLimits
 from daemon.table.surveillance import SurveillanceConfig
 from drivers.captures import CaptureError, read_capture
@@ -84,8 +85,8 @@ REQUEST_LIMITS: Final = range(1, 10_001)
 DECLARATION_WAITS: Final = range(5, 601)
 SHOE_SILENCES: Final = range(10, 3601)
 
-_TOP_KEYS = ("display", "journal", "logging", "metrics", "mqtt", "requests", "surveillance",
-             "table", "timing")  # fmt: skip
+_TOP_KEYS = ("console", "display", "journal", "logging", "metrics", "mqtt", "numbers",
+             "requests", "surveillance", "table", "timing")  # fmt: skip
 _SHOE_KEYS = frozenset({"protocol", "driver", "transport", "idle_timeout"})
 _JOURNAL_KEYS = frozenset(
     {"state_directory", "outbox_limit", "sync", "keep_days", "archive_directory"}
@@ -165,6 +166,7 @@ class ServiceConfig:
     archive_directory: Path | None = None  # None: `archive` in the state directory
     requests: RequestLimits = field(default_factory=RequestLimits)  # [requests], per table
     timing: TimingConfig = field(default_factory=TimingConfig)
+    numbers: NumbersConfig = field(default_factory=NumbersConfig)
     surveillance: SurveillanceConfig = field(default_factory=SurveillanceConfig)
     # SHA-256 of the bytes these settings were read from (what `sha256sum` prints for the
     # file); None for a configuration built in memory (the demo's).
@@ -201,6 +203,7 @@ def known_settings() -> list[str]:
     Per-kind names are written with a placeholder: `table.limits.<wager>.min`,
     `table.paytable.<line>`.
     """
+    from daemon.dealer_console.config import setting_names as console_settings
     from daemon.display.config import setting_names as display_settings
     from daemon.mqtt.settings import setting_names as mqtt_settings
     from rules.config import TABLE_KEYS
@@ -210,11 +213,13 @@ def known_settings() -> list[str]:
         [
             *mqtt_settings(),
             *display_settings(),
+            *console_settings(),
             *(f"journal.{key}" for key in _JOURNAL_KEYS),
             *(f"logging.{key}" for key in _LOGGING_KEYS),
             *(f"metrics.{key}" for key in _METRICS_KEYS),
             *(f"requests.{key}" for key in _REQUESTS_KEYS),
             *(f"timing.{key}" for key in _TIMING_KEYS),
+            *(f"numbers.{key}" for key in NUMBERS_KEYS),
             *(f"surveillance.{key}" for key in SURVEILLANCE_KEYS),
             *(f"table.{key}" for key in TABLE_KEYS - {"limits", "paytable"}),
             "table.limits.<wager>.min",
@@ -272,10 +277,11 @@ class _Checker:
         tables = self._tables(document.get("table"))
         state_directory, outbox_limit, keeping = self._journal(document.get("journal"))
         logging = self._logging(document.get("logging"))
-        self._display(document.get("display"))
+        self._display(document.get("display"), document.get("console"))
         metrics = self._metrics(document.get("metrics"))
         requests = self._requests(document.get("requests"))
         timing = self._timing(document.get("timing"))
+        numbers = self._numbers(document.get("numbers"))
         surveillance = check_surveillance(self, document.get("surveillance"))
         if self.errors or self.host_problems or mqtt is None:
             raise ConfigErrors(self.errors, self.host_problems)
@@ -291,6 +297,7 @@ class _Checker:
             **keeping,
             requests=requests,
             timing=timing,
+            numbers=numbers,
             surveillance=surveillance,
             # The text was decoded from the file's bytes strictly, so this is their hash.
             sha256=hashlib.sha256(self.text.encode("utf-8")).hexdigest(),
@@ -571,13 +578,17 @@ class _Checker:
             section.whole_number("shoe_silence", default.shoe_silence, SHOE_SILENCES),
         )
 
-    def _display(self, section: object) -> None:
-        """`[display]` is the pit display's (daemon/display/config.py): its shape is checked
-        here too, so check-config reports every mistake at once; its files are not read."""
+    def _numbers(self, value: object) -> NumbersConfig:  # daemon/numbers/settings.py
+        known = value if self.section("numbers", value, NUMBERS_KEYS) is not None else None
+        return read_numbers(known or {}, lambda key, why: self.error(("numbers", key), why))
+
+    def _display(self, display: object, console: object) -> None:
+        """The display's and the console's sections: their shape only, their files unread."""
+        from daemon.dealer_console.config import check_console
         from daemon.display.config import check_display
 
-        for where, message in check_display(section, read_files=False)[1]:
-            self.error(where, message)
+        for where, text in (*check_display(display, read_files=False)[1], *check_console(console)):
+            self.error(where, text)
 
 
 class _Section:

@@ -101,6 +101,8 @@ def build_app(
     app.router.add_get("/table/{table}", _table_page)
     app.router.add_get("/events", _events)
     app.router.add_get("/history/{table}", _history)
+    app.router.add_get("/numbers/{table}", _numbers_page)  # the shift's numbers, drawn
+    app.router.add_get("/stats/{table}", _stats)
     app.router.add_static("/static/", STATIC)
     app.on_shutdown.append(_close_streams)
     return app
@@ -116,6 +118,21 @@ async def _table_page(request: web.Request) -> web.Response:
     if not valid_segment(table):
         raise web.HTTPNotFound(text="no such table id")
     return _page(request.app[_STATE], view="table", table=table, root="../")
+
+
+async def _numbers_page(request: web.Request) -> web.Response:
+    table = request.match_info["table"]
+    if not valid_segment(table):
+        raise web.HTTPNotFound(text="no such table id")
+    return _page(request.app[_STATE], view="numbers", table=table, root="../")
+
+
+async def _stats(request: web.Request) -> web.Response:
+    """The table's retained `<table>/stats` as the display last received it."""
+    stats = request.app[_STATE].model.stats.get(request.match_info["table"])
+    if stats is None:
+        raise web.HTTPNotFound(text="no numbers for this table yet")
+    return web.json_response(stats, headers={"Cache-Control": "no-store"}, dumps=_dumps)
 
 
 def _page(state: _State, *, view: str, table: str, root: str) -> web.Response:

@@ -102,6 +102,11 @@ class JournalReader:
             if (table_id is None or f.table == table_id) and f.last_n <= reach.get(f.table, 0)
         ]
 
+    def archive_files(self, table_id: str) -> list[ArchiveFile]:
+        """The table's archive files, in the order of their events, as far as this
+        snapshot's database says the archive reaches (what the numbers read first)."""
+        return self._files(table_id)
+
     def tables(self) -> list[str]:
         return sorted(self._tables.keys() | {f.table for f in self._files()})
 

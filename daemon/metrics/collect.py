@@ -110,6 +110,7 @@ class DaemonMetrics:
         for table in tables:  # every table's series exist from the start, at zero
             for readable in ("true", "false"):
                 self._cards.labels(table, readable)
+        self._shift = _ShiftGauges(registry)
         self._state = _StateCollector(self, readings)
         registry.register(self._state)
         ProcessCollector(registry=registry)  # CPU, resident memory, open files, start time
@@ -127,6 +128,11 @@ class DaemonMetrics:
 
     def rejected(self, table: str, source: str, code: str) -> None:
         self._rejected.labels(table, source, code).inc()
+
+    def shift_numbers(self, table: str, numbers: Mapping[str, object]) -> None:
+        """The table's numbers for the current shift (daemon/numbers/live.py), as counted
+        at its last round's end: the same figures as its retained `<table>/stats`."""
+        self._shift.set(table, numbers)
 
     # ------------------------------------------------------------- the daemon's own
     def journal_commit(self) -> Timer:
@@ -224,3 +230,42 @@ def _line_families(now: Readings | None) -> Iterator[Metric]:
             ):
                 dropped.add_metric([table, reason], value)
     yield from (read, garbage, dropped)
+
+
+class _ShiftGauges:
+    """The current shift's numbers per table (and wager kind): set at each round's end."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        def gauge(name: str, text: str, labels: list[str]) -> Gauge:
+            return Gauge(f"shoe2mqtt_shift_{name}", text, labels, registry=registry)
+
+        table = ["table"]
+        wager = ["table", "wager"]
+        self.rounds = gauge("rounds", "Rounds ended in the current shift.", table)
+        self.pace = gauge("rounds_per_hour", "Rounds an hour of play in the current shift.", table)
+        self.handle = gauge("handle_cents", "Stakes settled this shift, in cents.", wager)
+        self.won = gauge("players_won_cents", "Paid on top of stakes this shift, cents.", wager)
+        self.house = gauge("house_win_cents", "Stakes lost less paid this shift, cents.", wager)
+        self.hold = gauge("hold", "House win / handle this shift.", wager)
+        self.theory = gauge("theoretical_hold", "The posted paytable's exact hold.", wager)
+        self.low = gauge("band_low", "The hold's band this shift: its lower edge.", wager)
+        self.high = gauge("band_high", "The hold's band this shift: its upper edge.", wager)
+        self.alert = gauge("hold_alert", "1 while this shift's hold is outside its band.", wager)
+
+    def set(self, table: str, numbers: Mapping[str, object]) -> None:
+        self.rounds.labels(table).set(float(numbers.get("rounds") or 0))  # type: ignore[arg-type]
+        self.pace.labels(table).set(float(numbers.get("rounds_per_hour") or 0))  # type: ignore[arg-type]
+        wagers = numbers.get("wagers") or []
+        assert isinstance(wagers, list)
+        for money in wagers:
+            kind = str(money["wager"])
+            self.handle.labels(table, kind).set(money["handle_cents"])
+            self.won.labels(table, kind).set(money["players_won_cents"])
+            self.house.labels(table, kind).set(money["house_win_cents"])
+            self.hold.labels(table, kind).set(money["hold"] or 0)
+            band = money["band"]
+            if band is not None:
+                self.theory.labels(table, kind).set(money["theoretical_hold"])
+                self.low.labels(table, kind).set(band[0])
+                self.high.labels(table, kind).set(band[1])
+            self.alert.labels(table, kind).set(1 if money["alert"] else 0)

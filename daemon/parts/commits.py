@@ -1,7 +1,8 @@
 """The commit protocol: how a table's task takes its inbox, one item (or one batch of
 requests) at a time: judged, journaled (the one commit on its path), acknowledged to the
 shoe once durable, applied, handed to the outbox; a checkpoint riding along when due
-(daemon.parts.checkpoint_policy). Nothing an event caused leaves the process before the
+(daemon.parts.checkpoint_policy), and the table's round state when it changed
+(daemon.table.round_state). Nothing an event caused leaves the process before the
 event is on disk (docs/durability.md)."""
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from daemon.table.records import (
     encode,
     is_journaled,
 )
+from daemon.table.round_state import RoundStates
 from daemon.wire.envelope import utc_timestamp
 from drivers.noise import LineNoise, LineQuiet
 
@@ -47,7 +49,9 @@ if TYPE_CHECKING:
     from daemon.table.runner import Applied
     from daemon.table.shoe_line import LineNotice
     from daemon.table.timers import TableTimers
+    from daemon.wire.envelope import Outbound
     from drivers.events import Event as ShoeEvent
+    from rules.config import TableConfig
 
 # Requests that queued together are journaled in one commit, up to this many: a round's
 # wagers from a chip-recognition layout fit, and a card waits behind one commit, not dozens.
@@ -74,6 +78,14 @@ class TableCommits:
         self.clock = clock
         self.storage = storage
         self._link_changed = link_changed
+        # numbers: told of each event applied (daemon.numbers.daemon_side.StatsHub.applied)
+        self.on_applied: Callable[[str, Applied, TableConfig], None] | None = None
+        # The tables' round states, outside their numbering (docs/mqtt.md, "The round state").
+        self.round_states = RoundStates(self._add_round_state)
+
+    def _add_round_state(self, state: Outbound) -> None:
+        """A table's round state: delivered in order with the rest, moving no watermark."""
+        self.outbox.add_state(OutboundMessage(state.topic, state.payload, state.qos, state.retain))
 
     async def consume(self, table: ServedTable) -> None:
         table_id = table.setup.table.table_id
@@ -126,7 +138,9 @@ class TableCommits:
         for n, record in zip(numbers, records, strict=True):
             applied = table.runner.apply(n, at, record)
             self.outbox.add(table_id, applied.messages)
+            self._told(table, applied)  # numbers
             self._checkpoint(table, applied)
+        self.round_states.applied(table_id, table.service, asyncio.get_running_loop().time())
 
     def _request_record(self, item: RequestItem) -> RequestRecord:
         # The outbox's fullness is journaled: a replay must refuse what was refused.
@@ -214,7 +228,13 @@ class TableCommits:
             await table.driver.acknowledge(acknowledge)
         applied = table.runner.apply(n, at, record)
         self.outbox.add(table_id, applied.messages)
+        self._told(table, applied)  # numbers
         self._checkpoint(table, applied)
+        self.round_states.applied(table_id, table.service, asyncio.get_running_loop().time())
+
+    def _told(self, table: ServedTable, applied: Applied) -> None:
+        if self.on_applied is not None:
+            self.on_applied(table.setup.table.table_id, applied, table.service.config)
 
     def _checkpoint(self, table: ServedTable, applied: Applied) -> None:
         """A checkpoint rides along with the next commit when one is due."""

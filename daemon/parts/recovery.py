@@ -120,12 +120,12 @@ class Recovery:
         # The start and new settings are the table's first items, journaled by its
         # consumer like any other: on a full disk they wait there, the daemon runs on.
         if new:  # the settings first: a replay from the table's first event starts there
-            table.queue.put_nowait(ConfigRecord(table.setup.table))
+            table.queue.put_nowait(ConfigRecord(table.setup.table, CONSOLE_CONTRACT))
         start = StartRecord(table.setup.shoe.protocol, self.config.mqtt.node, CONSOLE_CONTRACT)
         table.queue.put_nowait(start)
         service = table.service
         if not new and (service.pending_config or service.config).to_mapping() != configured:
-            table.queue.put_nowait(ConfigRecord(table.setup.table))
+            table.queue.put_nowait(ConfigRecord(table.setup.table, CONSOLE_CONTRACT))
         self.storage.ok(table_id)
         log.info(
             "journal.replayed",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from daemon.numbers.dealer import dealer_request
 from daemon.table.custody_flow import CustodyFlow
 from daemon.table.redelivery import Answered
 from daemon.wire.requests import RequestError, no_fields, parse_request, refusal, response_body
@@ -83,7 +84,7 @@ class ConsoleRequests(CustodyFlow):
         body = response_body(command, transaction, self.node, refusal(RequestError(code, message)))
         return [self.envelopes.seal_unsequenced(self.topics.response(self.table_id, command), body)]
 
-    def _request(  # noqa: PLR0911 - a dispatch, one return per command
+    def _request(  # noqa: C901, PLR0911 - a dispatch, one return per command
         self, command: str, request: Request, *, outbox_full: bool
     ) -> tuple[dict[str, Any], list[Outbound]]:
         if command == "status":
@@ -94,6 +95,8 @@ class ConsoleRequests(CustodyFlow):
             return {}, self._shuffle_asked(request.seen)
         if command == "card":
             return {}, self._manual_card(request)
+        if command == "dealer":  # numbers: who deals from now on (daemon/numbers/dealer.py)
+            return dealer_request(request), []
         if command == "resume":
             return self._resume(request)
         if command == "void" and not self.engine.round_open and self.custody.holding:

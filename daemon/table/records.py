@@ -134,13 +134,17 @@ class RequestRecord:
 
 @dataclass(frozen=True, slots=True)
 class ConfigRecord:
-    """New game settings, in force now between rounds, else at the round's end."""
+    """New game settings, in force now between rounds, else at the round's end; with the
+    console's `contract` since contract 3 (a new table's settings come before its first
+    start; settings journaled before leave it out: None)."""
 
     table: TableConfig
+    contract: int | None = None
     kind: ClassVar[EventKind] = "config"
 
     def body(self) -> dict[str, Any]:
-        return {"table": self.table.to_mapping()}
+        contract = {} if self.contract is None else {"contract": self.contract}
+        return {"table": self.table.to_mapping(), **contract}
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +232,9 @@ def decode(kind: str, body: Mapping[str, Any]) -> JournalRecord:  # noqa: PLR091
             payload = body["payload"].encode("latin-1")
             return RequestRecord(body["command"], payload, body.get("outbox_full", False))
         case "config":
-            return ConfigRecord(TableConfig.from_mapping(body["table"]))
+            contract = body.get("contract")
+            table = TableConfig.from_mapping(body["table"])
+            return ConfigRecord(table, None if contract is None else int(contract))
         case "notice":
             return NoticeRecord(body["kind"], body["message"], body.get("hold", False))
         case "timer":

@@ -63,6 +63,7 @@ class Applied:
 
     n: int
     at: str
+    record: JournalRecord | UnreadableRecord  # what was applied
     owner: int | None  # the round the event belongs to
     messages: list[Outbound]  # what it caused ([] where an upgraded journal cannot know)
     recorded: list[Recorded]  # rules events it made, and settings it put in force
@@ -182,7 +183,7 @@ class TableRunner:
             messages = []
             if n == legacy:
                 service.resume_numbering(self.table.legacy_next_seq)
-        return Applied(n, at, owner, messages, list(self._recorded), ended)
+        return Applied(n, at, record, owner, messages, list(self._recorded), ended)
 
     def _round_entry(
         self, opened: _OpenRound, n: int, at: str, messages: list[Outbound]

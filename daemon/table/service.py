@@ -24,8 +24,9 @@ decides what they mean:
 - what the shoe sends is judged before anything is journaled (`judge`, decision D3): a repeat
   of a frame the journal holds is acknowledged again and applied no more, a loss is journaled
   as a `SequenceGap` first; the memory that takes (`receiver`) is rebuilt by the replay;
-- every engine output becomes a message on its topic, and the retained round snapshot is
-  refreshed, so a display connecting mid-round sees the table at once;
+- every engine output becomes a message on its topic, and the round state is noted as
+  changed: the daemon publishes it, retained, outside the numbering (daemon.table.round_state),
+  so a display connecting mid-round sees the table at once;
 - every request gets a response carrying the caller's transaction id and the node that
   answered, an error code and a message when it is refused; a refused request changes
   nothing.
@@ -52,6 +53,7 @@ from daemon.table.records import (
     UnreadableRecord,
     read,
 )
+from daemon.table.round_state import STATE_CONTRACT
 
 if TYPE_CHECKING:
     from daemon.journal import EventKind
@@ -77,6 +79,7 @@ class TableService(ConsoleRequests, ReaderEvents, Checkpointing):
         event, so an exception here would otherwise stop the daemon at every replay too.
         """
         self.envelopes.at = at
+        self._applying = True
         try:
             out = self._apply_record(record, at)
         except Exception as exc:  # noqa: BLE001 - the daemon must never stop; see above
@@ -91,8 +94,20 @@ class TableService(ConsoleRequests, ReaderEvents, Checkpointing):
                 where="".join(traceback.format_tb(exc.__traceback__)[-3:]),
             )
             out = self.internal_error()
+        finally:
+            self._applying = False
         self.custody.follow_wait(self._awaiting(), at)
+        if self.contract >= STATE_CONTRACT:  # the round state: noted, not numbered
+            kept = [m for m in out if m.seq]
+            self._round_changed = self._round_changed or len(kept) < len(out)
+            out = kept
         return out
+
+    def take_round_change(self) -> bool:
+        """Whether the round state changed since the last time this was asked (contract 3:
+        the daemon publishes it, daemon.table.round_state)."""
+        changed, self._round_changed = self._round_changed, False
+        return changed
 
     def apply_body(self, kind: EventKind, body: dict[str, Any], at: str) -> list[Outbound]:
         """A journaled event as the journal reads it back (its kind and body), applied."""
@@ -108,7 +123,9 @@ class TableService(ConsoleRequests, ReaderEvents, Checkpointing):
                 return self.on_link_event(event)
             case RequestRecord(command=command, payload=payload, outbox_full=outbox_full):
                 return self.on_request(command, payload, outbox_full=outbox_full)
-            case ConfigRecord(table=table):
+            case ConfigRecord(table=table, contract=contract):
+                # journaled with the contract since 3 (a new table's first event)
+                self.contract = self.contract if contract is None else contract
                 self.reconfigure(table)
                 return [self.snapshot()]
             case NoticeRecord(notice=notice, message=message, hold=True):

@@ -21,6 +21,7 @@ from daemon.history.audit import JournalReader
 from daemon.journal import JOURNAL_FILE, database
 from daemon.journal.archive import Archive
 from daemon.table.runner import TableRunner
+from daemon.testing.recorder import latest_state
 from daemon.wire.topics import Topics, has_envelope
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from daemon.testing.recorder import Received
     from rules.config import TableConfig
 
-ENVELOPE: Final = ("schema", "id", "table", "seq", "ts")
+ENVELOPE: Final = ("schema", "id", "table", "seq", "ts", "as_of")
 SETTLEMENT_KEY: Final = ("round", "seat", "hand", "wager", "order", "phase")
 TOPICS: Final = Topics()  # the daemon's default base topic, which the recovery runs use
 
@@ -174,7 +175,7 @@ def verify(messages: list[Received], replay: Replay) -> Verdict:
     if not snapshots:
         verdict.snapshot.append("no round snapshot was delivered")
     else:
-        last = content(max(snapshots, key=lambda body: int(body["seq"])))
+        last = content(latest_state(snapshots) or {})
         if last != content(replay.snapshot):
             verdict.snapshot.append(f"last snapshot {last} != replay {content(replay.snapshot)}")
     return verdict

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from daemon.numbers.wire import DEALER_REQUEST, add_stats_channel
 from daemon.wire.availability import CONFLICT, OFFLINE, ONLINE
 from daemon.wire.envelope import SCHEMA_VERSION
 from daemon.wire.surveillance import SURVEILLANCE_BODIES, SURVEILLANCE_NOTICES
@@ -177,6 +178,7 @@ _EVERY_REQUEST: Final = {
         "description": "the highest seq of the table's messages the console had received "
         "when it sent the request: lets the table recognise a request that crossed a card",
     },
+    "by": {"type": "string", "maxLength": 64, "description": "who sent it: journaled with it"},
 }
 
 
@@ -198,6 +200,7 @@ _REQUESTS: dict[str, dict[str, Any]] = {
     "shuffle": _request({}),
     "resume": _request({}),
     "status": _request({}),
+    "dealer": _request(DEALER_REQUEST),
 }
 
 
@@ -210,6 +213,7 @@ def build(base: str = "shoe2mqtt") -> dict[str, Any]:
     api = _Channels()
     _bridge_channels(api, base)
     _table_presence_channels(api, base)
+    add_stats_channel(api, base, _message, _TABLE)  # the numbers' (daemon/numbers/wire.py)
     _table_channels(api, base)
     _kinds(api, base, "event", _EVENTS, "Round event")
     _notice_channel(api, base)
@@ -365,7 +369,7 @@ def _table_presence_channels(api: _Channels, base: str) -> None:
 
 
 def _table_channels(api: _Channels, base: str) -> None:
-    """The table's retained state and round snapshot, and its settlements."""
+    """The table's retained state and round state, and its settlements."""
     snapshot = {
         "round": {"type": ["object", "null"]},
         "review": {"type": "array"},
@@ -384,37 +388,34 @@ def _table_channels(api: _Channels, base: str) -> None:
         "settlements": {"type": "array"},
         "notices": {"type": "array"},
     }
+    state = {"type": {"const": "round_snapshot"}, "as_of": {"type": "integer", "minimum": 0},
+             "ts": _STR, "table": _STR, "game": _STR, "shoe": _INT, **snapshot}  # fmt: skip
     channels: list[tuple[str, str, str, dict[str, Any], str]] = [
         (
             "table_state",
             "state",
             "The table's reader: link, faults, last seen, identity (retained).",
-            {"game": _STR, "reader": {"type": "object"}},
+            _enveloped("table_state", {"game": _STR, "reader": {"type": "object"}}),
             "retained reader state",
         ),
         (
             "round_snapshot",
             "round",
-            "What anyone at the table can see of the current round (retained).",
-            snapshot,
+            "The round as anyone at the table sees it: a retained state, no id, no seq.",
+            _object(state),
             "retained public view of the round",
         ),
         (
             "settlement",
             "settlement",
             "Settlements in regulation order (QoS 1, not retained).",
-            _SETTLEMENT,
+            _enveloped("settlement", _SETTLEMENT),
             "one settled wager",
         ),
     ]
-    for key, address, description, body, summary in channels:
-        api.add(
-            key,
-            f"{base}/{{table}}/{address}",
-            description,
-            _message(key, _enveloped(key, body), summary),
-            parameters=_TABLE,
-        )
+    for key, address, description, payload, summary in channels:
+        message = _message(key, payload, summary)
+        api.add(key, f"{base}/{{table}}/{address}", description, message, parameters=_TABLE)
 
 
 def _kinds(api: _Channels, base: str, segment: str, bodies: dict[str, Any], what: str) -> None:

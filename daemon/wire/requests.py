@@ -6,7 +6,9 @@ the table judges what it means against the round. Both read it here, once.
 Every request may say what the console had seen of the table when it sent it (`seen`: the
 highest `seq` of the table's messages it had received), so that the table recognises a
 request that crossed one of the shoe's cards on its way (daemon.table.crossing); and carries
-`transaction`, which its response repeats (docs/mqtt.md, "Requests and responses").
+`transaction`, which its response repeats (docs/mqtt.md, "Requests and responses"); and
+may say who sent it (`by`: the dealer logged in at the console), which the journal keeps with
+the request's bytes and the table otherwise ignores.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 MAX_REQUEST_BYTES: Final = 4096  # a request is a few fields; more is a mistake or an attack
+MAX_SENDER: Final = 64  # characters of `by`: a dealer's name or a console's id
 
 
 class RequestError(Exception):
@@ -32,6 +35,7 @@ class Request:
     fields: dict[str, Any]
     transaction: object = None
     seen: int | None = None  # None: the console did not say
+    by: str | None = None  # who sent it (None: the console did not say); journaled, not judged
 
 
 def parse_request(payload: bytes) -> Request:
@@ -59,7 +63,19 @@ def parse_request(payload: bytes) -> Request:
             "seen: the highest seq of this table's messages the console had received, "
             "a whole number from 0",
         )
-    return Request(fields, transaction, seen)
+    return Request(fields, transaction, seen, _sender(fields.pop("by", None)))
+
+
+def _sender(by: object) -> str | None:
+    """`by`: who at the console sent the request, kept in the journal with it."""
+    if by is None:
+        return None
+    if not isinstance(by, str) or not 0 < len(by) <= MAX_SENDER or not by.isprintable():
+        raise RequestError(
+            "malformed_request",
+            f"by: who sent the request, 1 to {MAX_SENDER} printable characters",
+        )
+    return by
 
 
 def response_body(

@@ -20,9 +20,10 @@ COMMANDS = (
     "shuffle",
     "resume",
     "status",
+    "dealer",
 )
 # A table's topics that carry a state without the envelope (no id, no seq: docs/mqtt.md).
-STATE_TOPICS = ("availability", "journal")
+STATE_TOPICS = ("availability", "journal", "stats", "round")
 
 
 def has_envelope(topic: str) -> bool:
@@ -59,6 +60,10 @@ class Topics:
     def journal_state(self, table: str) -> str:
         """Retained JSON: whether the table's journal can be written (docs/mqtt.md)."""
         return f"{self.base}/{table}/journal"
+
+    def stats(self, table: str) -> str:
+        """Retained JSON: the table's numbers for the current shift (docs/numbers.md)."""
+        return f"{self.base}/{table}/stats"
 
     def table_state(self, table: str) -> str:
         return f"{self.base}/{table}/state"

@@ -84,7 +84,7 @@ async def test_a_restart_mid_round_rebuilds_the_round_and_flags_it(
     assert snapshot["doubt"] == "reader_restarted"
     assert notice["round"] == 1
     # The sequence numbers go on where they stopped: a display sees one stream.
-    assert snapshot["seq"] > before["seq"]
+    assert snapshot["as_of"] > before["as_of"]
 
 
 async def test_an_event_journaled_but_never_applied_is_applied_after_a_crash(
@@ -131,7 +131,7 @@ async def test_a_restart_sends_again_what_the_broker_may_not_have_with_the_same_
         assert last - 2 <= delivered <= last  # the last PUBACKs may come after the stop
         db.execute("UPDATE tables SET delivered_seq = ?", (last - 20,))
     async with running_pit(table, "5C", mosquitto, state_directory=state) as pit:
-        await pit.wait_for("round", lambda body: body["seq"] > last)
+        await pit.wait_for("round", lambda body: body["as_of"] > last)
         again = _published([m for m in pit.messages if not m.retain], "bj-1")
     resent = [body for body in again if body["seq"] <= last]
     assert resent == [body for body in first if body["seq"] > last - 20]

@@ -69,7 +69,8 @@ def test_new_settings_wait_for_the_round_in_progress_to_end(tmp_path: Path) -> N
         _write(tmp_path, CONFIG.replace('paytable = "A"', 'paytable = "B"')), environ={}
     )
     service.engine.apply(PlaceWager(1, WagerKind.BLACKJACK, 2500))
-    assert service.apply(ConfigRecord(b_table.tables[0].table), "t")
+    service.apply_body("config", {"table": b_table.tables[0].table.to_mapping()}, "t")
+    assert service.take_round_change()  # the round state says so (pending settings)
     assert service.engine.config.paytable_name == "A"  # the round in progress keeps its rules
     service.on_request("void", b"{}")
     assert service.engine.config.paytable_name == "B"  # applied as the round ended

@@ -23,6 +23,7 @@ SHIPPED = {
     f"{INSTALLED_UNITS}/shoe2mqtt.service": 0o644,
     f"{INSTALLED_UNITS}/shoe2mqtt@.service": 0o644,
     f"{INSTALLED_UNITS}/shoe2mqtt-display.service": 0o644,
+    f"{INSTALLED_UNITS}/shoe2mqtt-console.service": 0o644,
     "etc/udev/rules.d/70-shoe2mqtt.rules": 0o644,
     "etc/sysusers.d/shoe2mqtt.conf": 0o644,
     "usr/local/share/man/man1/shoe2mqtt.1": 0o644,

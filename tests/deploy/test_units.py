@@ -35,10 +35,11 @@ def analyze(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
 
 DAEMON_UNITS = [SYSTEMD / "shoe2mqtt.service", SYSTEMD / "shoe2mqtt@.service"]
 DISPLAY_UNIT = SYSTEMD / "shoe2mqtt-display.service"
+CONSOLE_UNIT = SYSTEMD / "shoe2mqtt-console.service"
 
 
-def test_the_daemons_units_and_the_displays_ship() -> None:
-    assert sorted([*DAEMON_UNITS, DISPLAY_UNIT]) == UNITS
+def test_the_daemons_units_the_displays_and_the_consoles_ship() -> None:
+    assert sorted([*DAEMON_UNITS, DISPLAY_UNIT, CONSOLE_UNIT]) == UNITS
 
 
 @pytest.mark.parametrize("unit", UNITS, ids=lambda unit: unit.name)
@@ -126,3 +127,20 @@ def test_the_display_is_hardened_like_the_daemon_less_devices_and_state() -> Non
     assert display["RestrictAddressFamilies"] == ["AF_UNIX AF_INET AF_INET6"]
     sysusers = (SYSTEMD / "shoe2mqtt.sysusers").read_text(encoding="utf-8")
     assert 'u shoe2mqtt-display - "shoe2mqtt pit display" - -' in sysusers
+
+
+def test_the_console_is_hardened_as_the_display_under_its_own_user() -> None:
+    """The dealer console: the display's unit but for what it runs and as whom; its user can
+    read the console's broker password and the dealers' PINs, none of the others'."""
+    display = service_section(DISPLAY_UNIT)
+    console = service_section(CONSOLE_UNIT)
+    own = {"ExecStart", "User", "Group"}
+    assert {k: v for k, v in console.items() if k not in own} == {
+        k: v for k, v in display.items() if k not in own
+    }
+    assert console["ExecStart"] == [
+        "/opt/shoe2mqtt/bin/shoe2mqtt console --config /etc/shoe2mqtt/shoe2mqtt.toml"
+    ]
+    assert console["User"] == console["Group"] == ["shoe2mqtt-console"]
+    sysusers = (SYSTEMD / "shoe2mqtt.sysusers").read_text(encoding="utf-8")
+    assert 'u shoe2mqtt-console - "shoe2mqtt dealer console" - -' in sysusers

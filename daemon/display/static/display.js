@@ -8,6 +8,7 @@
   const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
   const body = document.body;
   const view = body.dataset.view;
+  if (view === "numbers") return; // a table's numbers page: numbers.js draws it
   const only = body.dataset.table || null;
   const main = document.getElementById("main");
   const link = document.getElementById("link");
@@ -253,8 +254,24 @@
   function tableCard(table) {
     const box = tableBox(table, "pit-view");
     if (table.round) box.append(dealer(table.round));
-    box.append(settlements(table), notices(table), historyPanel(table));
+    box.append(settlements(table), notices(table), historyPanel(table), shiftLine(table));
     return box;
+  }
+
+  // The shift's pace and bonus result (<table>/stats), and the way to the numbers page.
+  function shiftLine(table) {
+    const line = el("p", "shift");
+    const shift = table.shift;
+    const more = el("a", "numbers-link", "numbers");
+    more.href = "numbers/" + encodeURIComponent(table.table);
+    if (!shift) {
+      line.append(el("span", "pace", "shift: no round yet"), more);
+      return line;
+    }
+    line.append(el("span", "pace", "shift " + shift.rounds + " rounds · " + shift.pace));
+    shift.wagers.forEach((w) => line.append(el("span", w.alert ? "bonus off" : "bonus", w.text)));
+    line.append(more);
+    return line;
   }
 
   function tablePage(table) {

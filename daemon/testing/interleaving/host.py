@@ -34,6 +34,7 @@ from daemon.table.records import (
     encode,
     is_journaled,
 )
+from daemon.table.round_state import RoundStates
 from daemon.table.runner import TableRunner
 from daemon.table.state import CONSOLE_CONTRACT
 from daemon.table.timers import TableTimers
@@ -76,6 +77,9 @@ class SimulatedDaemon:
         self.replay: TableRunner | None = None
         self.timers = TableTimers(timing)
         self.delivered_seq = 0  # what the broker acknowledged: a restart re-sends the rest
+        # The round states, as daemon.service publishes them (daemon.table.round_state).
+        self._states: list[Outbound] = []
+        self.round_states = RoundStates(self._states.append)
         self.starts = 0
 
     @property
@@ -113,8 +117,9 @@ class SimulatedDaemon:
                     self.checkpoint = replay.checkpoint()
         self.replay = replay
         self.timers = TableTimers(self.timing)  # a restart starts every wait again
+        self.round_states = RoundStates(self._states.append)  # and publishes its state at once
         if new:
-            out += self._commit(ConfigRecord(self.config), now)
+            out += self._commit(ConfigRecord(self.config, CONSOLE_CONTRACT), now)
         out += self._commit(StartRecord(self.protocol, NODE, CONSOLE_CONTRACT), now)
         out += self._commit(LinkRecord(Connecting(ENDPOINT, 1)), now)
         return out
@@ -151,16 +156,28 @@ class SimulatedDaemon:
         return self._commit(NoticeRecord(kind, message, hold), now)
 
     def next_deadline(self) -> float | None:
-        return self.timers.next_due() if self.up else None
+        if not self.up:
+            return None
+        due = [d for d in (self.timers.next_due(), self.round_states.next_due()) if d is not None]
+        return min(due, default=None)
 
     def take_due_timers(self, now: float) -> list[Outbound]:
         """Each timer past its deadline by `now`, journaled at its deadline (the daemon's
-        table task wakes then), for the table to judge whether it still counts."""
+        table task wakes then), for the table to judge whether it still counts; and each
+        round state that waited, published when it was due."""
         out: list[Outbound] = []
-        while self.up and (deadline := self.timers.next_due()) is not None and deadline <= now:
-            for timer in self.timers.due(deadline):
-                record = TimerRecord(timer.kind, timer.key, self.timers.seconds(timer))
-                out += self._commit(record, deadline)
+        while self.up:
+            deadline, state_due = self.timers.next_due(), self.round_states.next_due()
+            first = state_due is not None and (deadline is None or state_due <= deadline)
+            if state_due is not None and state_due <= now and first:
+                self.round_states.publish_due(state_due)
+                out += self._published()
+            elif deadline is not None and deadline <= now:
+                for timer in self.timers.due(deadline):
+                    record = TimerRecord(timer.kind, timer.key, self.timers.seconds(timer))
+                    out += self._commit(record, deadline)
+            else:
+                return out
         return out
 
     # ---------------------------------------------------------------- the journal
@@ -175,7 +192,13 @@ class SimulatedDaemon:
         applied = replay.apply(n, when, record)
         self._checkpoint(applied)
         self.timers.follow(replay.service.timers(), now)
-        return applied.messages
+        self.round_states.applied(self.config.table_id, replay.service, now)
+        return [*applied.messages, *self._published()]
+
+    def _published(self) -> list[Outbound]:
+        out = list(self._states)
+        self._states.clear()
+        return out
 
     def _checkpoint(self, applied: Applied) -> None:
         """Where the daemon takes one (daemon.parts.checkpoint_policy)."""

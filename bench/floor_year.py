@@ -1,0 +1,154 @@
+"""A floor's numbers at scale: the report over many tables and days, its time and memory.
+
+    uv run python -m bench.floor_year [--tables 100] [--days 30] [--pool-days 2] [--keep DIR]
+
+1. A **pool** of real table-days: three tables (blackjack paytable A, blackjack paytable B,
+   Double Attack), `--pool-days` days of 16 hours at 60 rounds an hour, dealt by the real
+   engine and written by the journal's own store and archived by its own archiver
+   (daemon.testing.floor.write_journal), exactly the archive a table PC leaves.
+2. `shoe2mqtt report --archive POOL --export parquet`: the archive cut into rounds,
+   settlements and shoes (the ingest, per table-day), timed.
+3. A **floor**: the pool's Parquet rows copied to `--tables` tables and `--days` days (each
+   copy under its own table id, its times moved to its own day) by DuckDB. Generating every
+   table-day through the engine would take about 20 s each (36,500 for a year: eight days of
+   one core), so the floor repeats the pool's real days; what is timed reads every row.
+4. `shoe2mqtt report --archive FLOOR --by table` and `--by day`, each as a process, timed,
+   with its peak memory (the process's maximum resident set, from `wait4`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+
+from bench.e2e.harness import machine
+from daemon.cli.demo import DEMO_TABLES
+from daemon.testing.floor import Pace, write_journal
+from rules.config import TableConfig
+from rules.games import Game
+
+START = datetime(2026, 1, 1, tzinfo=UTC)
+PACE = Pace(rounds_per_hour=60, opens=8, hours=16)
+
+
+def _pool_tables() -> list[TableConfig]:
+    blackjack = dict(DEMO_TABLES[Game.BLACKJACK])
+    return [
+        TableConfig.from_mapping({**blackjack, "id": "pool-a", "paytable": "A"}),
+        TableConfig.from_mapping({**blackjack, "id": "pool-b", "paytable": "B"}),
+        TableConfig.from_mapping({**DEMO_TABLES[Game.DOUBLE_ATTACK], "id": "pool-d"}),
+    ]
+
+
+def _run(argv: list[str]) -> tuple[float, float, str]:
+    """Seconds, peak resident MiB (the child's own, from wait4) and standard output."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        began = time.monotonic()
+        process = subprocess.Popen(argv, stdout=out, stderr=err)  # noqa: S603 - our command
+        _, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.monotonic() - began
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if process.returncode:
+            raise SystemExit(f"{argv}: {err.read()}")
+        return elapsed, usage.ru_maxrss / 1024, out.read()
+
+
+_MOVED = (
+    "strftime(CAST({column} AS TIMESTAMPTZ) + to_days(CAST(k.d - date_diff('day', "
+    "DATE '{first}', CAST(p.day AS DATE)) AS INTEGER)), '%Y-%m-%dT%H:%M:%S.%g+00:00') AS {column}"
+)
+_KEPT = {
+    "rounds": ('* EXCLUDE ("table", day, started, ended)', ("started", "ended")),
+    "shoes": ('* EXCLUDE ("table", day, started)', ("started",)),
+    "settlements": ('* EXCLUDE ("table", day)', ()),
+}
+
+
+def _replicate(pool: Path, floor: Path, tables: int, days: int) -> int:
+    """The pool's rows as `tables` tables over `days` days; returns the floor's rounds."""
+    con = duckdb.connect()
+    floor.mkdir(parents=True, exist_ok=True)
+    rounds = f"read_parquet('{pool}/rounds/**/*.parquet', hive_partitioning = true)"
+    pool_days = con.execute(f"SELECT DISTINCT day FROM {rounds} ORDER BY 1").fetchall()  # noqa: S608 - a bench's own path
+    first, width = pool_days[0][0], len(pool_days)
+    for name, (keep, moved) in _KEPT.items():
+        times = "".join(", " + _MOVED.format(column=c, first=first) for c in moved)
+        source = f"read_parquet('{pool}/{name}/**/*.parquet', hive_partitioning = true)"
+        con.execute(
+            f"""COPY (
+                SELECT {keep} {times}, printf('t-%03d', t.i) AS "table",
+                    strftime(DATE '{first}' + to_days(CAST(k.d AS INTEGER)), '%Y-%m-%d') AS day
+                FROM {source} p
+                JOIN range({tables}) t(i)
+                    ON p."table" = ['pool-a', 'pool-b', 'pool-d'][t.i % 3 + 1]
+                JOIN range({days}) k(d)
+                    ON k.d % {width} = date_diff('day', DATE '{first}', CAST(p.day AS DATE))
+            ) TO '{floor}/{name}' (FORMAT parquet, PARTITION_BY ("table", day))"""  # noqa: S608 - a bench's own SQL
+        )
+    counted = f"SELECT count(*) FROM read_parquet('{floor}/rounds/**/*.parquet')"  # noqa: S608 - a bench's own path
+    row = con.execute(counted).fetchone()
+    con.close()
+    return int(row[0]) if row else 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tables", type=int, default=100)
+    parser.add_argument("--days", type=int, default=30)
+    parser.add_argument("--pool-days", type=int, default=2)
+    parser.add_argument("--keep", type=Path, help="keep the pool and the floor here")
+    args = parser.parse_args()
+    print(f"machine: {machine()}", flush=True)
+    directory = args.keep or Path(tempfile.mkdtemp(prefix="floor-", dir=Path.cwd() / ".cache"))
+    directory.mkdir(parents=True, exist_ok=True)
+    state, command = directory / "state", [sys.executable, "-m", "daemon.cli", "report"]
+    try:
+        if not (state / "archive" / "manifest.json").exists():
+            began = time.monotonic()
+            asyncio.run(write_journal(state, _pool_tables(), START, args.pool_days + 1, PACE,
+                                      keep_days=1))  # fmt: skip
+            print(f"pool: {3 * args.pool_days} table-days written and archived in "
+                  f"{time.monotonic() - began:.0f} s", flush=True)  # fmt: skip
+        archive = state / "archive"
+        size = sum(p.stat().st_size for p in archive.rglob("*.jsonl.gz")) / 2**20
+        pool = directory / "pool-parquet"
+        shutil.rmtree(pool, ignore_errors=True)
+        took, peak, out = _run([*command, "--archive", str(archive), "--export", "parquet",
+                                "--output", str(pool)])  # fmt: skip
+        print(f"export of the pool's archive ({size:.0f} MiB of gzip): {took:.1f} s, "
+              f"{took / (3 * args.pool_days):.1f} s a table-day, peak {peak:.0f} MiB: "
+              f"{out.strip()}")  # fmt: skip
+        took, peak, _ = _run([*command, "--archive", str(archive), "--by", "table"])
+        print(f"report --archive on the pool's archive: {took:.1f} s, peak {peak:.0f} MiB")
+        floor = directory / "floor"
+        shutil.rmtree(floor, ignore_errors=True)
+        began = time.monotonic()
+        rounds = _replicate(pool, floor, args.tables, args.days)
+        print(f"floor: {args.tables} tables x {args.days} days, {rounds:,} rounds, made in "
+              f"{time.monotonic() - began:.0f} s", flush=True)  # fmt: skip
+        for by in ("table", "day"):
+            took, peak, out = _run(
+                [*command, "--archive", str(floor), "--by", by, "--format", "csv"]
+            )
+            rows = len(out.splitlines()) - 1
+            print(f"report --archive FLOOR --by {by}: {took:.1f} s, peak {peak:.0f} MiB, "
+                  f"{rounds / took:,.0f} rounds a second, {rows} rows")  # fmt: skip
+    finally:
+        if args.keep is None:
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

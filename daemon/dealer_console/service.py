@@ -1,0 +1,137 @@
+"""`shoe2mqtt console`: the process: the web server and the broker link, one event loop.
+
+Tasks (named, children of one TaskGroup): `console-broker` follows the table and sends the
+dealer's requests, `console-signals` turns SIGTERM/SIGINT into a clean stop, `watchdog`
+pings systemd. `running_console` is the same without the signals and systemd, for tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import signal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+import structlog
+from aiohttp import web
+
+from daemon.dealer_console.contract import Contract
+from daemon.dealer_console.link import ConsoleLink
+from daemon.dealer_console.server import build_app
+from daemon.display.model import PitModel
+from daemon.display.server import Changes
+from daemon.system.notify import Notifier
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from daemon.dealer_console.config import ConsoleConfig
+    from daemon.display.login_guard import LoginGuard
+
+log = structlog.get_logger("console")
+_SHUTDOWN_TIMEOUT: Final = 2.0
+
+
+class _Stop(Exception):
+    """Raised inside the TaskGroup to end it: the console was asked to stop."""
+
+
+def url_of(config: ConsoleConfig) -> str:
+    settings = config.console
+    scheme = "https" if settings.https is not None else "http"
+    host = f"[{settings.bind}]" if ":" in settings.bind else settings.bind
+    return f"{scheme}://{host}:{settings.port}/"
+
+
+def plain_http_warning(bind: str, *, https: bool) -> str | None:
+    """Why serving the console on `bind` deserves a warning, or None: beyond this PC over plain
+    HTTP, the dealers' PINs and session cookies cross that network in clear. A warning, not a
+    mistake: a site may have TLS in front on another host."""
+    if https or ipaddress.ip_address(bind).is_loopback:
+        return None
+    return (
+        f"the dealer console is served over plain HTTP beyond this PC (bind {bind}): the "
+        "dealers' PINs and sessions cross that network in clear; set [console.https], or bind "
+        "127.0.0.1 behind a TLS reverse proxy (docs/console.md)"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RunningConsole:
+    url: str
+    link: ConsoleLink
+
+
+@contextlib.asynccontextmanager
+async def running_console(
+    config: ConsoleConfig, *, guard: LoginGuard | None = None
+) -> AsyncIterator[RunningConsole]:
+    """The page served and the table followed until the block ends."""
+    settings = config.console
+    table = settings.table.table_id
+    changes = Changes()
+    model = PitModel(config.mqtt.base_topic, only_table=table)
+    link = ConsoleLink(config.mqtt, table, model, Contract(config.mqtt.client_id), changes.notify)
+    runner = web.AppRunner(
+        build_app(settings, link, changes, guard=guard),
+        shutdown_timeout=_SHUTDOWN_TIMEOUT,
+        access_log=None,
+        handle_signals=False,
+    )
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, settings.bind, settings.port, ssl_context=settings.https)
+        await site.start()
+        async with asyncio.TaskGroup() as group:
+            follower = group.create_task(link.follow(), name="console-broker")
+            try:
+                yield RunningConsole(url_of(config), link)
+            finally:
+                follower.cancel()
+    finally:
+        await runner.cleanup()
+
+
+async def serve(config: ConsoleConfig, *, notifier: Notifier | None = None) -> None:
+    """Serve the console until SIGTERM or SIGINT (or cancellation)."""
+    notifier = notifier if notifier is not None else Notifier.from_environment()
+    async with running_console(config) as console:
+        settings = config.console
+        warning = plain_http_warning(settings.bind, https=settings.https is not None)
+        if warning is not None:
+            log.warning("console.plain_http", bind=settings.bind, message=warning)
+        log.info("console.serving", url=console.url, table=settings.table.table_id)
+        notifier.ready(f"serving {console.url}")
+        try:
+            async with asyncio.TaskGroup() as group:
+                group.create_task(_signals(notifier), name="console-signals")
+                group.create_task(notifier.watchdog_loop(), name="watchdog")
+        except* _Stop:
+            pass
+    log.info("console.stopped")
+
+
+async def _signals(notifier: Notifier) -> None:
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    stopping = (signal.SIGTERM, signal.SIGINT)
+    for signum in stopping:
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        for signum in stopping:
+            loop.remove_signal_handler(signum)
+    log.info("console.stopping")
+    notifier.stopping("stopping")
+    raise _Stop
+
+
+def run_console(config: ConsoleConfig) -> int:
+    from daemon.system import logs
+
+    logs.configure(fmt=config.log_format, level=config.log_level)
+    asyncio.run(serve(config))
+    return 0

@@ -1,0 +1,174 @@
+"""The daemon's side of the live numbers: each table's `ShiftStats`, fed as events are applied,
+published as the retained `<table>/stats` state and set as metrics when a round ends, and
+rebuilt at start from the journal (the current shift's rounds, replayed off the event loop).
+
+The daemon calls three things (marked in daemon/service.py): `StatsHub(...)` once, `applied`
+after each journaled event is applied, and `rebuild` as a task once its tables are recovered.
+Until a table's rebuild is done, what it applies waits in order and is counted after it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from daemon.journal import database
+from daemon.journal.rows import JournalEvent
+from daemon.mqtt.outbox import OutboundMessage
+from daemon.numbers.live import ShiftStats
+from daemon.numbers.periods import Shifts
+from daemon.table.log_lines import archive_lines, journal_line, table_line
+from daemon.table.records import RequestRecord
+from daemon.table.runner import TableRunner
+
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Callable, Iterable
+
+    from daemon.journal.rows import Checkpoint, TableRecord
+    from daemon.journal.store import Journal
+    from daemon.numbers.settings import NumbersConfig
+    from daemon.service import Daemon
+    from daemon.table.runner import Applied
+    from daemon.wire.topics import Topics
+    from rules.config import TableConfig
+
+log = structlog.get_logger("daemon.numbers")
+Pending = tuple[int, dict[str, Any] | None, list[tuple[str, bytes]]]
+
+
+@dataclass(slots=True)
+class _Table:
+    stats: ShiftStats
+    ready: bool = False
+    settings: TableConfig | None = None
+    pending: list[Pending] = field(default_factory=list)
+
+
+class StatsHub:
+    """Every table's shift numbers, and where they go when a round ends."""
+
+    def __init__(
+        self,
+        tables: Iterable[str],
+        numbers: NumbersConfig,
+        topics: Topics,
+        publish: Callable[[OutboundMessage], None],
+        on_counted: Callable[[str, dict[str, Any]], None] | None = None,
+    ) -> None:
+        shifts = Shifts.parse(numbers.shifts, numbers.timezone)
+        self.shifts = shifts
+        self._topics = topics
+        self._publish = publish
+        self._on_counted = on_counted
+        self.tables = {t: _Table(ShiftStats(t, shifts, numbers.confidence)) for t in tables}
+
+    @classmethod
+    def of_daemon(cls, daemon: Daemon) -> StatsHub:
+        """The daemon's hub: its tables, `[numbers]`, its outbox for states, its metrics."""
+        return cls(
+            daemon.tables, daemon.config.numbers, daemon.topics, daemon.outbox.add_state,
+            daemon.metrics.shift_numbers,
+        )  # fmt: skip
+
+    def applied(self, table_id: str, applied: Applied, settings: TableConfig) -> None:
+        """One event applied at the table, under `settings` (the table's, now)."""
+        table = self.tables.get(table_id)
+        if table is None:
+            return
+        if settings is not table.settings:  # the table's paytable and shoe, for its figures
+            table.settings = settings
+            table.pending.append((0, {"type": "table", **settings.to_mapping()}, []))
+        request = None
+        if isinstance(applied.record, RequestRecord):  # the request as journaled
+            event = JournalEvent(table_id, applied.n, "request", applied.record.body(), applied.at)
+            request = journal_line(event, applied.owner)
+        payloads = [(m.topic, m.payload) for m in applied.messages]
+        table.pending.append((applied.n, request, payloads))
+        if table.ready:
+            self._drain(table_id, 0)
+
+    def _drain(self, table_id: str, seeded_n: int) -> None:
+        """What waited, in order (settings always; events past the rebuild's last)."""
+        table, counted = self.tables[table_id], False
+        for n, line, payloads in table.pending:
+            if line is not None and line.get("type") == "table":
+                table.stats.feed_lines([line])
+            elif n > seeded_n:
+                counted |= table.stats.feed(line, payloads)
+        table.pending.clear()
+        if counted:
+            self._counted(table_id)
+
+    def _counted(self, table_id: str) -> None:
+        stats = self.tables[table_id].stats
+        self._publish(
+            OutboundMessage(self._topics.stats(table_id), stats.payload(), qos=1, retain=True)
+        )
+        if self._on_counted is not None and stats.mapping is not None:
+            self._on_counted(table_id, stats.mapping)
+
+    async def rebuild(self, journal: Journal, now: Callable[[], datetime] | None = None) -> None:
+        """Each table's current shift from the journal, then what it applied meanwhile. A
+        table whose journal cannot be read now counts from its next round on: the numbers
+        are never worth stopping a table for."""
+        for table_id, table in self.tables.items():
+            moment = now() if now is not None else datetime.now(UTC)
+            since = self.shifts.current_shift_start(moment).astimezone(UTC).isoformat()
+            seeded_n = 0
+            try:
+                read = await journal.read(
+                    functools.partial(_shift_events, table_id=table_id, since=since)
+                )
+                if read is not None:
+                    lines, seeded_n = await asyncio.to_thread(
+                        _replayed, journal.epoch, self._topics, *read
+                    )
+                    table.stats.feed_lines(lines)
+            except Exception:
+                log.exception("numbers.rebuild_failed", table=table_id)
+            table.ready = True
+            shift = table.stats.numbers.rounds
+            self._drain(table_id, seeded_n)
+            if shift and table.stats.numbers.rounds == shift:  # rebuilt, nothing since
+                self._counted(table_id)
+
+
+def _shift_events(
+    db: sqlite3.Connection, *, table_id: str, since: str
+) -> tuple[TableRecord, Checkpoint | None, dict[str, Any] | None, list[JournalEvent]] | None:
+    """The events from the checkpoint before the shift's first round to the table's last."""
+    rounds = [r for r in database.read_rounds(db, table_id) if r.started >= since]
+    if not rounds:
+        return None
+    table = database.read_table(db, table_id)
+    checkpoint = database.checkpoint_before(db, table_id, rounds[0].first_n, between_rounds=True)
+    first = None if checkpoint is not None else database.first_config(db, table_id)
+    if checkpoint is None and first is None:
+        return None
+    after = checkpoint.n if checkpoint is not None else 0
+    events = list(database.iter_events(db, table_id, after=after, through=table.last_n))
+    return table, checkpoint, first, events
+
+
+def _replayed(
+    epoch: str,
+    topics: Topics,
+    table: TableRecord,
+    checkpoint: Checkpoint | None,
+    first: dict[str, Any] | None,
+    events: list[JournalEvent],
+) -> tuple[list[dict[str, Any]], int]:
+    """The round-log lines of the events (off the event loop), and the last event's number."""
+    replay = TableRunner.begin(
+        table, topics, epoch, checkpoint=checkpoint, first_config=first, record_rules=True
+    )
+    lines = [table_line(replay.service.config)]
+    for event in events:
+        lines.extend(archive_lines(event, replay.apply_stored(event)))
+    return lines, replay.n

@@ -1,0 +1,130 @@
+"""A table's numbers for the shift now, kept as the daemon applies each event: `<table>/stats`.
+
+Sans-I/O. `ShiftStats` is fed what the replay makes of each journaled event (the event's
+journal line when it is a request, which may name the dealer, and the messages it caused) and
+folds them with the same `RoundFolder` and `Numbers` as a report (daemon/numbers/records.py,
+tally.py): when a round ends it counts it into the shift it began in, starting afresh when a
+new shift begins, and says so, so that the daemon publishes the state and sets its metrics.
+
+The state is a pure function of the journal, like everything the daemon publishes, but it
+depends on the whole shift, so it is not journaled: a restart rebuilds it by replaying the
+shift's rounds (`daemon/numbers/daemon_side.py`). It carries no envelope (a state, as
+`<table>/journal` is): the shift, when it was last counted, the report's JSON of the shift's
+numbers (amounts in cents), and the shift's last rounds (`history`) for the display's
+numbers page, which a page loaded later reads from the retained state.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from daemon.numbers.records import RoundFolder, RoundRecord
+from daemon.numbers.tally import Numbers
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from daemon.numbers.periods import Shifts
+
+HISTORY: Final = 500  # the shift's last rounds the state carries (60 an hour, 8 hours)
+_QUIET_SNAPSHOT = re.compile(rb'"doubt":\s*null')  # a snapshot that flags nothing: not read
+
+
+@dataclass(slots=True)
+class ShiftStats:
+    """One table's shift: its numbers and its last rounds."""
+
+    table: str
+    shifts: Shifts
+    confidence: float = 0.999
+    shift: str | None = None
+    numbers: Numbers = field(default_factory=Numbers)
+    history: list[dict[str, Any]] = field(default_factory=list)
+    updated: str | None = None
+    mapping: dict[str, Any] | None = None  # the numbers as last counted (band included)
+    folder: RoundFolder = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.folder = RoundFolder(self.table)
+
+    def feed_lines(self, lines: Iterable[Mapping[str, Any]]) -> bool:
+        """Round-log lines (a replay of the shift, at start); True when a round was counted."""
+        counted = False
+        for line in lines:
+            counted |= self._take(self.folder.feed(line))
+        return counted
+
+    def feed(
+        self, request: Mapping[str, Any] | None, payloads: Iterable[tuple[str, bytes]]
+    ) -> bool:
+        """One applied event: its journal line if it is a request, and (topic, payload) of
+        each message it caused. True when a round ended and was counted."""
+        counted = False
+        if request is not None:
+            self.folder.feed(request)
+        for topic, payload in payloads:
+            if topic.endswith("/round") and _QUIET_SNAPSHOT.search(payload):
+                continue  # most snapshots: nothing of them counts, and they are the largest
+            message = json.loads(payload)
+            if isinstance(message, dict):
+                counted |= self._take(self.folder.message(message))
+        return counted
+
+    def _take(self, records: list[Any]) -> bool:
+        counted = False
+        for record in records:
+            if isinstance(record, RoundRecord):
+                label = self.shifts.shift_label(record.started)
+                if label != self.shift:  # a new shift: counted afresh
+                    self.shift, self.history = label, []
+                    self.numbers = Numbers({"table": self.table, "shift": label})
+                self.numbers.add(record)
+                self.mapping = self.numbers.to_mapping(self.confidence)
+                self.history.append({**_summary(record), "holds": _holds(self.mapping)})
+                del self.history[:-HISTORY]
+                self.updated = record.ended.isoformat(timespec="milliseconds")
+                counted = True
+            elif self.shift is not None:
+                self.numbers.add_shoe(record)
+        return counted
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "shift": self.shift,
+            "updated": self.updated,
+            "numbers": self.mapping,
+            "history": list(self.history),
+        }
+
+    def payload(self) -> bytes:
+        return json.dumps(self.state(), separators=(",", ":")).encode()
+
+
+def _summary(record: RoundRecord) -> dict[str, Any]:
+    """A round as the numbers page draws it: when, how long, what went on the bonus."""
+    handle = sum(s.stake for s in record.settled if s.result != "void")
+    house = sum(s.house_win for s in record.settled)
+    return {
+        "round": record.round_id,
+        "started": record.started.isoformat(timespec="seconds"),
+        "seconds": round((record.ended - record.started).total_seconds(), 1),
+        "seats": record.seats,
+        "dealer": record.dealer,
+        "handle_cents": handle,
+        "house_win_cents": house,
+        "voided": record.voided,
+    }
+
+
+def _holds(mapping: dict[str, Any]) -> dict[str, list[float | None]]:
+    """Each wager's hold so far in the shift, with its band and theoretical hold then: the
+    numbers page draws the hold against its band over the shift from these."""
+    holds = {}
+    for money in mapping["wagers"]:
+        band = money["band"] or [None, None]
+        holds[money["wager"]] = [money["hold"], band[0], band[1], money["theoretical_hold"]]
+    return holds

@@ -1,0 +1,197 @@
+"""Days of play at a table, as its journal records them: for the numbers' tests and bench.
+
+`table_events` deals rounds with the real shoe model and basic strategy (`rules.player.Dealer`)
+and yields them as the journal holds them: the shoe's cards, shuffles and cut card, and the
+console's requests (a `dealer` request at each change of dealer), each with the time it came,
+at a set pace of rounds an hour. Seats come and go and stakes vary, seeded. `table_lines`
+applies them through the replay every tool shares and yields the round log's lines exactly as
+the archive writes them (`archive_lines`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import random
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from daemon.history.archiving import archive_due
+from daemon.journal import JOURNAL_FILE, prepare_state_directory
+from daemon.journal.archive import ARCHIVE_DIRECTORY_NAME, Archive
+from daemon.journal.chain import GENESIS, body_text, link_hash
+from daemon.journal.rows import JournalEvent, TableRecord
+from daemon.journal.store import Journal
+from daemon.table.log_lines import archive_lines, table_line
+from daemon.table.records import event_body
+from daemon.table.runner import TableRunner
+from daemon.wire.console import console_request
+from daemon.wire.requests import request_record
+from daemon.wire.topics import Topics
+from drivers.events import CardDrawn, CutCardReached, NewShoe
+from rules.engine import TableEngine
+from rules.events import DealCard, Shuffle
+from rules.games import GAMES
+from rules.player import Dealer
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from rules.config import TableConfig
+    from rules.events import TableEvent
+
+EPOCH = "f" * 32
+
+
+@dataclass(frozen=True, slots=True)
+class Pace:
+    """How the table is played: rounds an hour, hours a day from `opens`, dealers' shifts."""
+
+    rounds_per_hour: int = 60
+    opens: int = 8  # local hour the table opens
+    hours: int = 16  # hours it stays open each day
+    dealer_minutes: int = 60  # a dealer deals this long, then the next comes in
+    dealers: tuple[str, ...] = ("ana", "ben", "carla", "dev")
+    seat_chance: float = 0.6  # each seat is played a round with this chance
+    bonus_chance: float = 0.8  # a played seat also makes the bonus wagers
+
+
+def _plan(config: TableConfig, rng: random.Random, pace: Pace) -> dict[int, dict[Any, int]]:
+    rules = GAMES[config.game]
+    plan: dict[int, dict[Any, int]] = {}
+    for seat in range(1, config.seats + 1):
+        if rng.random() >= pace.seat_chance:
+            continue
+        wagers: dict[Any, int] = {}
+        for index, rule in enumerate(rules.wagers):
+            limit = config.limits[rule.kind]
+            if index and rng.random() >= pace.bonus_chance:
+                continue
+            steps = max((limit.maximum - limit.minimum) // 500, 0)
+            amount = limit.minimum + 500 * rng.randint(0, min(steps, 4))
+            first = next(iter(wagers.values()), amount)
+            # A bonus may not exceed the first wager (13:69F-26.6(b)); an attack equals it.
+            wagers[rule.kind] = first if rule.equal_to_requirement else min(amount, first)
+        plan[seat] = wagers
+    return plan or {1: {rule.kind: config.limits[rule.kind].minimum for rule in rules.wagers}}
+
+
+def table_events(
+    config: TableConfig, start: datetime, days: int, seed: int, pace: Pace = Pace()
+) -> Iterator[tuple[str, dict[str, Any], datetime]]:
+    """(kind, body, time) of every event the journal would hold, day after day."""
+    rng = random.Random(seed)  # noqa: S311 - a simulation's seats and stakes
+    dealer = Dealer(TableEngine(config), random.Random(seed + 1))  # noqa: S311 - its shoe
+    frame = 0
+    step = timedelta(hours=1) / pace.rounds_per_hour
+    for day in range(days):
+        opens = start.replace(hour=pace.opens, minute=0, second=0, microsecond=0)
+        opens += timedelta(days=day)
+        now, named = opens, None
+        for index in range(pace.rounds_per_hour * pace.hours):
+            at = opens + index * step
+            who = pace.dealers[int((at - opens) / timedelta(minutes=pace.dealer_minutes))
+                               % len(pace.dealers)]  # fmt: skip
+            if who != named:
+                named = who
+                yield "request", request_record("dealer", json.dumps({"dealer": who}).encode()), at
+            played = dealer.play(_plan(config, rng, pace)).events
+            tick = step / (len(played) + 2)
+            now = at
+            for event in played:
+                now += tick
+                frame += 1
+                yield *_record(event, frame), now
+            shoe = dealer.shoe
+            if shoe is not None and shoe.remaining < dealer.reshuffle_below:
+                frame += 1
+                yield "shoe", event_body(CutCardReached(frame % 65536)), now + tick
+
+
+def _record(event: TableEvent, frame: int) -> tuple[str, dict[str, Any]]:
+    if isinstance(event, DealCard):
+        code = str(event.card)
+        drawn = CardDrawn(code[:-1], code[-1], frame % 65536, burned=event.burned)  # type: ignore[arg-type]
+        return "shoe", event_body(drawn)
+    if isinstance(event, Shuffle):
+        return "shoe", event_body(NewShoe(frame % 65536))
+    command, body = console_request(event)
+    return "request", request_record(command, json.dumps(body).encode())
+
+
+def journal_events(
+    config: TableConfig, start: datetime, days: int, seed: int, pace: Pace = Pace()
+) -> Iterator[JournalEvent]:
+    """The events as the journal numbers and chains them (a `config` event first)."""
+    previous = GENESIS
+    opened = start.replace(hour=pace.opens) - timedelta(days=1)
+    first = [("config", {"table": config.to_mapping()}, opened)]
+    events = itertools.chain(first, table_events(config, start, days, seed, pace))
+    for n, (kind, body, at) in enumerate(events, start=1):
+        stamp = at.isoformat(timespec="milliseconds")
+        digest = link_hash(previous, config.table_id, n, kind, stamp, body_text(body))
+        yield JournalEvent(config.table_id, n, kind, body, stamp, digest)  # type: ignore[arg-type]
+        previous = digest
+
+
+def table_lines(
+    config: TableConfig, start: datetime, days: int, seed: int, pace: Pace = Pace()
+) -> Iterator[dict[str, Any]]:
+    """The round log the archive would write for those days, line by line."""
+    events = journal_events(config, start, days, seed, pace)
+    first = next(events)
+    replay = TableRunner.begin(
+        TableRecord(config.table_id, protocol="reference"), Topics(), EPOCH,
+        checkpoint=None, first_config=first.body["table"], record_rules=True,
+    )  # fmt: skip
+    yield table_line(replay.service.config)
+    yield from archive_lines(first, replay.apply_stored(first))
+    for event in events:
+        yield from archive_lines(event, replay.apply_stored(event))
+
+
+async def write_journal(
+    state: Path,
+    configs: list[TableConfig],
+    start: datetime,
+    days: int,
+    pace: Pace = Pace(),
+    *,
+    keep_days: int | None = None,
+) -> None:
+    """A state directory's journal of `days` days of `configs`' tables, written by the
+    journal's own store (events, checkpoints at each round's end, every message delivered);
+    with `keep_days`, the days older than that archived by the journal's own archiver, as
+    the daemon's archive task leaves them at the end of the last day."""
+    prepare_state_directory(state)
+    journal = Journal(state / JOURNAL_FILE, sync="normal")
+    await journal.open()
+    try:
+        for index, config in enumerate(configs):
+            events = journal_events(config, start, days, seed=index, pace=pace)
+            first = next(events)
+            replay = TableRunner.begin(
+                TableRecord(config.table_id, protocol="reference"), Topics(), journal.epoch,
+                checkpoint=None, first_config=first.body["table"],
+            )  # fmt: skip
+            batch = [first, *itertools.islice(events, 2000)]
+            while batch:
+                numbers = await journal.append_events(
+                    config.table_id, [(e.kind, body_text(e.body), e.at) for e in batch]
+                )
+                for event, n in zip(batch, numbers, strict=True):
+                    applied = replay.apply_stored(dataclasses.replace(event, n=n, hash=""))
+                    if applied.ended is not None:
+                        journal.note_checkpoint(replay.checkpoint(), applied.ended)
+                journal.note_delivered(config.table_id, replay.service.envelopes.next_seq - 1)
+                batch = list(itertools.islice(events, 2000))
+        await journal.flush()
+        if keep_days is not None:
+            now = start + timedelta(days=days)
+            await archive_due(journal, Archive(state / ARCHIVE_DIRECTORY_NAME), keep_days,
+                              Topics(), now=now)  # fmt: skip
+    finally:
+        await journal.close()

@@ -1,0 +1,244 @@
+"""How far a table's hold on a wager may stray by chance: the band, and the chance of a hold.
+
+A wager's hold over a period is the house's win divided by the handle: `H = sum(s_j X_j) /
+sum(s_j)`, where `s_j` is the amount of the j-th independent stake and `X_j` the house's net
+per unit it wagered (+1 when the wager loses, minus the odds when it wins). Each `X_j` follows
+the wager's exact outcome distribution (`rules.analysis.outcomes.WagerAnalysis`), so the
+hold's distribution follows from that distribution and the amounts actually wagered; its
+mean is the theoretical hold (the house edge, weighted by stake).
+
+That distribution is far from normal over a shift: a 20 point bonus pays 1,000 to 1 on about
+one two-card hand in 70,000, so one such hand in a few hundred moves the hold by hundreds of
+percent. A normal band from the mean and variance puts such shifts outside far more often
+than it says. The band here comes from the **saddlepoint approximation** of the tail
+(Lugannani and Rice, 1980, in Barndorff-Nielsen's r* form) of the exact cumulant
+generating function `K(t) = sum_j log E[exp(t a_j X)]`, which uses every outcome's
+probability and every stake, and is accurate far out in the tails of sums of independent,
+skewed variables. Its coverage is checked by simulation (docs/math.md;
+`tests/numbers/test_band.py`).
+
+Independence: at the 20 point bonus each player's two cards are a unit (the seats of a round
+share only the dealer's cards, which matter to the rarest line alone). At Double Attack every
+seat's optional bonus rides the same three dealer cards, so a round is the unit: its stake is
+the sum of the round's optional bonus stakes.
+
+Floats here: a band is a statistic. The money it is held against is exact (cents).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from rules.analysis.outcomes import WagerAnalysis
+
+DEFAULT_CONFIDENCE = 0.999  # of the band, both tails together
+_BISECTIONS = 80
+
+
+@dataclass(frozen=True, slots=True)
+class UnitDistribution:
+    """The house's net per unit wagered, exactly: each value with its probability."""
+
+    name: str  # what it is, for a reader: "20 point bonus, paytable A, 6 standard decks"
+    values: tuple[tuple[Fraction, Fraction], ...]  # (house net per unit, probability)
+
+    @classmethod
+    def of(cls, analysis: WagerAnalysis, name: str) -> UnitDistribution:
+        merged: dict[Fraction, Fraction] = {}
+        for outcome in analysis.outcomes:
+            net = -outcome.odds.ratio if outcome.odds is not None else Fraction(1)
+            merged[net] = merged.get(net, Fraction(0)) + outcome.probability
+        return cls(name, tuple(sorted(merged.items())))
+
+    @property
+    def mean(self) -> Fraction:
+        """The theoretical hold: the house edge per unit wagered."""
+        return sum((v * p for v, p in self.values), Fraction(0))
+
+    @property
+    def variance(self) -> Fraction:
+        mean = self.mean
+        return sum(((v - mean) ** 2 * p for v, p in self.values), Fraction(0))
+
+
+@dataclass(frozen=True, slots=True)
+class Band:
+    """Where the hold falls with probability `confidence` by chance alone."""
+
+    theoretical: float
+    low: float
+    high: float
+    confidence: float
+    handle: int  # cents: what the band is for
+
+    def contains(self, hold: float) -> bool:
+        return self.low <= hold <= self.high
+
+
+class _Cumulants:
+    """K(t) and its derivatives for the hold of independent units, grouped by kind and stake.
+
+    Each term is worked out with the largest exponent factored out, so a large `t` (far in a
+    tail) neither overflows nor loses the terms that matter."""
+
+    def __init__(self, groups: Mapping[tuple[UnitDistribution, int], int]) -> None:
+        handle = sum(stake * count for (_, stake), count in groups.items())
+        self.terms = [
+            (
+                count,
+                stake / handle,
+                [float(v) for v, _ in unit.values],
+                [float(p) for _, p in unit.values],
+            )
+            for (unit, stake), count in groups.items()
+            if count and stake
+        ]
+        # The holds at the ends, exactly: every stake lost (the highest), or every stake on
+        # the best line (the lowest); an atom there must not fall outside by a rounding.
+        items = list(groups.items())
+        ends = [
+            sum((Fraction(s * n) * unit.values[i][0] for (unit, s), n in items), Fraction(0))
+            / handle
+            for i in (0, -1)
+        ]
+        self.lowest, self.highest = float(ends[0]), float(ends[1])
+
+    def at(self, t: float) -> tuple[float, float, float]:
+        """K(t), K'(t), K''(t)."""
+        k = k1 = k2 = 0.0
+        for count, share, values, probabilities in self.terms:
+            exponents = [t * share * v for v in values]
+            top = max(exponents)
+            weights = [p * math.exp(e - top) for p, e in zip(probabilities, exponents, strict=True)]
+            total = math.fsum(weights)
+            first = math.fsum(w * v for w, v in zip(weights, values, strict=True)) / total
+            second = math.fsum(w * v * v for w, v in zip(weights, values, strict=True)) / total
+            k += count * (top + math.log(total))
+            k1 += count * share * first
+            k2 += count * share * share * max(second - first * first, 0.0)
+        return k, k1, k2
+
+
+def _tail(cumulants: _Cumulants, t: float) -> tuple[float, float]:
+    """The hold `h = K'(t)` and the saddlepoint approximation of its tail beyond it:
+    P(H >= h) for t > 0, P(H <= h) for t < 0.
+
+    Barndorff-Nielsen's form, Phi of r* = w + log(u / w) / w, of the same saddlepoint as
+    Lugannani and Rice's: as accurate in the tails, and always a probability, falling as
+    the tail goes out (Lugannani-Rice's correction term turns its estimate negative near
+    the mean of a few very skewed stakes, which sent the search for an edge astray)."""
+    k, k1, k2 = cumulants.at(t)
+    w = math.copysign(math.sqrt(max(2.0 * (t * k1 - k), 0.0)), t)
+    u = t * math.sqrt(k2)
+    if abs(w) < 1e-8 or u == 0.0:
+        return k1, 0.5
+    ratio = u / w
+    r = w + math.log(ratio) / w if ratio > 0 else w
+    return k1, _normal_upper(abs(r)) if r * t > 0 else 1.0 - _normal_upper(abs(r))
+
+
+def _normal_upper(x: float) -> float:
+    return 0.5 * math.erfc(x / math.sqrt(2.0))
+
+
+def _solve(cumulants: _Cumulants, tail: float, sign: float) -> float:
+    """The hold whose tail on the side of `sign` is `tail`: bisection on the saddlepoint."""
+    near, far = 0.0, sign * 1.0
+    while _tail(cumulants, far)[1] > tail:
+        near, far = far, far * 2.0
+        if abs(far) > 1e12:
+            break
+    for _ in range(_BISECTIONS):
+        middle = (near + far) / 2.0
+        if _tail(cumulants, middle)[1] > tail:
+            near = middle
+        else:
+            far = middle
+    return _tail(cumulants, (near + far) / 2.0)[0]
+
+
+def _groups(units: Iterable[tuple[UnitDistribution, int]]) -> Counter[tuple[UnitDistribution, int]]:
+    return Counter((unit, stake) for unit, stake in units if stake > 0)
+
+
+def band(
+    units: Iterable[tuple[UnitDistribution, int]], confidence: float = DEFAULT_CONFIDENCE
+) -> Band | None:
+    """The band of the hold over `units` (each an independent stake in cents with its
+    distribution): `confidence` of the holds chance makes fall inside, half the rest on
+    each side. None when nothing was wagered."""
+    groups = _groups(units)
+    handle = sum(stake * count for (_, stake), count in groups.items())
+    if not handle:
+        return None
+    theoretical = float(
+        sum((unit.mean * stake * count for (unit, stake), count in groups.items()), Fraction(0))
+        / handle
+    )
+    cumulants = _Cumulants(groups)
+    outside = (1.0 - confidence) / 2.0
+    low = max(_solve(cumulants, outside, -1.0), cumulants.lowest)
+    high = min(_solve(cumulants, outside, 1.0), cumulants.highest)
+    # Every stake at its extreme at once is an atom the smooth approximation cannot see:
+    # when it alone is likelier than the tail left out, the band reaches it.
+    if _extreme_chance(groups, low=False) >= outside:
+        high = cumulants.highest
+    if _extreme_chance(groups, low=True) >= outside:
+        low = cumulants.lowest
+    return Band(theoretical, low, high, confidence, handle)
+
+
+def chance_of(units: Iterable[tuple[UnitDistribution, int]], hold: float) -> float:
+    """The chance of a hold at least as far from the theoretical as `hold`, on its side:
+    P(H <= hold) below the mean, P(H >= hold) above it (saddlepoint, as the band)."""
+    groups = _groups(units)
+    if not groups:
+        return 1.0
+    cumulants = _Cumulants(groups)
+    mean = cumulants.at(0.0)[1]
+    if hold <= cumulants.lowest or hold >= cumulants.highest:
+        extreme = hold <= cumulants.lowest
+        return (
+            0.0
+            if (hold < cumulants.lowest if extreme else hold > cumulants.highest)
+            else (_extreme_chance(groups, low=extreme))
+        )
+    sign = 1.0 if hold > mean else -1.0
+    near, far = 0.0, sign
+    while (cumulants.at(far)[1] - hold) * sign < 0:
+        near, far = far, far * 2.0
+    for _ in range(_BISECTIONS):
+        middle = (near + far) / 2.0
+        if (cumulants.at(middle)[1] - hold) * sign < 0:
+            near = middle
+        else:
+            far = middle
+    return _tail(cumulants, (near + far) / 2.0)[1]
+
+
+def _extreme_chance(groups: Mapping[tuple[UnitDistribution, int], int], *, low: bool) -> float:
+    """Every unit at its lowest (or highest) value: the product of those probabilities."""
+    log = 0.0
+    for (unit, _), count in groups.items():
+        probability = unit.values[0][1] if low else unit.values[-1][1]
+        log += count * math.log(float(probability))
+    return math.exp(log)
+
+
+def in_words(chance: float) -> str:
+    """A chance as a pit boss reads it: 'about 1 in 3,400'."""
+    if chance <= 0.0:
+        return "never by chance alone"
+    if chance >= 0.5:
+        return "about an even chance"
+    odds = 1.0 / chance
+    digits = max(0, len(str(int(odds))) - 2)
+    rounded = round(odds, -digits)
+    return f"about 1 in {int(rounded):,}"

@@ -1,0 +1,89 @@
+"""`[console]`: what `shoe2mqtt console` reads of the configuration file, and what the daemon's
+check-config says of it (daemon/dealer_console/config.py)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from daemon.configuration.file import ConfigErrors
+from daemon.configuration.service_config import load_config
+from daemon.dealer_console.config import load_console_config, parse_dealers
+from tests.console.table import console_section, write_dealers
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+TABLE = """[[table]]
+id = "bj-1"
+game = "blackjack"
+seats = 5
+twenty_point_bonus = false
+[table.limits.blackjack]
+min = "10"
+max = "500"
+[table.shoe]
+protocol = "reference"
+transport = "serial"
+port = "/dev/null"
+"""
+
+
+def _file(tmp_path: Path, console: str, *, table: str = TABLE) -> Path:
+    path = tmp_path / "shoe2mqtt.toml"
+    path.write_text(f'[mqtt]\nhost = "127.0.0.1"\n{console}\n{table}\n', "utf-8")
+    return path
+
+
+def test_a_console_takes_its_table_from_the_file(tmp_path: Path) -> None:
+    dealers = write_dealers(tmp_path / "dealers", {"ann": "1234", "bo": "pass word"})
+    config = load_console_config(_file(tmp_path, console_section("bj-1", 8123, dealers)))
+    settings = config.console
+    assert (settings.table.table_id, settings.table.seats, settings.port) == ("bj-1", 5, 8123)
+    assert sorted(settings.dealers) == ["ann", "bo"]
+    assert settings.dealers["bo"].reveal() == "pass word"
+    assert settings.chips == (500, 2500, 10000)
+    assert config.mqtt.client_id == "shoe2mqtt-console-bj-1"
+    assert config.mqtt.username is None  # never the daemon's
+
+
+def test_every_mistake_is_said_with_its_field(tmp_path: Path) -> None:
+    section = (
+        '[console]\ntable = "bj-9"\nport = 0\nchips = ["5", "lots"]\n'
+        f'dealers_file = "{tmp_path / "missing"}"\npassword = "x"\n'
+    )
+    with pytest.raises(ConfigErrors) as refused:
+        load_console_config(_file(tmp_path, section))
+    said = {error.field: error.message for error in refused.value.errors}
+    assert "no [[table]] with id = 'bj-9'" in said["console.table"]
+    assert said["console.port"] == "a whole number from 1 to 65535"
+    assert said["console.chips"].startswith("a list of 1 to 8 amounts")
+    assert said["console.dealers_file"].startswith("no such file")
+    assert said["console.password"].startswith("the password must not be in this file")
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("ann:1\nann:2\n", "line 2: 'ann' is named twice"),
+        ("# nobody\n", "no dealer in it"),
+        ("ann\n", "line 1: not `name:PIN`"),
+        ("ann:\n", "line 1: not `name:PIN`"),
+    ],
+)
+def test_a_dealers_file_that_names_no_one_rightly_is_refused(text: str, said: str) -> None:
+    with pytest.raises(ValueError, match="^" + said.replace("(", r"\(")):
+        parse_dealers(text)
+
+
+def test_the_daemon_checks_the_console_section_s_shape_and_runs_beside_it(
+    tmp_path: Path,
+) -> None:
+    good = _file(tmp_path, '[console]\ntable = "bj-1"\ndealers_file = "/not/read/here"')
+    assert load_config(good).tables[0].table.table_id == "bj-1"
+    bad = _file(tmp_path, '[console]\ntable = "bj-1"\nbind = "anywhere"\ncolour = 1')
+    with pytest.raises(ConfigErrors) as refused:
+        load_config(bad)
+    fields = sorted(error.field for error in refused.value.errors)
+    assert fields == ["console.bind", "console.colour", "console.dealers_file"]

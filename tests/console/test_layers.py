@@ -1,0 +1,20 @@
+"""The dealer console is a client of the daemon like the pit display: it may use the wire
+contract, the broker client, the configuration file's reader and the display's parts it
+shares (its model, login guard, stylesheet); never the table, the journal or the service."""
+
+from __future__ import annotations
+
+from tests.test_import_cycles import DISPLAY_MAY_IMPORT, project_graph
+
+CONSOLE_MAY_IMPORT = (*DISPLAY_MAY_IMPORT, "daemon.dealer_console")
+
+
+def test_the_console_uses_only_the_wire_contract_the_broker_and_the_display() -> None:
+    reaching = sorted(
+        f"{name} imports {other}"
+        for name, imported in project_graph().items()
+        if name.startswith("daemon.dealer_console")
+        for other in imported
+        if other.startswith("daemon.") and not other.startswith(CONSOLE_MAY_IMPORT)
+    )
+    assert reaching == []

@@ -1,0 +1,97 @@
+"""The live numbers: `<table>/stats` from a real daemon at a real broker, and a restart's
+rebuild of the shift from a real journal, each held to what a report counts."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from daemon.cli.demo import DEMO_TABLES
+from daemon.history.audit import JournalReader
+from daemon.journal import JOURNAL_FILE
+from daemon.journal.archive import Archive
+from daemon.journal.store import Journal
+from daemon.numbers import sources
+from daemon.numbers.daemon_side import StatsHub
+from daemon.numbers.periods import Grouped, Shifts
+from daemon.numbers.settings import NumbersConfig
+from daemon.testing.floor import Pace, write_journal
+from daemon.wire.topics import Topics
+from rules.config import TableConfig
+from rules.games import Game
+from tests.daemon.pit import play, read_example, running_pit, shoe_script
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from daemon.mqtt.outbox import OutboundMessage
+    from daemon.testing import Mosquitto
+
+
+async def test_a_round_at_the_table_publishes_its_shift_stats_retained(
+    mosquitto: Mosquitto, subscribe: Any
+) -> None:
+    """A display that connects after the round gets the shift's numbers at once, with the
+    dealer a `dealer` request named."""
+    table, events, _ = read_example("blackjack-queen-of-hearts.jsonl")
+    topic = f"shoe2mqtt/{table['id']}/stats"
+    async with running_pit(table, shoe_script(events), mosquitto) as pit:
+        refused = await pit.request("dealer", dealer="", badge=7)
+        named = await pit.request("dealer", dealer=" ana ")
+        await play(pit, events)
+        async with subscribe(topic) as display:
+            first = await display.next_on(topic)
+    assert first.retain is True
+    stats = json.loads(first.payload)
+    assert stats["table"] == table["id"]
+    numbers = stats["numbers"]
+    assert numbers["rounds"] == 1
+    settled = [s for s in pit.settlements() if s["result"] != "void"]
+    [money] = numbers["wagers"]
+    assert money["wager"] == "twenty_point_bonus"
+    assert money["handle_cents"] == sum(int(Decimal(s["stake"]) * 100) for s in settled)
+    assert money["players_won_cents"] == sum(int(Decimal(s["won"]) * 100) for s in settled)
+    assert abs(money["theoretical_hold"] - 0.247089) < 1e-6  # paytable A, six decks
+    assert [r["round"] for r in stats["history"]] == sorted({s["round"] for s in settled})
+    assert refused["error"]["code"] == "malformed_request"
+    assert named["status"] == "ok"
+    assert named["data"] == {"dealer": "ana"}
+    assert [r["dealer"] for r in stats["history"]] == ["ana"]
+
+
+async def test_a_restart_rebuilds_the_shift_as_a_report_counts_it(tmp_path: Path) -> None:
+    """Two days written by the journal's own store; the hub rebuilds the last shift of the
+    second day (20:30 to the end) as `report --by shift` counts it."""
+    start = datetime(2026, 11, 28, tzinfo=UTC)
+    config = TableConfig.from_mapping(dict(DEMO_TABLES[Game.BLACKJACK]))
+    pace = Pace(rounds_per_hour=30, opens=19, hours=3)
+    await write_journal(tmp_path, [config], start, 2, pace)
+    numbers = NumbersConfig(shifts=("06:00", "20:30"))
+    published: list[OutboundMessage] = []
+    counted: list[tuple[str, dict[str, Any]]] = []
+    hub = StatsHub(
+        ["bj-1"], numbers, Topics(), published.append, lambda t, n: counted.append((t, n))
+    )
+    journal = Journal(tmp_path / JOURNAL_FILE)
+    await journal.open()
+    try:
+        await hub.rebuild(journal, now=lambda: start + timedelta(days=1, hours=21, minutes=30))
+    finally:
+        await journal.close()
+    reader = JournalReader(tmp_path / JOURNAL_FILE, Archive(tmp_path / "archive"))
+    try:
+        grouped = Grouped("shift", Shifts.parse(numbers.shifts))
+        for record in sources.records(reader):
+            grouped.add(record)
+    finally:
+        reader.close()
+    expected = next(g for g in grouped.numbers() if g.key["shift"] == "2026-11-29 20:30")
+    assert expected.rounds == 45  # 20:30 to 22:00 at 30 an hour
+    [(table, state)] = counted
+    assert table == "bj-1"
+    assert state == expected.to_mapping()
+    [message] = published
+    assert message.topic == "shoe2mqtt/bj-1/stats"
+    assert message.retain
