@@ -8,6 +8,11 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
+import pytest
+
+# A time or memory figure: measured alone, not beside the parallel run (scripts/test).
+pytestmark = pytest.mark.serial
+
 if TYPE_CHECKING:
     from pathlib import Path
 

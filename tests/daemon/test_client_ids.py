@@ -30,6 +30,9 @@ from daemon.mqtt.takeover import (
 )
 from daemon.testing import DaemonProcess, MessageLog
 
+# A time or memory figure: measured alone, not beside the parallel run (scripts/test).
+pytestmark = pytest.mark.serial
+
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path

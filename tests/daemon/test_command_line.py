@@ -210,6 +210,7 @@ def test_a_command_s_help_imports_that_command_alone() -> None:
     assert loaded & commands == {"daemon.cli.asyncapi"}
 
 
+@pytest.mark.serial  # a time figure: measured alone (scripts/test)
 def test_version_answers_quickly_as_a_user_runs_it() -> None:
     """The installed script, as typed. The goal is 0.15 s (measured 0.06-0.09 s on two
     shared cores, bench/cli_startup.py prints it); the bound is what a loaded CI machine

@@ -19,6 +19,9 @@ import pytest
 from daemon.testing import DaemonProcess, DeviceServers, MessageLog, write_service_config
 from daemon.testing.recovery import TABLE_SETTINGS
 
+# A time or memory figure: measured alone, not beside the parallel run (scripts/test).
+pytestmark = pytest.mark.serial
+
 if TYPE_CHECKING:
     from pathlib import Path
 

@@ -68,6 +68,7 @@ def _report(what: str, latencies: list[float]) -> None:
     )
 
 
+@pytest.mark.serial  # a latency figure: measured alone (scripts/test)
 async def test_settlements_appear_in_order_with_their_amounts_and_a_floorperson_stands_out(
     tmp_path: Path, mosquitto: Mosquitto, browser: Browser
 ) -> None:
@@ -257,6 +258,7 @@ async def test_broker_and_display_restarts_are_survived_without_a_reload(
         assert browser.script("return window.sameLoad") == "yes"  # never reloaded
 
 
+@pytest.mark.serial  # a latency figure: measured alone (scripts/test)
 async def test_seven_seats_of_triple_attack_settlements_are_all_shown(
     tmp_path: Path, mosquitto: Mosquitto, browser: Browser
 ) -> None:

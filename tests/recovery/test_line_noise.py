@@ -30,6 +30,9 @@ from daemon.testing.enq_table import TABLE, EnqTable
 from daemon.testing.noise import write_noise
 from drivers.events import CommunicationStarted
 
+# A time or memory figure: measured alone, not beside the parallel run (scripts/test).
+pytestmark = pytest.mark.serial
+
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
     from pathlib import Path

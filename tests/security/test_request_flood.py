@@ -43,6 +43,9 @@ from daemon.testing.flood import Flood, FloodResult, card_latencies
 from daemon.wire.topics import Topics
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 
+# A time or memory figure: measured alone, not beside the parallel run (scripts/test).
+pytestmark = pytest.mark.serial
+
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
 
