@@ -86,7 +86,9 @@ def _boundaries(con: duckdb.DuckDBPyConnection, shifts: Shifts) -> None:
                 at = (moment - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
                 rows[at] = (shifts.day_label(moment), shifts.shift_label(moment))
             day += timedelta(days=1)
-    con.execute("CREATE OR REPLACE TEMP TABLE floor_bounds (at_us BIGINT, day VARCHAR, shift VARCHAR)")
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE floor_bounds (at_us BIGINT, day VARCHAR, shift VARCHAR)"
+    )
     if rows:
         con.executemany(
             "INSERT INTO floor_bounds VALUES (?, ?, ?)", [(at, *rows[at]) for at in sorted(rows)]

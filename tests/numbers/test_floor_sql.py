@@ -34,13 +34,13 @@ NIGHT: Final = Shifts.parse(("07:00", "15:00", "23:00"), "America/New_York")
 @pytest.fixture(scope="module")
 def floors(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Connection]]:
     """Three days of a blackjack and a Double Attack table, the first two archived by the
-    journal's own archiver (play from 21:00 UTC for four hours, across midnight and shifts),
+    journal's own archiver (play from 21:00 UTC for three hours, across midnight and shifts),
     read as they are ("archive") and as their Parquet export ("parquet")."""
     state = tmp_path_factory.mktemp("state")
     configs = [
         TableConfig.from_mapping(dict(DEMO_TABLES[g])) for g in (Game.BLACKJACK, Game.DOUBLE_ATTACK)
     ]
-    pace = Pace(rounds_per_hour=30, opens=21, hours=4, dealer_minutes=50)
+    pace = Pace(rounds_per_hour=30, opens=21, hours=3, dealer_minutes=50)
     asyncio.run(write_journal(state, configs, START, 3, pace, keep_days=1))
     archive = floor.connect([state / "archive"])
     floor.export(archive, state / "parquet")
@@ -59,16 +59,16 @@ def _both(
 
 
 def _same(sql: list[Numbers], fold: list[Numbers]) -> None:
+    """Every field of every group, the band and any alert included (the band is the slow
+    part: the text and CSV, made of the same fields, are compared once)."""
     assert [n.to_mapping() for n in sql] == [n.to_mapping() for n in fold]
-    assert render.text(sql, 0.999) == render.text(fold, 0.999)
-    assert render.as_csv(sql, 0.99) == render.as_csv(fold, 0.99)
 
 
 @pytest.mark.parametrize("by", GROUPINGS)
 def test_sql_counts_what_the_fold_counts(floors: dict[str, Connection], by: str) -> None:
     for shifts in (Shifts(), NIGHT):
         sql, fold = _both(floors["archive"], by, shifts)
-        assert sum(n.rounds for n in fold) > 250
+        assert sum(n.rounds for n in fold) > 200
         assert sum(n.shoes for n in fold) > 2
         assert all(w.units for n in fold for w in n.wagers.values() if w.wager != "attack")
         _same(sql, fold)
@@ -80,6 +80,8 @@ def test_a_day_range_a_table_and_a_posted_paytable(floors: dict[str, Connection]
     sql, fold = _both(floors["archive"], "shift", NIGHT, **options)
     assert {n.key["table"] for n in fold} == {"bj-1"}
     _same(sql, fold)
+    assert render.text(sql, 0.999) == render.text(fold, 0.999)
+    assert render.as_csv(sql, 0.99) == render.as_csv(fold, 0.99)
     _same(*_both(floors["archive"], "dealer", Shifts(), days=(None, day)))
 
 
