@@ -29,19 +29,21 @@ if TYPE_CHECKING:
 
 START: Final = datetime(2026, 11, 27, tzinfo=UTC)
 NIGHT: Final = Shifts.parse(("07:00", "15:00", "23:00"), "America/New_York")
+# The archive is written by the journal's own store and archiver: seconds, more under load.
+pytestmark = pytest.mark.timeout(180)
 
 
 @pytest.fixture(scope="module")
 def floors(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Connection]]:
-    """Three days of a blackjack and a Double Attack table, the first two archived by the
-    journal's own archiver (play from 21:00 UTC for three hours, across midnight and shifts),
+    """Two days of a blackjack and a Double Attack table, archived by the journal's own
+    archiver (play from 21:00 UTC for three hours, across midnight and shifts),
     read as they are ("archive") and as their Parquet export ("parquet")."""
     state = tmp_path_factory.mktemp("state")
     configs = [
         TableConfig.from_mapping(dict(DEMO_TABLES[g])) for g in (Game.BLACKJACK, Game.DOUBLE_ATTACK)
     ]
     pace = Pace(rounds_per_hour=30, opens=21, hours=3, dealer_minutes=50)
-    asyncio.run(write_journal(state, configs, START, 3, pace, keep_days=1))
+    asyncio.run(write_journal(state, configs, START, 2, pace, keep_days=0))
     archive = floor.connect([state / "archive"])
     floor.export(archive, state / "parquet")
     parquet = floor.connect([state / "parquet"])
