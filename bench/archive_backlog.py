@@ -41,7 +41,9 @@ from daemon.journal import prepare_state_directory
 from daemon.journal.clock import JournalClock
 from daemon.service import Daemon
 from daemon.system import logs
+from daemon.table.records import ConfigRecord, ShoeRecord
 from daemon.wire.topics import Topics
+from drivers.events import CardDrawn
 from rules.games import Game
 
 if TYPE_CHECKING:
@@ -67,18 +69,18 @@ async def write_journal(config_path: Path, days: int, per_day: int) -> int:
     await daemon.journal.open()
     await daemon.recovery.recover()
     [table] = daemon.tables.values()
-    await daemon.commits.commit(table, "config", {"table": table.setup.table.to_mapping()})
+    await daemon.commits.commit(table, ConfigRecord(table.setup.table))
     step = timedelta(hours=PLAY_HOURS) / per_day
     cards, events = 0, 0
-    for kind, record in records(table.setup.table, seed=1):
-        if kind == "shoe" and record["event"] == "CardDrawn":
+    for record in records(table.setup.table, seed=1):
+        if isinstance(record, ShoeRecord) and isinstance(record.event, CardDrawn):
             cards += 1
             simulated.now += step
             if simulated.now.hour < OPENS:
                 simulated.now = simulated.now.replace(hour=OPENS, minute=0, second=0)
         if cards > days * per_day:
             break
-        await daemon.commits.commit(table, kind, record)
+        await daemon.commits.commit(table, record)
         events += 1
         while (queued := daemon.outbox.peek()) is not None:  # as a broker would
             daemon.outbox.ack(queued.message_id)

@@ -27,13 +27,15 @@ from bench.e2e.harness import machine, workspace
 from bench.e2e.startup import records
 from daemon.cli.demo import DEMO_TABLES
 from daemon.configuration.service_config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
+from daemon.history.archiving import archive_due
 from daemon.journal import JOURNAL_FILE, prepare_state_directory
 from daemon.journal.archive import Archive
-from daemon.journal.archiving import archive_due
 from daemon.journal.clock import JournalClock
 from daemon.mqtt.settings import MqttSettings
 from daemon.service import Daemon
 from daemon.system import logs
+from daemon.table.records import ShoeRecord
+from drivers.events import CardDrawn
 from drivers.transports import SerialSettings
 from rules.config import TableConfig
 from rules.games import Game
@@ -102,8 +104,8 @@ async def deal(args: argparse.Namespace, directory: Path) -> None:
     [served] = daemon.tables.values()
     step = timedelta(hours=PLAY_HOURS) / args.cards_per_day  # per card, events in between
     cards, day, began = 0, clock.now.date(), time.monotonic()
-    for kind, record in records(table, seed=1):
-        if kind == "shoe" and record["event"] == "CardDrawn":
+    for record in records(table, seed=1):
+        if isinstance(record, ShoeRecord) and isinstance(record.event, CardDrawn):
             cards += 1
             clock.now += step
             if clock.now.hour < OPENS:  # closed from midnight: the next cards come at 8
@@ -111,10 +113,10 @@ async def deal(args: argparse.Namespace, directory: Path) -> None:
         if clock.now.date() != day:
             day = clock.now.date()
             await archive_due(daemon.journal, archive, args.keep_days, daemon.topics, now=clock.now)
-        await daemon.commits.commit(served, kind, record)
+        await daemon.commits.commit(served, record)
         while (queued := daemon.outbox.peek()) is not None:  # as a broker would
             daemon.outbox.ack(queued.message_id)
-        if cards and cards % REPORT_EVERY == 0 and kind == "shoe":
+        if cards and cards % REPORT_EVERY == 0 and record.kind == "shoe":
             await daemon.journal.flush()
             print(f"{cards:>9,} cards, day {day}: {sizes(state, archive.directory)}", flush=True)
         if cards >= args.cards:

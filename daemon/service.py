@@ -23,7 +23,7 @@ Tasks (all named, all children of one TaskGroup, all cancelled together on shutd
 - `bridge-info`: publishes `<base>/bridge/<node>/info` again when a reload changed it;
 - `metrics`: with `[metrics] enabled`, serves `/metrics` for Prometheus (daemon/metrics/);
 - `archive`: every hour (and at once when the clock stepped), moves the days older than
-  `keep_days` to the archive (daemon/journal/archiving.py; the archiver process writes the
+  `keep_days` to the archive (daemon/history/archiving.py; the archiver process writes the
   files);
 - `clock`: once a second, holds the wall clock against the monotonic one: a step either
   way is logged (`clock.stepped`) and noticed at every table (daemon/journal/clock.py).
@@ -42,24 +42,21 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from daemon.history.archiving import ArchiveTask
 from daemon.journal import (
     JOURNAL_FILE,
     Journal,
 )
 from daemon.journal.archive import Archive
-from daemon.journal.archiving import ArchiveTask
 from daemon.journal.clock import ClockStep, JournalClock
-from daemon.journal.outbox import JournalOutbox
 from daemon.metrics import DaemonMetrics, Readings, serve_metrics
 from daemon.mqtt.link import InboundMessage, LinkState, MqttLink
 from daemon.numbers.daemon_side import StatsHub
 from daemon.parts.bridge_announcer import BridgeAnnouncer
 from daemon.parts.commits import TableCommits
 from daemon.parts.driver_inbox import driver_emit
-from daemon.parts.items import (
-    NoticeItem,
-    ServedTable,
-)
+from daemon.parts.items import ServedTable
+from daemon.parts.journal_outbox import JournalOutbox
 from daemon.parts.recovery import Recovery
 from daemon.parts.reloading import Reloading
 from daemon.parts.request_intake import RequestIntake
@@ -70,12 +67,12 @@ from daemon.system import logs, signals
 from daemon.system.notify import Notifier
 from daemon.table.claims import TableClaims
 from daemon.table.inbox import TableInbox
-from daemon.table.service import TableService
+from daemon.table.records import NoticeRecord
 from daemon.table.shoe_line import ShoeLine
 from daemon.table.timers import TableTimers
 from daemon.version import installed_version
 from daemon.wire.bridge_info import BridgeInfo
-from daemon.wire.envelope import Envelopes, utc_timestamp
+from daemon.wire.envelope import utc_timestamp
 from daemon.wire.topics import Topics
 from drivers.registry import create_driver, sequence_policy
 
@@ -140,8 +137,6 @@ class Daemon:
             tables=list(self.tables),
             readings=self._readings,
         )
-        for table in self.tables.values():
-            table.service.observer = self.metrics
         self.reloading = Reloading(config, self.gate, self.tables, self.bridge)
         self._stop = asyncio.Event()
         self.notifier = notifier if notifier is not None else Notifier.from_environment()
@@ -192,13 +187,6 @@ class Daemon:
     def _new_table(self, setup: TableSetup, driver: ShoeDriver) -> ServedTable:
         return ServedTable(
             setup,
-            # Replaced by the journal's replay of the table as the daemon starts.
-            TableService(
-                setup.table,
-                self.topics,
-                Envelopes(setup.table.table_id),
-                protocol=setup.shoe.protocol,
-            ),
             driver,
             TableInbox(self.config.requests.queue),
             ShoeLine(reliable=_keeps_frames(setup.shoe.protocol)),
@@ -259,6 +247,8 @@ class Daemon:
                     )
                     group.create_task(self.commits.consume(table), name=f"table:{table_id}")
                 group.create_task(self._signals(), name="signals")
+                round_states = self.commits.round_states.run(asyncio.get_running_loop().time)
+                group.create_task(round_states, name="round-states")
                 group.create_task(self.intake.run(), name="request-reports")
                 group.create_task(self.status_line.run(), name="status")
                 group.create_task(self.notifier.watchdog_loop(), name="watchdog")
@@ -307,11 +297,12 @@ class Daemon:
 
     def _notice_every_table(self, kind: str, message: str) -> None:
         for table in self.tables.values():
-            table.queue.put_nowait(NoticeItem(kind, message))
+            table.queue.put_nowait(NoticeRecord(kind, message))
 
     async def _signals(self) -> None:
         """End the task group once a stop is asked for (daemon.system.signals hears the signals)."""
         await self._stop.wait()
+        self.commits.round_states.flush()  # a state still waiting goes out with the rest
         self._stopping()
         raise _Stop
 
@@ -325,17 +316,17 @@ class Daemon:
             "new rounds stop at the limit; nothing is dropped"
         )
         for table in self.tables.values():
-            table.queue.put_nowait(NoticeItem("outbox_filling", message))
+            table.queue.put_nowait(NoticeRecord("outbox_filling", message))
 
     def _client_id_in_use(self, report: ClientIdInUse) -> None:
         """The broker keeps replacing our connection: every table's pit hears why."""
         for table in self.tables.values():
-            table.queue.put_nowait(NoticeItem("client_id_in_use", report.message(), hold=True))
+            table.queue.put_nowait(NoticeRecord("client_id_in_use", report.message(), hold=True))
 
     def _link_unstable(self, report: LinkUnstable) -> None:
         """The link keeps dropping (no other client): every table's pit hears why."""
         for table in self.tables.values():
-            table.queue.put_nowait(NoticeItem("link_unstable", report.message()))
+            table.queue.put_nowait(NoticeRecord("link_unstable", report.message()))
 
     def _readings(self) -> Readings:
         """The daemon's state for a metrics scrape: what the status line says in words."""

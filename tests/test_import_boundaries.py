@@ -59,6 +59,37 @@ def test_benchmarks_share_with_the_tests_only_what_daemon_testing_offers() -> No
     assert importing == []
 
 
+def imported_modules(path: Path) -> set[str]:
+    """Every module `path` imports, by its full name (`from a.b import c` names `a.b`)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+    return found
+
+
+# The journal is storage: what came in, durable, and what a start needs to read back. It
+# knows neither the table that applies its records (daemon.table.runner) nor the broker,
+# the wire contract or the rules, so it can be read, tested and replaced without them.
+JOURNAL_MAY_IMPORT = ("daemon.journal", "daemon.system")
+
+
+def test_the_journal_imports_nothing_of_the_application() -> None:
+    third_party = {"structlog"}
+    reaching = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in sorted((ROOT / "daemon" / "journal").rglob("*.py"))
+        for name in sorted(imported_modules(path))
+        if name.split(".")[0] not in STDLIB | third_party
+        and not any(
+            name == allowed or name.startswith(f"{allowed}.") for allowed in JOURNAL_MAY_IMPORT
+        )
+    ]
+    assert reaching == []
+
+
 @pytest.mark.parametrize(
     ("source", "expected"),
     [

@@ -73,7 +73,7 @@ AREAS: Final = (
     ("MQTT client (aiomqtt, paho)", ("aiomqtt/", "paho/")),
     ("outbox and link", ("daemon/mqtt/",)),
     ("rules engine", ("rules/",)),
-    ("table service", ("daemon/table/", "daemon/inbound.py")),
+    ("table service", ("daemon/table/",)),
     ("shoe driver and codec", ("drivers/", "serial_asyncio_fast/", "serial/")),
     ("daemon (service, queues)", ("daemon/",)),
     ("asyncio and the selector", ("asyncio/", "selectors.py")),

@@ -25,7 +25,7 @@ import random
 import shutil
 import statistics
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from bench.e2e.harness import (
     ReadyDaemon,
@@ -36,12 +36,11 @@ from bench.e2e.harness import (
     write_config,
 )
 from daemon.configuration.service_config import load_config
-from daemon.inbound import to_record
 from daemon.journal import prepare_state_directory
 from daemon.service import Daemon
 from daemon.system import logs
+from daemon.table.records import JournalRecord, RequestRecord, ShoeRecord
 from daemon.wire.console import console_request
-from daemon.wire.requests import request_record
 from drivers.events import CardDrawn, NewShoe
 from rules.engine import TableEngine
 from rules.events import DealCard, Shuffle
@@ -52,13 +51,12 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from daemon.journal import EventKind
     from daemon.parts.items import ServedTable
     from rules.config import TableConfig
     from rules.events import TableEvent
 
 
-def records(config: TableConfig, seed: int) -> Iterator[tuple[EventKind, dict[str, Any]]]:
+def records(config: TableConfig, seed: int) -> Iterator[JournalRecord]:
     """Journal records of endless rounds at one table, every seat playing."""
     rules = GAMES[config.game]
     plan = {
@@ -72,15 +70,15 @@ def records(config: TableConfig, seed: int) -> Iterator[tuple[EventKind, dict[st
             yield as_record(event, next(seq))
 
 
-def as_record(event: TableEvent, seq: int) -> tuple[EventKind, dict[str, Any]]:
+def as_record(event: TableEvent, seq: int) -> JournalRecord:
     if isinstance(event, DealCard):
         code = str(event.card)
         drawn = CardDrawn(code[:-1], code[-1], seq % 65536, burned=event.burned)  # type: ignore[arg-type]
-        return "shoe", to_record(drawn)
+        return ShoeRecord(drawn)
     if isinstance(event, Shuffle):
-        return "shoe", to_record(NewShoe())
+        return ShoeRecord(NewShoe())
     command, body = console_request(event)
-    return "request", request_record(command, json.dumps(body).encode())
+    return RequestRecord(command, json.dumps(body).encode())
 
 
 async def write_journal(config_path: Path, events: int) -> None:
@@ -95,8 +93,8 @@ async def write_journal(config_path: Path, events: int) -> None:
     share = events // len(daemon.tables)
 
     async def deal(index: int, table: ServedTable) -> None:
-        for kind, record in itertools.islice(records(table.setup.table, index), share):
-            await daemon.commits.commit(table, kind, record)
+        for record in itertools.islice(records(table.setup.table, index), share):
+            await daemon.commits.commit(table, record)
             while (queued := daemon.outbox.peek()) is not None:  # as a broker would
                 daemon.outbox.ack(queued.message_id)
 

@@ -131,6 +131,7 @@ class TableSimulator:
     rounds_done: int = 0
     settlements: int = 0
     _snapshot: dict[str, Any] = field(default_factory=dict)
+    _target: int = 0  # the `as_of` of the round state that shows a step's effect
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
     _responses: dict[str, dict[str, Any]] = field(default_factory=dict)
     _cut_card_out: bool = False
@@ -152,7 +153,9 @@ class TableSimulator:
                 await self._step(client, self._deal)
 
     def on_message(self, topic: str, body: dict[str, Any]) -> None:
-        seq = body.get("seq")
+        if not topic.startswith(f"{self.topics.base}/{self.table}/"):
+            return  # another table's: its numbers are not this table's
+        seq = body.get("seq", body.get("as_of"))  # the round state: what it reflects
         if isinstance(seq, int):
             self._seen = max(self._seen, seq)
         if topic == self.topics.round_snapshot(self.table):
@@ -203,11 +206,8 @@ class TableSimulator:
 
     async def _request(self, client: aiomqtt.Client, command: str, body: dict[str, Any]) -> None:
         transaction = f"{self.table}-{next(self._transactions)}"
-        await client.publish(
-            self.topics.request(self.table, command),
-            json.dumps({"transaction": transaction, "seen": self._seen, **body}),
-            qos=1,
-        )
+        payload = json.dumps({"transaction": transaction, "seen": self._seen, **body})
+        await client.publish(self.topics.request(self.table, command), payload, qos=1)
         async with asyncio.timeout(STEP_TIMEOUT):
             while transaction not in self._responses:
                 self._changed.clear()
@@ -216,14 +216,14 @@ class TableSimulator:
         if response.get("status") != "ok":
             error = response.get("error")
             log.warning("demo.request_refused", table=self.table, command=command, error=error)
+        self._target = int(response["seq"]) if response.get("status") == "ok" else 0
 
     async def _step(self, client: aiomqtt.Client, act: Callable[[aiomqtt.Client], Any]) -> None:
-        """Do one thing at the table, then wait until the daemon's snapshot shows its effect."""
-        before = self._snapshot.get("seq")
-        self._changed.clear()
-        await act(client)
+        """Do one thing at the table, then wait until its round state shows it (docs/mqtt.md)."""
+        self._target = self._seen + 1  # a card: a state past all the table said before it
+        await act(client)  # a request's answer sets the `as_of` that shows it
         async with asyncio.timeout(STEP_TIMEOUT):
-            while self._snapshot.get("seq") == before:
+            while self._snapshot.get("as_of", 0) < self._target:
                 self._changed.clear()
                 await self._changed.wait()
 

@@ -8,7 +8,7 @@
 Where the journal is (--config FILE, --state-directory DIR, --archive-directory DIR) may be
 said before the action or after it.
 
-The journal is read, never written (daemon/journal/audit.py). `show` replays the round from
+The journal is read, never written (daemon/history/audit.py). `show` replays the round from
 the checkpoint before it, so the messages it prints are the ones the pit received, with their
 `id`, `seq` and `ts`; `shoe2mqtt replay` on an exported round prints exactly the round's
 settlements. `verify` exits 1 and names the first row or line changed, removed, inserted or
@@ -26,9 +26,9 @@ from daemon.cli.command import Command, failure, usage_error, write_config_error
 from daemon.cli.exit_codes import ExitCode
 from daemon.configuration.file import ConfigErrors
 from daemon.configuration.service_config import DEFAULT_STATE_DIRECTORY, load_config
+from daemon.history.audit import JournalReader, RoundNotFound
 from daemon.journal import JOURNAL_FILE, JournalError
 from daemon.journal.archive import ARCHIVE_DIRECTORY_NAME, Archive, ArchiveError
-from daemon.journal.audit import JournalReader, RoundNotFound
 from daemon.wire.topics import Topics
 
 

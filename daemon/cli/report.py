@@ -177,9 +177,9 @@ def _journal_report(
     out: TextIO,
     err: TextIO,
 ) -> ExitCode:
+    from daemon.history.audit import JournalReader
     from daemon.journal import JOURNAL_FILE, JournalError
     from daemon.journal.archive import Archive, ArchiveError
-    from daemon.journal.audit import JournalReader
     from daemon.numbers import sources
     from daemon.numbers.periods import Grouped
     from daemon.wire.topics import Topics

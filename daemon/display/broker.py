@@ -1,11 +1,11 @@
 """The display's broker connection: subscribe as the read-only display user, feed the model.
 
 Subscribes to what a display may read and needs (docs/mosquitto/acl): the daemons' bridge
-states, each table's availability, state, round snapshot, settlements and notices. Never a
-request topic: a display cannot move money, and a hand-entered hole card travels there.
-It never publishes and sets no will. A lost broker is retried with the daemon's backoff;
-each new connection replaces what the display knew of availability with what the retained
-messages say now (PitModel.broker_connected).
+states, each table's availability, state, round state, round events, settlements and
+notices. Never a request topic: a display cannot move money, and a hand-entered hole card
+travels there. It never publishes and sets no will. A lost broker is retried with the
+daemon's backoff; each new connection replaces what the display knew of availability with
+what the retained messages say now (PitModel.broker_connected).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ def display_filters(base: str, only_table: str | None = None) -> list[str]:
         topics.stats(table),
         topics.table_state(table),
         topics.round_snapshot(table),
+        topics.event(table, "+"),  # followed after the round state (display/following.py)
         topics.settlement(table),
         topics.notice(table, "#"),
     ]

@@ -11,6 +11,10 @@ subscribes to nothing that could carry one (never `request/#`).
 - Liveness (daemon/wire/availability.py): a table is live only while its availability and its
   node's bridge state both say `online`, and only while the display itself is connected to
   the broker; otherwise the view says why not, never stale-but-live.
+- A table's round starts from the daemon's round state (retained, `as_of` the last `seq` it
+  reflects) and follows the numbered events after it (daemon/display/following.py), so the
+  view never lags the events nor shows a settlement beside a hole card still face down; the
+  next state replaces what the events made of the last.
 - Each table keeps its current round's settlements, all of them, in the order the daemon
   published them (the regulations' order), merged from the retained snapshot and the live
   settlement messages and deduplicated; and the last `HISTORY` rounds for "on demand".
@@ -31,12 +35,12 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from daemon.display.alerts import alerts
+from daemon.display.following import fold
 from daemon.display.numbers import shift_view
 from daemon.display.wording import (
-    AWAITED,
     GAME_NAMES,
     NOTICE_CLASSES,
-    REVIEW_REASONS,
     STAGE_NAMES,
     WAGER_NAMES,
     money,
@@ -57,6 +61,9 @@ ROUND_SETTLEMENTS: Final = 256
 NOTICE_TEXT: Final = 300  # characters of a notice shown; the daemon's own are under 200
 _TABLE_NOTICES: Final = 5  # notices outside a round (a reader unplugged between rounds)
 _SEEN_IDS: Final = 1024  # ids remembered per table to drop QoS 1 repeats
+# Numbered events kept after the round state's `as_of`, to apply again over the next state
+# should it come older than they are (a state a broker kept, delivered after a reconnect).
+_FOLLOWED: Final = 256
 
 
 @dataclass(slots=True)
@@ -89,6 +96,8 @@ class TableModel:
     )
     history: deque[RoundRecord] = field(default_factory=lambda: deque(maxlen=HISTORY))
     seen_ids: deque[str] = field(default_factory=lambda: deque(maxlen=_SEEN_IDS))
+    as_of: int | None = None  # the last `seq` the round state taken reflects
+    followed: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=_FOLLOWED))
     version: int = 0
 
     @property
@@ -111,13 +120,51 @@ class TableModel:
             case ["journal"]:
                 self.journal = dict(body)
             case ["round"]:
-                self.take_snapshot(body)
+                return self.take_state(body)
+            case ["event", _]:
+                return self.take_event(body)
             case ["settlement"]:
                 self.take_settlement(body)
             case ["notice", _]:
                 self.take_notice(body)
             case _:
                 return False
+        return True
+
+    def take_state(self, body: dict[str, Any]) -> bool:
+        """The round state (`as_of`; a numbered snapshot of an older daemon: its `seq`):
+        the view it shows, with the numbered events after it applied again. One older than
+        the state already taken changes nothing."""
+        as_of = _int_or_none(body.get("as_of", body.get("seq")))
+        if as_of is not None and self.as_of is not None and as_of < self.as_of:
+            return False
+        if as_of is not None:
+            self.as_of = as_of
+            while self.followed and (_int_or_none(self.followed[0].get("seq")) or 0) <= as_of:
+                self.followed.popleft()
+        self.take_snapshot(body)
+        for event in self.followed:
+            self._fold(event)
+        return True
+
+    def take_event(self, body: dict[str, Any]) -> bool:
+        """A numbered round event: applied to the round the view shows, unless the round
+        state taken already reflects it."""
+        seq = _int_or_none(body.get("seq"))
+        if seq is None or (self.as_of is not None and seq <= self.as_of):
+            return False
+        self.followed.append(body)
+        return self._fold(body)
+
+    def _fold(self, event: dict[str, Any]) -> bool:
+        after = fold(self.round, event)
+        if after is self.round:
+            return False
+        new_round = _int_or_none(event.get("round")) != self.round_id
+        if event.get("type") == "round_opened" and new_round:
+            self._finish_round()
+            self.review, self.awaiting = [], None
+        self.round = after
         return True
 
     def take_snapshot(self, body: dict[str, Any]) -> None:
@@ -284,7 +331,7 @@ class PitModel:
 
     def alerts(self, table_id: str) -> list[dict[str, str]]:
         """What must stand out for the table, most urgent first (the view's `alerts`)."""
-        return _alerts(
+        return alerts(
             self.tables[table_id],
             None if self.is_live(table_id) else self.availability(table_id),
             contested=self.contested(table_id) is not None,
@@ -386,6 +433,7 @@ def _settlement_view(body: dict[str, Any], split_seats: set[Any]) -> dict[str, A
         "key": "-".join(str(body.get(k)) for k in ("round", "seat", "hand", "wager")),
         "seat": body.get("seat"),
         "result": body.get("result"),
+        "phase": body.get("phase"),  # when in the round the rules settled it
         "who": who,
         "what": what,
         "action": action,
@@ -402,79 +450,6 @@ def _notice_view(body: dict[str, Any]) -> dict[str, Any]:
     if len(text) > NOTICE_TEXT:
         text = text[: NOTICE_TEXT - 1] + "…"
     return {"kind": kind, "class": css, "label": label, "text": text}
-
-
-def _alerts(
-    table: TableModel, offline: str | None, *, contested: bool = False
-) -> list[dict[str, str]]:
-    """What must stand out on the pit view, most urgent first, each in colour and words;
-    `offline` says why the table is not live (None: it is); `contested`: because two
-    daemons claim it (then it is not OFFLINE either: both serve it)."""
-    alerts = []
-    if contested and offline is not None:
-        alerts.append({"class": "contested", "label": "CONTESTED", "text": offline})
-    elif offline is not None:
-        alerts.append({"class": "offline", "label": "OFFLINE", "text": offline})
-    if table.journal.get("state") == "failing":
-        reason = str(table.journal.get("reason") or "it cannot be written")
-        text = f"{reason}: the table waits for it, and loses nothing the shoe holds"
-        alerts.append({"class": "fault", "label": "JOURNAL", "text": text})
-    link = table.reader.get("link")
-    if link is not None and link not in ("connected", "starting"):
-        alerts.append({"class": "fault", "label": "READER", "text": reader_text(table.reader)})
-    for fault in table.reader.get("faults") or []:
-        if isinstance(fault, dict):
-            text = f"{words(fault.get('kind'))} (code {fault.get('code')})"
-            alerts.append({"class": "fault", "label": "READER FAULT", "text": text})
-    alerts += _custody_alerts(table)
-    if table.review:
-        reasons = ", ".join(REVIEW_REASONS.get(r, words(r)) for r in table.review)
-        alerts.append({"class": "review", "label": "REVIEW", "text": f"this round: {reasons}"})
-    alerts += [
-        {"class": "floor", "label": "FLOORPERSON", "text": str(n.get("message") or "")}
-        for n in table.notices
-        if n.get("kind") == "floorperson_required"
-    ]
-    return alerts
-
-
-def _custody_alerts(table: TableModel) -> list[dict[str, str]]:
-    """The cards the table keeps back: unreadable ones to enter, one waiting for the dealer
-    console's declaration, and those held for a doubt."""
-    alerts = []
-    if table.awaiting_entry:
-        count = table.awaiting_entry
-        cards = "card is" if count == 1 else "cards are"
-        alerts.append(
-            {
-                "class": "entry",
-                "label": "ENTER CARD",
-                "text": f"{count} unreadable {cards} waiting: enter at the dealer console",
-            }
-        )
-    if table.awaiting is not None and table.doubt is None:
-        alerts.append({"class": "entry", "label": "WAITING", "text": awaiting_text(table)})
-    if table.doubt is not None:
-        held = table.cards_held
-        cards = "no card held yet" if not held else f"{held} card{'s' if held > 1 else ''} held"
-        reason = REVIEW_REASONS.get(table.doubt, words(table.doubt))
-        alerts.append(
-            {
-                "class": "review",
-                "label": "HOLD",
-                "text": f"cards wait for the dealer console ({reason}): {cards}; "
-                "enter any missed card, then confirm, or void the round",
-            }
-        )
-    return alerts
-
-
-def awaiting_text(table: TableModel) -> str:
-    """`a card from the shoe waits for no more bets`, in the pit's words."""
-    awaiting = table.awaiting or {}
-    what = AWAITED.get(str(awaiting.get("declaration")), "the dealer console")
-    cards = "a card waits" if table.cards_held <= 1 else f"{table.cards_held} cards wait"
-    return f"{cards} for {what.format(seat=awaiting.get('seat'))} from the dealer console"
 
 
 # ---------------------------------------------------------------------- parsing

@@ -18,8 +18,8 @@ the whole archive moves aside into `quarantine.d/<when>/`, never deleted, and a 
 archive begins; `journal verify` names it until it is repaired in place.
 
 This module is the directory and its manifest. The files are written by the archiver, a
-process of its own (daemon/journal/archiver.py), so the daemon's tables never wait on the
-work; daemon/journal/archiving.py is the daemon's side: when to look, what is due, the
+process of its own (daemon/history/archiver.py), so the daemon's tables never wait on the
+work; daemon/history/archiving.py is the daemon's side: when to look, what is due, the
 archiver run, and the events leaving the database once the manifest names their file.
 """
 

@@ -30,7 +30,7 @@ class JournalEvent:
 
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
-    """A table's state after its event `n` (`TableReplay.checkpoint()`'s data)."""
+    """A table's state after its event `n` (`TableRunner.checkpoint()`'s data)."""
 
     table_id: str
     n: int

@@ -29,11 +29,11 @@ import json
 import os
 import sqlite3
 import stat
+import uuid
 from typing import TYPE_CHECKING, Final, Literal
 
 from daemon.journal.chain import GENESIS, body_text, link_hash
 from daemon.journal.errors import SchemaError
-from daemon.wire.envelope import new_epoch
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -44,6 +44,13 @@ SCHEMA_VERSION: Final = 2
 EventKind = Literal["config", "start", "shoe", "link", "request", "notice", "timer"]
 SyncMode = Literal["full", "normal"]
 SYNC_MODES: Final[tuple[SyncMode, ...]] = ("full", "normal")
+
+
+def new_epoch() -> str:
+    """A journal's epoch: 32 random hex digits, made once when the journal is created; the
+    messages' ids are derived from it (daemon.wire.envelope.message_id)."""
+    return uuid.uuid4().hex
+
 
 _SCHEMA: Final = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -39,7 +39,6 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import structlog
 
 from daemon.journal import database, schema
-from daemon.journal.chain import body_text
 from daemon.journal.errors import JournalError, StorageFault, journal_error
 
 if TYPE_CHECKING:
@@ -271,23 +270,21 @@ class Journal:
             self._thread = None
 
     # ---------------------------------------------------------------- writing
-    async def append_event(
-        self, table_id: str, kind: EventKind, body: dict[str, Any], at: str
-    ) -> int:
-        """Commit one inbound event; returns its number in its table. Only then may it be
-        applied."""
-        text = body_text(body)
+    async def append_event(self, table_id: str, kind: EventKind, text: str, at: str) -> int:
+        """Commit one inbound event (its body's text: daemon.journal.chain.body_text); returns
+        its number in its table. Only then may it be applied."""
         return await self._run(lambda db: database.append_event(db, table_id, kind, text, at))
 
     async def append_events(
-        self, table_id: str, events: list[tuple[EventKind, dict[str, Any], str]]
+        self, table_id: str, events: list[tuple[EventKind, str, str]]
     ) -> list[int]:
-        """Commit several inbound events of one table together (kind, body, time each), in
-        order, in one transaction; returns their numbers. Only then may they be applied."""
-        texts = [(kind, body_text(body), at) for kind, body, at in events]
+        """Commit several inbound events of one table together (kind, body text, time each),
+        in order, in one transaction; returns their numbers. Only then may they be applied."""
 
         def append(db: sqlite3.Connection) -> list[int]:
-            return [database.append_event(db, table_id, kind, text, at) for kind, text, at in texts]
+            return [
+                database.append_event(db, table_id, kind, text, at) for kind, text, at in events
+            ]
 
         return await self._run(append)
 

@@ -8,7 +8,7 @@ reconnect: order is kept, nothing is lost, and a subscriber may see a message tw
 is what QoS 1 promises. Consumers deduplicate on the id inside the payload.
 
 `Outbox` is the interface the link depends on; `PendingMessages` implements it but for the
-way in, which `MemoryOutbox` (`put`) and `daemon.journal.outbox.JournalOutbox` (messages of
+way in, which `MemoryOutbox` (`put`) and `daemon.parts.journal_outbox.JournalOutbox` (messages of
 committed events, their delivery journaled as each table's watermark, so that what the broker
 has not acknowledged is sent again after a restart) each add.
 

@@ -18,20 +18,23 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from daemon.journal import database
-from daemon.journal.replay import TableReplay, archive_lines, journal_line, table_line
+from daemon.journal.rows import JournalEvent
 from daemon.mqtt.outbox import OutboundMessage
 from daemon.numbers.live import ShiftStats
 from daemon.numbers.periods import Shifts
+from daemon.table.log_lines import archive_lines, journal_line, table_line
+from daemon.table.records import RequestRecord
+from daemon.table.runner import TableRunner
 
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Iterable
 
-    from daemon.journal.replay import Applied
-    from daemon.journal.rows import Checkpoint, JournalEvent, TableRecord
+    from daemon.journal.rows import Checkpoint, TableRecord
     from daemon.journal.store import Journal
     from daemon.numbers.settings import NumbersConfig
     from daemon.service import Daemon
+    from daemon.table.runner import Applied
     from daemon.wire.topics import Topics
     from rules.config import TableConfig
 
@@ -81,10 +84,12 @@ class StatsHub:
         if settings is not table.settings:  # the table's paytable and shoe, for its figures
             table.settings = settings
             table.pending.append((0, {"type": "table", **settings.to_mapping()}, []))
-        event = applied.event
-        request = journal_line(event, applied.owner) if event.kind == "request" else None
+        request = None
+        if isinstance(applied.record, RequestRecord):  # the request as journaled
+            event = JournalEvent(table_id, applied.n, "request", applied.record.body(), applied.at)
+            request = journal_line(event, applied.owner)
         payloads = [(m.topic, m.payload) for m in applied.messages]
-        table.pending.append((event.n, request, payloads))
+        table.pending.append((applied.n, request, payloads))
         if table.ready:
             self._drain(table_id, 0)
 
@@ -160,10 +165,10 @@ def _replayed(
     events: list[JournalEvent],
 ) -> tuple[list[dict[str, Any]], int]:
     """The round-log lines of the events (off the event loop), and the last event's number."""
-    replay = TableReplay.begin(
+    replay = TableRunner.begin(
         table, topics, epoch, checkpoint=checkpoint, first_config=first, record_rules=True
     )
     lines = [table_line(replay.service.config)]
     for event in events:
-        lines.extend(archive_lines(replay.apply(event)))
+        lines.extend(archive_lines(event, replay.apply_stored(event)))
     return lines, replay.n

@@ -11,13 +11,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from daemon.journal import database
-from daemon.journal.replay import TableReplay, archive_lines, table_line
 from daemon.numbers.records import RoundFolder
+from daemon.table.log_lines import archive_lines, table_line
+from daemon.table.runner import TableRunner
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
 
-    from daemon.journal.audit import JournalReader
+    from daemon.history.audit import JournalReader
     from daemon.numbers.records import RoundRecord, ShoeRecord
 
 
@@ -32,13 +33,13 @@ def table_lines(reader: JournalReader, table_id: str) -> Iterator[dict[str, Any]
     first = None if base is not None else database.first_config(db, table_id)
     if base is None and first is None:
         return  # a table the journal names but holds no event of
-    replay = TableReplay.begin(
+    replay = TableRunner.begin(
         table, reader.topics, reader.epoch, checkpoint=base, first_config=first,
         record_rules=True,
     )  # fmt: skip
     yield table_line(replay.service.config)
     for event in database.iter_events(db, table_id, after=replay.n):
-        yield from archive_lines(replay.apply(event))
+        yield from archive_lines(event, replay.apply_stored(event))
 
 
 def records(

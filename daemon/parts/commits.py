@@ -1,49 +1,55 @@
 """The commit protocol: how a table's task takes its inbox, one item (or one batch of
 requests) at a time: judged, journaled (the one commit on its path), acknowledged to the
 shoe once durable, applied, handed to the outbox; a checkpoint riding along when due
-(daemon.parts.checkpoint_policy). Nothing an event caused leaves the process before the
+(daemon.parts.checkpoint_policy), and the table's round state when it changed
+(daemon.table.round_state). Nothing an event caused leaves the process before the
 event is on disk (docs/durability.md)."""
 
 from __future__ import annotations
 
 import asyncio
-import json
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
-from daemon.inbound import is_journaled, to_record
-from daemon.journal import JournalError, JournalEvent
-from daemon.journal.chain import body_text
+from daemon.journal import JournalError
 from daemon.mqtt.outbox import OutboundMessage
 from daemon.parts.checkpoint_policy import checkpoint_due
 from daemon.parts.items import (
-    ConfigItem,
     LineItem,
-    LinkItem,
-    NoticeItem,
     OverflowItem,
     RefusedItem,
     RequestItem,
     ShoeItem,
-    StartItem,
     TableItem,
-    TimerItem,
 )
+from daemon.table.records import (
+    ConfigRecord,
+    LinkRecord,
+    NoticeRecord,
+    RequestRecord,
+    ShoeRecord,
+    StartRecord,
+    TimerRecord,
+    encode,
+    is_journaled,
+)
+from daemon.table.round_state import RoundStates
 from daemon.wire.envelope import utc_timestamp
-from daemon.wire.requests import request_record
 from drivers.noise import LineNoise, LineQuiet
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from daemon.journal import EventKind, Journal
+    from daemon.journal import Journal
     from daemon.journal.clock import JournalClock
-    from daemon.journal.outbox import JournalOutbox
-    from daemon.journal.replay import Applied
     from daemon.metrics import DaemonMetrics
     from daemon.parts.items import ServedTable
+    from daemon.parts.journal_outbox import JournalOutbox
     from daemon.parts.storage import StorageWatch
+    from daemon.table.records import JournalRecord
+    from daemon.table.runner import Applied
     from daemon.table.shoe_line import LineNotice
     from daemon.table.timers import TableTimers
+    from daemon.wire.envelope import Outbound
     from drivers.events import Event as ShoeEvent
     from rules.config import TableConfig
 
@@ -74,6 +80,12 @@ class TableCommits:
         self._link_changed = link_changed
         # numbers: told of each event applied (daemon.numbers.daemon_side.StatsHub.applied)
         self.on_applied: Callable[[str, Applied, TableConfig], None] | None = None
+        # The tables' round states, outside their numbering (docs/mqtt.md, "The round state").
+        self.round_states = RoundStates(self._add_round_state)
+
+    def _add_round_state(self, state: Outbound) -> None:
+        """A table's round state: delivered in order with the rest, moving no watermark."""
+        self.outbox.add_state(OutboundMessage(state.topic, state.payload, state.qos, state.retain))
 
     async def consume(self, table: ServedTable) -> None:
         table_id = table.setup.table.table_id
@@ -109,7 +121,8 @@ class TableCommits:
                     return await table.queue.get()
             except TimeoutError:
                 for timer in timers.due(loop.time()):
-                    table.queue.put_nowait(TimerItem(timer, timers.seconds(timer)))
+                    seconds = timers.seconds(timer)
+                    table.queue.put_nowait(TimerRecord(timer.kind, timer.key, seconds))
 
     async def take_requests(self, table: ServedTable, items: list[RequestItem]) -> None:
         """Requests that queued together: journaled in one commit, then applied in order. A
@@ -117,37 +130,33 @@ class TableCommits:
         round's wagers at once, or a flood's admitted burst)."""
         at = utc_timestamp(self.clock.now())
         table_id = table.setup.table.table_id
-        bodies = [json.loads(body_text(self._request_record(item))) for item in items]
+        records = [self._request_record(item) for item in items]
         with self.metrics.journal_commit():
             numbers = await self.journal.append_events(
-                table_id, [("request", body, at) for body in bodies]
+                table_id, [("request", encode(record), at) for record in records]
             )
-        assert table.replay is not None, "a table is recovered before it takes events"
-        for n, body in zip(numbers, bodies, strict=True):
-            applied = table.replay.apply(JournalEvent(table_id, n, "request", body, at))
+        for n, record in zip(numbers, records, strict=True):
+            applied = table.runner.apply(n, at, record)
             self.outbox.add(table_id, applied.messages)
             self._told(table, applied)  # numbers
             self._checkpoint(table, applied)
+        self.round_states.applied(table_id, table.service, asyncio.get_running_loop().time())
 
-    def _request_record(self, item: RequestItem) -> dict[str, Any]:
-        record = request_record(item.command, item.payload)
-        if self.outbox.full:  # journaled: a replay must refuse what was refused
-            record["outbox_full"] = True
-        return record
+    def _request_record(self, item: RequestItem) -> RequestRecord:
+        # The outbox's fullness is journaled: a replay must refuse what was refused.
+        return RequestRecord(item.command, item.payload, outbox_full=self.outbox.full)
 
     async def take(self, table: ServedTable, item: TableItem) -> None:
         """Journal and apply one item of the table's queue."""
         match item:
-            case NoticeItem():
-                await self.commit(table, "notice", item.record())
+            case NoticeRecord() | StartRecord() | TimerRecord() | ConfigRecord():
+                await self.commit(table, item)
             case RequestItem():
-                await self.commit(table, "request", self._request_record(item))
+                await self.commit(table, self._request_record(item))
             case RefusedItem():
                 self._answer_refusal(table, item)
-            case StartItem() | TimerItem() | ConfigItem():
-                await self.commit(table, item.kind, item.record())
-            case LinkItem(event=event):
-                await self.commit(table, "link", to_record(event))
+            case LinkRecord():
+                await self.commit(table, item)
                 self._link_changed()
             case LineItem() | OverflowItem():
                 await self._tell(table, self._line_notice(table, item))
@@ -173,7 +182,7 @@ class TableCommits:
     async def _tell(self, table: ServedTable, notice: LineNotice | None) -> None:
         """What the shoe's line costs the table, journaled as the daemon's notice."""
         if notice is not None:
-            await self.commit(table, "notice", NoticeItem(*notice).record())
+            await self.commit(table, NoticeRecord(*notice))
 
     def _answer_refusal(self, table: ServedTable, item: RefusedItem) -> None:
         """The gate's refusal is not journaled, so its answer is outside the table's sequence
@@ -195,38 +204,33 @@ class TableCommits:
         """
         intake = table.service.judge(event)
         if intake.gap is not None:
-            await self.commit(table, "shoe", to_record(intake.gap))
+            await self.commit(table, ShoeRecord(intake.gap))
         if intake.conflict is not None:  # the table doubts what it holds before the frame
-            await self.commit(table, "shoe", to_record(intake.conflict))
+            await self.commit(table, ShoeRecord(intake.conflict))
         if intake.take and is_journaled(event):
-            await self.commit(table, "shoe", to_record(event), acknowledge=intake.acknowledge)
+            await self.commit(table, ShoeRecord(event), acknowledge=intake.acknowledge)
             return
         if intake.acknowledge is not None:  # a repeat of what the journal holds
             await table.driver.acknowledge(intake.acknowledge)
 
     async def commit(
-        self,
-        table: ServedTable,
-        kind: EventKind,
-        record: dict[str, Any],
-        *,
-        acknowledge: int | None = None,
+        self, table: ServedTable, record: JournalRecord, *, acknowledge: int | None = None
     ) -> None:
-        """Journal the event (the one commit on its path), acknowledge the shoe's frame
-        `acknowledge` (it is durable now), apply the event, hand what it caused to the
-        outbox: nothing it caused leaves the process before the event is on disk."""
+        """Journal the record (the one commit on its path: its text, encoded once),
+        acknowledge the shoe's frame `acknowledge` (it is durable now), apply the record,
+        hand what it caused to the outbox: nothing it caused leaves the process before the
+        event is on disk."""
         at = utc_timestamp(self.clock.now())
         table_id = table.setup.table.table_id
-        body = json.loads(body_text(record))  # exactly what a replay will read back
         with self.metrics.journal_commit():
-            n = await self.journal.append_event(table_id, kind, body, at)
+            n = await self.journal.append_event(table_id, record.kind, encode(record), at)
         if acknowledge is not None:
             await table.driver.acknowledge(acknowledge)
-        assert table.replay is not None, "a table is recovered before it takes events"
-        applied = table.replay.apply(JournalEvent(table_id, n, kind, body, at))
+        applied = table.runner.apply(n, at, record)
         self.outbox.add(table_id, applied.messages)
         self._told(table, applied)  # numbers
         self._checkpoint(table, applied)
+        self.round_states.applied(table_id, table.service, asyncio.get_running_loop().time())
 
     def _told(self, table: ServedTable, applied: Applied) -> None:
         if self.on_applied is not None:
@@ -234,9 +238,8 @@ class TableCommits:
 
     def _checkpoint(self, table: ServedTable, applied: Applied) -> None:
         """A checkpoint rides along with the next commit when one is due."""
-        assert table.replay is not None
-        since = applied.event.n - table.checkpoint_n
+        since = applied.n - table.checkpoint_n
         round_open = table.service.engine.round_open
         if checkpoint_due(since, round_open=round_open, round_ended=applied.ended is not None):
-            self.journal.note_checkpoint(table.replay.checkpoint(), applied.ended)
-            table.checkpoint_n = applied.event.n
+            self.journal.note_checkpoint(table.runner.checkpoint(), applied.ended)
+            table.checkpoint_n = applied.n

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from daemon.inbound import LINK_EVENTS
-from daemon.parts.items import LineItem, LinkItem, OverflowItem, ShoeItem
+from daemon.parts.items import LineItem, OverflowItem, ShoeItem
+from daemon.table.records import LINK_EVENTS, LinkRecord
 from drivers.noise import LineNoise, LineNoiseBegan, LineQuiet
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def driver_emit(table: ServedTable, storage: StorageWatch) -> Emit:
         if isinstance(event, LineNoiseBegan | LineQuiet | LineNoise):
             await queue.put(LineItem(event))
         elif isinstance(event, LINK_EVENTS):
-            await queue.put(LinkItem(event))
+            await queue.put(LinkRecord(event))
         elif line.reliable:  # waits for room: the shoe keeps the frame meanwhile
             await queue.put(ShoeItem(event))
         elif not queue.try_put(ShoeItem(event)):

@@ -1,27 +1,24 @@
-"""What a table's inbox carries, in arrival order (one small type per kind of item), and the
-table as the daemon serves it (`ServedTable`)."""
+"""What a table's inbox carries, in arrival order (one small type per kind of item, or the
+journal's record itself), and the table as the daemon serves it (`ServedTable`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from daemon.table.state import CONSOLE_CONTRACT
+from daemon.table.records import ConfigRecord, LinkRecord, NoticeRecord, StartRecord, TimerRecord
 
 if TYPE_CHECKING:
     from daemon.configuration.service_config import TableSetup
-    from daemon.journal import EventKind
-    from daemon.journal.replay import TableReplay
     from daemon.request_gate import Refused
-    from daemon.table.custody_flow import Timer
     from daemon.table.inbox import TableInbox
+    from daemon.table.runner import TableRunner
     from daemon.table.service import TableService
     from daemon.table.shoe_line import Overflow, ShoeLine
     from daemon.table.timers import TableTimers
-    from drivers.driver import LinkEvent, ShoeDriver
+    from drivers.driver import ShoeDriver
     from drivers.events import Event as ShoeEvent
     from drivers.noise import LineEvent
-    from rules.config import TableConfig
 
 
 # What a table's queue carries, in arrival order: one small type per kind of item.
@@ -30,13 +27,6 @@ class ShoeItem:
     """Something the shoe said (a card, a shuffle, a fault, a heartbeat)."""
 
     event: ShoeEvent
-
-
-@dataclass(frozen=True, slots=True)
-class LinkItem:
-    """The reader's link changed (connecting, connected, lost, back)."""
-
-    event: LinkEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,82 +60,35 @@ class RefusedItem:
     refusal: Refused
 
 
-@dataclass(frozen=True, slots=True)
-class StartItem:
-    """The daemon started, reading the table's shoe with `protocol`, as `node`."""
-
-    protocol: str
-    node: str
-    kind: ClassVar[EventKind] = "start"
-
-    def record(self) -> dict[str, Any]:
-        return {"protocol": self.protocol, "node": self.node, "contract": CONSOLE_CONTRACT}
-
-
-@dataclass(frozen=True, slots=True)
-class TimerItem:
-    """A deadline the table asked for has passed (daemon.table.timers)."""
-
-    timer: Timer
-    seconds: float
-    kind: ClassVar[EventKind] = "timer"
-
-    def record(self) -> dict[str, Any]:
-        return {"timer": self.timer.kind, "key": self.timer.key, "seconds": self.seconds}
-
-
-@dataclass(frozen=True, slots=True)
-class ConfigItem:
-    """New game settings from a reload, for the end of the round in progress."""
-
-    table: TableConfig
-    kind: ClassVar[EventKind] = "config"
-
-    def record(self) -> dict[str, Any]:
-        return {"table": self.table.to_mapping()}
-
-
-@dataclass(frozen=True, slots=True)
-class NoticeItem:
-    """The daemon's own word to the pit: journaled, as everything the table publishes.
-
-    `hold`: the table can no longer be sure which cards are its own (another daemon claims
-    it, the broker keeps replacing this daemon's connection): from here it holds every card
-    for the dealer console, as for any doubt (docs/rules.md, decision 13)."""
-
-    kind: str
-    message: str
-    hold: bool = False
-
-    def record(self) -> dict[str, Any]:
-        """As journaled: `hold` only where it is set, so older journals read the same."""
-        return {"kind": self.kind, "message": self.message, **({"hold": True} if self.hold else {})}
-
-
+# What the daemon itself says to a table goes in as the record the journal will hold
+# (daemon.table.records): a link's change, the start, new settings, a notice, a timer.
 TableItem = (
     ShoeItem
-    | LinkItem
+    | LinkRecord
     | LineItem
     | OverflowItem
     | RequestItem
     | RefusedItem
-    | StartItem
-    | ConfigItem
-    | NoticeItem
-    | TimerItem
+    | StartRecord
+    | ConfigRecord
+    | NoticeRecord
+    | TimerRecord
 )
 
 
 @dataclass(slots=True)
 class ServedTable:
-    """One table as the daemon serves it: its settings, service, driver, inbox and line."""
+    """One table as the daemon serves it: its settings, driver, inbox and line; its service
+    once the journal has rebuilt it (daemon.parts.recovery)."""
 
     setup: TableSetup
-    service: TableService
     driver: ShoeDriver
     # Everything the table hears, in arrival order; the shoe's and requests bounded.
     queue: TableInbox[TableItem]
     line: ShoeLine  # what the shoe's line costs the table: noise, overflow
     timers: TableTimers  # the table's deadlines, on the monotonic clock ([timing])
-    replay: TableReplay | None = None  # from the journal, once recovered
     checkpoint_n: int = 0  # the event the last checkpoint followed
+    # Built once, as the daemon starts, by the journal's replay of the table (daemon.parts.
+    # recovery): until then they are not set, and reading them is an AttributeError.
+    runner: TableRunner = field(init=False)  # applies the table's records
+    service: TableService = field(init=False)  # the runner's

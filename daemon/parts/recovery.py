@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, TypeVar
 import structlog
 
 from daemon.journal import StorageFault, journal_error, prepare_state_directory
-from daemon.journal.replay import TableReplay
-from daemon.parts.items import ConfigItem, StartItem
 from daemon.parts.storage import RETRY_FIRST, RETRY_MAX
+from daemon.table.records import ConfigRecord, StartRecord
+from daemon.table.runner import TableRunner
+from daemon.table.state import CONSOLE_CONTRACT
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
@@ -22,9 +23,9 @@ if TYPE_CHECKING:
     from daemon.configuration.service_config import ServiceConfig
     from daemon.journal import Checkpoint, History, Journal
     from daemon.journal.clock import JournalClock
-    from daemon.journal.outbox import JournalOutbox
     from daemon.metrics import DaemonMetrics
     from daemon.parts.items import ServedTable
+    from daemon.parts.journal_outbox import JournalOutbox
     from daemon.parts.storage import StorageWatch
     from daemon.system.notify import Notifier
     from daemon.wire.topics import Topics
@@ -88,7 +89,7 @@ class Recovery:
         for table_id, table in self.tables.items():
             await self._recover_table(table_id, table)
         # The journal's time starts where the journal ends: `ts` never runs backwards.
-        self.clock.begin(t.replay.at for t in self.tables.values() if t.replay is not None)
+        self.clock.begin(t.runner.at for t in self.tables.values())
 
     async def _recover_table(self, table_id: str, table: ServedTable) -> None:
         """Replay one table's history; queue its start (and new settings) as its first items."""
@@ -98,7 +99,7 @@ class Recovery:
         )
         configured = table.setup.table.to_mapping()
         new = history.checkpoint is None and history.first_config is None
-        replay = TableReplay.begin(
+        runner = TableRunner.begin(
             history.table,
             self.topics,
             self.journal.epoch,
@@ -108,22 +109,23 @@ class Recovery:
             quiet=False,
             clock=self.clock.now,
         )
-        table.replay, table.service = replay, replay.service
-        replay.service.surveillance.configure(self.config.surveillance)  # surveillance hook
-        table.checkpoint_n = replay.n
-        await self._replay_events(table_id, replay, history)
+        table.runner, table.service = runner, runner.service  # the table's one service
+        runner.service.surveillance.configure(self.config.surveillance)  # surveillance hook
+        table.checkpoint_n = runner.n
+        await self._replay_events(table_id, runner, history)
         if history.events:
-            self.journal.note_checkpoint(replay.checkpoint())
-            table.checkpoint_n = replay.n
-        replay.service.observer = self.metrics  # counted from now: the replay was, before
+            self.journal.note_checkpoint(runner.checkpoint())
+            table.checkpoint_n = runner.n
+        runner.service.observer = self.metrics  # counted from now: the replay was, before
         # The start and new settings are the table's first items, journaled by its
         # consumer like any other: on a full disk they wait there, the daemon runs on.
         if new:  # the settings first: a replay from the table's first event starts there
-            table.queue.put_nowait(ConfigItem(table.setup.table))
-        table.queue.put_nowait(StartItem(table.setup.shoe.protocol, self.config.mqtt.node))
+            table.queue.put_nowait(ConfigRecord(table.setup.table, CONSOLE_CONTRACT))
+        start = StartRecord(table.setup.shoe.protocol, self.config.mqtt.node, CONSOLE_CONTRACT)
+        table.queue.put_nowait(start)
         service = table.service
         if not new and (service.pending_config or service.config).to_mapping() != configured:
-            table.queue.put_nowait(ConfigItem(table.setup.table))
+            table.queue.put_nowait(ConfigRecord(table.setup.table, CONSOLE_CONTRACT))
         self.storage.ok(table_id)
         log.info(
             "journal.replayed",
@@ -135,7 +137,7 @@ class Recovery:
             review=list(service.review),
         )
 
-    async def _replay_events(self, table_id: str, replay: TableReplay, history: History) -> None:
+    async def _replay_events(self, table_id: str, replay: TableRunner, history: History) -> None:
         """Apply the journaled events after the checkpoint; queue again what the broker may not
         have had (past the table's watermark)."""
         delivered = history.table.delivered_seq
@@ -144,7 +146,7 @@ class Recovery:
         hourly: dict[str, Checkpoint] = {}
         with replay.service.replaying():
             for count, event in enumerate(history.events, start=1):
-                applied = replay.apply(event)
+                applied = replay.apply_stored(event)
                 self.outbox.add(table_id, [m for m in applied.messages if m.seq > delivered])
                 if applied.ended is not None:
                     self.journal.note_checkpoint(None, applied.ended)

@@ -13,8 +13,9 @@ import structlog
 from daemon.configuration.file import ConfigErrors
 from daemon.configuration.reload import log_plan, plan_reload
 from daemon.configuration.service_config import load_config
-from daemon.parts.items import ConfigItem
 from daemon.system import logs
+from daemon.table.records import ConfigRecord
+from daemon.table.state import CONSOLE_CONTRACT
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -77,7 +78,7 @@ class Reloading:
             # the round in progress ends.
             table = self.tables[setup.table.table_id]
             table.setup = setup
-            table.queue.put_nowait(ConfigItem(setup.table))
+            table.queue.put_nowait(ConfigRecord(setup.table, CONSOLE_CONTRACT))
         self.config = running
         log_plan(plan)
         info = dataclasses.replace(

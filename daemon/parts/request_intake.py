@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from daemon.parts.items import NoticeItem, RefusedItem, RequestItem
+from daemon.parts.items import RefusedItem, RequestItem
 from daemon.request_gate import REPORT_INTERVAL, Refused
+from daemon.table.records import NoticeRecord
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -52,7 +53,7 @@ class RequestIntake:
         if claims is not None:  # another daemon's word on one of our tables (daemon.table.claims)
             for change in claims:
                 self.tables[change.table].queue.put_nowait(
-                    NoticeItem(change.kind, change.message(self.node), change.began)
+                    NoticeRecord(change.kind, change.message(self.node), change.began)
                 )
                 await self.link.announce(self.claims.presence(change.table))
             return
@@ -85,7 +86,7 @@ class RequestIntake:
         log.warning("request.flood_muted", table=table_id, seconds=seconds)
         self.link.mute(self.topics.request_filter(table_id), seconds)
         self.tables[table_id].queue.put_nowait(
-            NoticeItem(
+            NoticeRecord(
                 "requests_muted",
                 f"a flood of requests: this table hears no request for {seconds:.0f} s "
                 "(the others are not affected); find what publishes them",
@@ -102,5 +103,5 @@ class RequestIntake:
                     unanswered=report.unanswered,
                 )  # fmt: skip
                 self.tables[report.table].queue.put_nowait(
-                    NoticeItem("requests_refused", report.message())
+                    NoticeRecord("requests_refused", report.message())
                 )

@@ -15,9 +15,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from daemon.journal.clock import JournalClock
-    from daemon.journal.outbox import JournalOutbox
     from daemon.mqtt.link import LinkStateChange
     from daemon.parts.items import ServedTable
+    from daemon.parts.journal_outbox import JournalOutbox
     from daemon.parts.reloading import Reloading
     from daemon.parts.storage import StorageWatch
     from daemon.system.notify import Notifier

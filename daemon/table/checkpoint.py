@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from daemon.inbound import from_record
 from daemon.table.crossing import RoundHistory
 from daemon.table.custody import Custody
 from daemon.table.reader_state import ReaderState
+from daemon.table.records import event_of_body
 from daemon.table.redelivery import Answered
 from daemon.table.state import TableState, policy_for
 from drivers import events as shoe
@@ -112,7 +112,7 @@ def _receiver(protocol: str, state: dict[str, Any]) -> FrameReceiver:
     receiver.last = state["last"]
     device = state["device"]
     if device is not None:
-        identity = from_record(device)
+        identity = event_of_body(device)
         if not isinstance(identity, shoe.DeviceIdentity):
             raise TypeError(f"not a device identity: {device.get('event')!r}")
         receiver.device = identity

@@ -6,7 +6,7 @@ a held card or a silent shoe runs (`timers`, kept by the daemon: daemon.table.ti
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from daemon.table.custody import NOTHING_READY
 from daemon.table.publishing import Publishing
@@ -17,6 +17,7 @@ from rules.errors import EventError
 from rules.events import DealCard, Shuffle
 
 if TYPE_CHECKING:
+    from daemon.table.records import TimerRecord
     from daemon.wire.envelope import Outbound
     from rules.events import TableEvent
     from rules.outputs import Output
@@ -71,10 +72,10 @@ class CustodyFlow(Publishing):
             and self._awaiting() is None
         )
 
-    def on_timer(self, record: dict[str, Any]) -> list[Outbound]:
+    def on_timer(self, record: TimerRecord) -> list[Outbound]:
         """A deadline the daemon kept has passed (journaled, so a replay sees it too); it
         counts only if what it was set for still stands."""
-        kind, key, seconds = record["timer"], int(record["key"]), float(record["seconds"])
+        kind, key, seconds = record.timer, record.key, record.seconds
         wait = self.custody.wait
         if kind == "declaration" and wait is not None and wait.number == key:
             awaited = _AWAITED[wait.awaiting.declaration].format(

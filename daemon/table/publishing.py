@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from daemon.table.round_state import ROUND_CHANGED, STATE_CONTRACT, state_message
 from daemon.table.state import MAX_ROUND_NOTICES, TableState
 from daemon.wire.requests import response_body
 from rules.outputs import Notice, Settlement
@@ -97,8 +98,16 @@ class Publishing(TableState):
         return view
 
     def snapshot(self) -> Outbound:
+        """The round snapshot: under contract 3 a state outside the numbering, `as_of` the
+        last `seq` sealed (daemon.table.round_state); before, the next numbered message."""
         # What the first held card waits for, as of this event (the wait's timer with it).
         self.custody.follow_wait(self._awaiting(), self.envelopes.time())
+        if self.contract >= STATE_CONTRACT:
+            if self._applying:  # the daemon makes the state when it sends one: the latest
+                return ROUND_CHANGED
+            as_of, at = self.envelopes.next_seq - 1, self.envelopes.time()
+            topic = self.topics.round_snapshot(self.table_id)
+            return state_message(topic, self._snapshot_body(), as_of=as_of, ts=at)
         body = {"type": "round_snapshot", **self._snapshot_body()}
         return self.envelopes.seal(self.topics.round_snapshot(self.table_id), body, retain=True)
 

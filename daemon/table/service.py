@@ -24,8 +24,9 @@ decides what they mean:
 - what the shoe sends is judged before anything is journaled (`judge`, decision D3): a repeat
   of a frame the journal holds is acknowledged again and applied no more, a loss is journaled
   as a `SequenceGap` first; the memory that takes (`receiver`) is rebuilt by the replay;
-- every engine output becomes a message on its topic, and the retained round snapshot is
-  refreshed, so a display connecting mid-round sees the table at once;
+- every engine output becomes a message on its topic, and the round state is noted as
+  changed: the daemon publishes it, retained, outside the numbering (daemon.table.round_state),
+  so a display connecting mid-round sees the table at once;
 - every request gets a response carrying the caller's transaction id and the node that
   answered, an error code and a message when it is refused; a refused request changes
   nothing.
@@ -38,14 +39,25 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from daemon.inbound import from_record
 from daemon.table.checkpoint import Checkpointing
 from daemon.table.console_requests import ConsoleRequests
 from daemon.table.reader import ReaderEvents
-from rules.config import TableConfig
+from daemon.table.records import (
+    ConfigRecord,
+    LinkRecord,
+    NoticeRecord,
+    RequestRecord,
+    ShoeRecord,
+    StartRecord,
+    TimerRecord,
+    UnreadableRecord,
+    read,
+)
+from daemon.table.round_state import STATE_CONTRACT
 
 if TYPE_CHECKING:
     from daemon.journal import EventKind
+    from daemon.table.records import JournalRecord
     from daemon.wire.envelope import Outbound
 
 
@@ -53,10 +65,10 @@ log = structlog.get_logger("daemon.table")
 
 
 class TableService(ConsoleRequests, ReaderEvents, Checkpointing):
-    """One table's brain: journaled events in (`apply_record`, the same live and in replay),
+    """One table's brain: journaled records in (`apply`, the same live and in replay),
     messages out."""
 
-    def apply_record(self, kind: EventKind, record: dict[str, Any], at: str) -> list[Outbound]:
+    def apply(self, record: JournalRecord | UnreadableRecord, at: str) -> list[Outbound]:
         """One journaled event, applied: the same method live and in replay.
 
         Everything it returns is a function of the event and the table's state alone, the
@@ -67,8 +79,9 @@ class TableService(ConsoleRequests, ReaderEvents, Checkpointing):
         event, so an exception here would otherwise stop the daemon at every replay too.
         """
         self.envelopes.at = at
+        self._applying = True
         try:
-            out = self._apply_record(kind, record, at)
+            out = self._apply_record(record, at)
         except Exception as exc:  # noqa: BLE001 - the daemon must never stop; see above
             # The exception's text is not logged: it may quote the event, and the event may be
             # a card not yet revealed. Its type and where it happened are enough to find it.
@@ -76,41 +89,55 @@ class TableService(ConsoleRequests, ReaderEvents, Checkpointing):
                 "table.apply_failed",
                 hint="a bug: the round is flagged for review and the table goes on",
                 table=self.table_id,
-                kind=kind,
+                kind=record.kind,
                 error=type(exc).__name__,
                 where="".join(traceback.format_tb(exc.__traceback__)[-3:]),
             )
             out = self.internal_error()
+        finally:
+            self._applying = False
         self.custody.follow_wait(self._awaiting(), at)
+        if self.contract >= STATE_CONTRACT:  # the round state: noted, not numbered
+            kept = [m for m in out if m.seq]
+            self._round_changed = self._round_changed or len(kept) < len(out)
+            out = kept
         return out
 
-    def _apply_record(self, kind: EventKind, record: dict[str, Any], at: str) -> list[Outbound]:  # noqa: PLR0911 - a dispatch, one return per kind of record
-        if kind == "shoe":
-            return self.on_shoe_event(from_record(record), seen_at=at)  # type: ignore[arg-type]
-        if kind == "link":
-            return self.on_link_event(from_record(record))
-        if kind == "request":
-            return self.on_request(
-                record["command"],
-                record["payload"].encode("latin-1"),
-                outbox_full=record.get("outbox_full", False),
-            )
-        if kind == "config":
-            self.reconfigure(TableConfig.from_mapping(record["table"]))
-            return [self.snapshot()]
-        if kind == "notice":
-            return self._daemon_notice(record)
-        if kind == "timer":
-            return self.on_timer(record)
-        return self.on_start(
-            record.get("protocol"), record.get("node"), int(record.get("contract", 1))
-        )
+    def take_round_change(self) -> bool:
+        """Whether the round state changed since the last time this was asked (contract 3:
+        the daemon publishes it, daemon.table.round_state)."""
+        changed, self._round_changed = self._round_changed, False
+        return changed
 
-    def _daemon_notice(self, record: dict[str, Any]) -> list[Outbound]:
-        """The daemon's own word to the pit; with `hold`, a doubt over every card to come."""
-        if record.get("hold"):
-            return self._doubt(record["kind"], record["message"], always=True)
-        return [self.notice(record["kind"], record["message"])]
+    def apply_body(self, kind: EventKind, body: dict[str, Any], at: str) -> list[Outbound]:
+        """A journaled event as the journal reads it back (its kind and body), applied."""
+        return self.apply(read(kind, body), at)
+
+    def _apply_record(  # noqa: PLR0911 - one return per kind of record
+        self, record: JournalRecord | UnreadableRecord, at: str
+    ) -> list[Outbound]:
+        match record:
+            case ShoeRecord(event=event):
+                return self.on_shoe_event(event, seen_at=at)
+            case LinkRecord(event=event):
+                return self.on_link_event(event)
+            case RequestRecord(command=command, payload=payload, outbox_full=outbox_full):
+                return self.on_request(command, payload, outbox_full=outbox_full)
+            case ConfigRecord(table=table, contract=contract):
+                # journaled with the contract since 3 (a new table's first event)
+                self.contract = self.contract if contract is None else contract
+                self.reconfigure(table)
+                return [self.snapshot()]
+            case NoticeRecord(notice=notice, message=message, hold=True):
+                return self._doubt(notice, message, always=True)
+            case NoticeRecord(notice=notice, message=message):
+                return [self.notice(notice, message)]
+            case TimerRecord():
+                return self.on_timer(record)
+            case StartRecord(protocol=protocol, node=node, contract=contract):
+                return self.on_start(protocol, node, 1 if contract is None else contract)
+            case UnreadableRecord(error=error):
+                raise error
 
     def internal_error(self) -> list[Outbound]:
         """An event could not be applied (a bug): the pit is told, the round is reviewed."""

@@ -17,7 +17,7 @@ It decides what the pit hears, never byte by byte and always in the stream's ord
   saying (once the table reaches it) how many were dropped meanwhile: a doubt if a card was
   among them, or if cards were at stake. One notice each time the inbox fills up.
 
-Every notice here is journaled by the table like any other (daemon.parts.items `NoticeItem`).
+Every notice here is journaled by the table like any other (daemon.table.records `NoticeRecord`).
 """
 
 from __future__ import annotations

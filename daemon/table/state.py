@@ -46,8 +46,9 @@ DEFAULT_PROTOCOL: Final = "reference"
 # The dealer console contract a table follows (docs/mqtt.md): 2 places a card only where the
 # console declared it (no more bets, each hand's decision); 1, before declarations, placed
 # each card as it came. Journaled with every start, so a journal written under 1 replays
-# under 1: every message it made is made again, byte for byte (decision D4).
-CONSOLE_CONTRACT: Final = 2
+# under 1: every message it made is made again, byte for byte (decision D4). 3: the round
+# snapshot is a state outside the numbering (daemon.table.round_state).
+CONSOLE_CONTRACT: Final = 3
 MAX_ROUND_NOTICES = 50  # the snapshot keeps the latest ones: a retained message must stay small
 
 
@@ -106,6 +107,8 @@ class TableState:
         self.receiver = FrameReceiver(policy_for(protocol))
         # Told of cards, settlements, notices and refusals as they happen: the metrics.
         self.observer: TableObserver = UNOBSERVED
+        self._round_changed = False  # the round state to publish changed (table.round_state)
+        self._applying = False  # in TableService.apply: a snapshot is only noted, not made
         # surveillance hook: the shoe's census, the seats' evidence (daemon.table.surveillance)
         self.surveillance = TableSurveillance(config, topics, envelopes)
 

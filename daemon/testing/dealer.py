@@ -116,13 +116,12 @@ class Dealer:
         do it half-way and then ask the daemon where things stand."""
         self.steps += 1
         mark = self.collector.mark()
-        answered: Callable[[Received], bool]
+        answered: Callable[[Received], bool] | None = None  # None: a card, taken or held
         if isinstance(event, str):  # SHUFFLE
             await self._shoe().shuffle()
             answered = self._snapshot_or_notice
         elif isinstance(event, DealCard):
             await self._shoe().next_card()
-            answered = self._snapshot_or_refusal
         else:
             command, body = console_request(event)
             answered = response_to(await self._request(command, body))
@@ -130,7 +129,11 @@ class Dealer:
             await disturbance()
             await self.resync()
             return
-        await self.collector.wait(answered, after=mark)
+        if answered is None:
+            await self.collector.card_taken(self.table, after=mark)
+        else:
+            answer = await self.collector.wait(answered, after=mark)
+            await self.collector.answer_shown(self.table, answer.body, after=mark)
         self.view = self.latest_snapshot()
 
     async def step_request(self, command: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -140,6 +143,7 @@ class Dealer:
         mark = self.collector.mark()
         transaction = await self._request(command, body)
         response = await self.collector.wait(response_to(transaction), after=mark)
+        await self.collector.answer_shown(self.table, response.body, after=mark)
         self.view = self.latest_snapshot()
         return response.body
 
@@ -162,8 +166,9 @@ class Dealer:
         raise Stalled("the daemon did not answer `status`")
 
     def latest_snapshot(self) -> dict[str, Any]:
-        snapshots = [m.body for m in self.collector.on(self.table, "round")]
-        return max(snapshots, key=lambda body: int(body["seq"]))
+        latest = self.collector.latest_state(self.table)
+        assert latest is not None, "the daemon publishes its tables' round states as it starts"
+        return latest
 
     def _shoe(self) -> EmulatedShoe:
         if self.shoe is None:
@@ -177,13 +182,6 @@ class Dealer:
         request = {"transaction": transaction, "seen": seen, **body}
         await self.collector.publish(topic, json.dumps(request))
         return transaction
-
-    def _snapshot_or_refusal(self, message: Received) -> bool:
-        topics = self.collector.topics
-        return message.topic in (
-            topics.round_snapshot(self.table),
-            topics.notice(self.table, "card_rejected"),
-        )
 
     def _snapshot_or_notice(self, message: Received) -> bool:
         topics = self.collector.topics

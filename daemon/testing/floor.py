@@ -18,14 +18,15 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from daemon.inbound import to_record
+from daemon.history.archiving import archive_due
 from daemon.journal import JOURNAL_FILE, prepare_state_directory
 from daemon.journal.archive import ARCHIVE_DIRECTORY_NAME, Archive
-from daemon.journal.archiving import archive_due
 from daemon.journal.chain import GENESIS, body_text, link_hash
-from daemon.journal.replay import TableReplay, archive_lines, table_line
 from daemon.journal.rows import JournalEvent, TableRecord
 from daemon.journal.store import Journal
+from daemon.table.log_lines import archive_lines, table_line
+from daemon.table.records import event_body
+from daemon.table.runner import TableRunner
 from daemon.wire.console import console_request
 from daemon.wire.requests import request_record
 from daemon.wire.topics import Topics
@@ -107,16 +108,16 @@ def table_events(
             shoe = dealer.shoe
             if shoe is not None and shoe.remaining < dealer.reshuffle_below:
                 frame += 1
-                yield "shoe", to_record(CutCardReached(frame % 65536)), now + tick
+                yield "shoe", event_body(CutCardReached(frame % 65536)), now + tick
 
 
 def _record(event: TableEvent, frame: int) -> tuple[str, dict[str, Any]]:
     if isinstance(event, DealCard):
         code = str(event.card)
         drawn = CardDrawn(code[:-1], code[-1], frame % 65536, burned=event.burned)  # type: ignore[arg-type]
-        return "shoe", to_record(drawn)
+        return "shoe", event_body(drawn)
     if isinstance(event, Shuffle):
-        return "shoe", to_record(NewShoe(frame % 65536))
+        return "shoe", event_body(NewShoe(frame % 65536))
     command, body = console_request(event)
     return "request", request_record(command, json.dumps(body).encode())
 
@@ -142,14 +143,14 @@ def table_lines(
     """The round log the archive would write for those days, line by line."""
     events = journal_events(config, start, days, seed, pace)
     first = next(events)
-    replay = TableReplay.begin(
+    replay = TableRunner.begin(
         TableRecord(config.table_id, protocol="reference"), Topics(), EPOCH,
         checkpoint=None, first_config=first.body["table"], record_rules=True,
     )  # fmt: skip
     yield table_line(replay.service.config)
-    yield from archive_lines(replay.apply(first))
+    yield from archive_lines(first, replay.apply_stored(first))
     for event in events:
-        yield from archive_lines(replay.apply(event))
+        yield from archive_lines(event, replay.apply_stored(event))
 
 
 async def write_journal(
@@ -172,17 +173,17 @@ async def write_journal(
         for index, config in enumerate(configs):
             events = journal_events(config, start, days, seed=index, pace=pace)
             first = next(events)
-            replay = TableReplay.begin(
+            replay = TableRunner.begin(
                 TableRecord(config.table_id, protocol="reference"), Topics(), journal.epoch,
                 checkpoint=None, first_config=first.body["table"],
             )  # fmt: skip
             batch = [first, *itertools.islice(events, 2000)]
             while batch:
                 numbers = await journal.append_events(
-                    config.table_id, [(e.kind, e.body, e.at) for e in batch]
+                    config.table_id, [(e.kind, body_text(e.body), e.at) for e in batch]
                 )
                 for event, n in zip(batch, numbers, strict=True):
-                    applied = replay.apply(dataclasses.replace(event, n=n, hash=""))
+                    applied = replay.apply_stored(dataclasses.replace(event, n=n, hash=""))
                     if applied.ended is not None:
                         journal.note_checkpoint(replay.checkpoint(), applied.ended)
                 journal.note_delivered(config.table_id, replay.service.envelopes.next_seq - 1)

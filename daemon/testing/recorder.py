@@ -119,7 +119,8 @@ class MessageLog:
             if not (message.topic.startswith(prefix) and message.is_json):
                 continue
             body = message.body
-            owner, seq = body.get("table"), body.get("seq")
+            # A round state is outside the numbering: it says what it reflects (`as_of`).
+            owner, seq = body.get("table"), body.get("seq", body.get("as_of"))
             if isinstance(owner, str) and isinstance(seq, int):
                 self._seen[owner] = max(seq, self._seen.get(owner, 0))
         self._seen_read = len(self.messages)
@@ -129,6 +130,61 @@ class MessageLog:
         """The messages on `<base>/<table>/<suffix>`, in arrival order."""
         topic = f"{self.topics.base}/{table}/{suffix}"
         return [m for m in self.messages if m.topic == topic]
+
+    def latest_state(self, table: str) -> dict[str, Any] | None:
+        """The table's latest round state received: the one that reflects the most (`as_of`;
+        a numbered snapshot of contract 2: its `seq`), the later of two that say alike."""
+        return latest_state([m.body for m in self.on(table, "round")])
+
+    def state_after(self, table: str, seq: int) -> Callable[[Received], bool]:
+        """A wait's match: a round state of `table` that reflects message `seq`."""
+        topic = self.topics.round_snapshot(table)
+        return lambda m: m.topic == topic and state_as_of(m.body) >= seq
+
+    async def answer_shown(self, table: str, response: dict[str, Any], *, after: int) -> None:
+        """After the response to a request the table took, until a round state shows it: the
+        state comes after the response, up to 250 ms later (docs/mqtt.md, "The round
+        state"); none comes for a refusal, a duplicate's answer or `status`."""
+        took = response.get("type") == "response" and response.get("status") == "ok"
+        if took and not response.get("duplicate") and response.get("command") != "status":
+            await self.wait(self.state_after(table, response["seq"]), after=after)
+
+    async def card_taken(self, table: str, *, after: int) -> dict[str, Any]:
+        """What `table` made of a card the shoe dealt after message `after`: the round state
+        that reflects its event (`card_dealt`, `card_burned`), the notice that placed it
+        nowhere (refused, or a card the shoe cannot hold), or a round state that holds one
+        more card than before."""
+        topic, state = f"{self.topics.base}/{table}/", self.topics.round_snapshot(table)
+        taken = {topic + "event/card_dealt", topic + "event/card_burned"}
+        refused = (topic + "notice/card_rejected", topic + "notice/foreign_card")  # placed nowhere
+        earlier = [m.body for m in self.messages[:after] if m.topic == state]
+        held = _held(latest_state(earlier) or {})
+
+        def answer(m: Received) -> bool:
+            return m.topic in (*taken, *refused) or (m.topic == state and _held(m.body) > held)
+
+        found = await self.wait(answer, after=after)
+        if found.topic not in taken:
+            return found.body
+        return (await self.wait(self.state_after(table, found.body["seq"]), after=after)).body
+
+
+def _held(view: dict[str, Any]) -> int:
+    """The cards a round state shows the table keeps back: held, or awaiting entry."""
+    return int(view.get("cards_held") or 0) + int(view.get("awaiting_card_entry") or 0)
+
+
+def state_as_of(body: dict[str, Any]) -> int:
+    """The last `seq` a round state reflects: its `as_of` (a contract 2 snapshot, or any
+    numbered message: its `seq`; a state without either: 0)."""
+    return int(body.get("as_of", body.get("seq", 0)) or 0)
+
+
+def latest_state(bodies: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Of round states in arrival order, the latest: the greatest `as_of`, the later of two."""
+    if not bodies:
+        return None
+    return max(enumerate(bodies), key=lambda pair: (state_as_of(pair[1]), pair[0]))[1]
 
 
 async def until(check: Callable[[], bool], *, within: float = STEP_TIMEOUT) -> None:

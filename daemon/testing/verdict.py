@@ -1,7 +1,7 @@
 """The journal's word against what was delivered: a recovery run's verdict.
 
 `replay_journal` replays a table's journal from its first event with the daemon's own replay
-(`daemon.journal.replay.TableReplay`, through `TableService.apply_record`): since every
+(`daemon.table.runner.TableRunner`, through `TableService.apply`): since every
 message is a pure function of the journal (decision D4), it makes the very messages the
 daemon published. `verify` holds every settlement delivered against it, envelope and all
 (`id`, `seq`, `ts`), and the table's sequence numbers and its last round snapshot.
@@ -17,10 +17,11 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from daemon.history.audit import JournalReader
 from daemon.journal import JOURNAL_FILE, database
 from daemon.journal.archive import Archive
-from daemon.journal.audit import JournalReader
-from daemon.journal.replay import TableReplay
+from daemon.table.runner import TableRunner
+from daemon.testing.recorder import latest_state
 from daemon.wire.topics import Topics, has_envelope
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from daemon.testing.recorder import Received
     from rules.config import TableConfig
 
-ENVELOPE: Final = ("schema", "id", "table", "seq", "ts")
+ENVELOPE: Final = ("schema", "id", "table", "seq", "ts", "as_of")
 SETTLEMENT_KEY: Final = ("round", "seat", "hand", "wager", "order", "phase")
 TOPICS: Final = Topics()  # the daemon's default base topic, which the recovery runs use
 
@@ -70,7 +71,7 @@ def replay_journal(
     with _read_only_journal(state_directory) as db:
         table = database.read_table(db, config.table_id)
         events = database.read_events(db, config.table_id)
-        replay = TableReplay.begin(
+        replay = TableRunner.begin(
             table,
             TOPICS,
             database.read_epoch(db),
@@ -87,7 +88,7 @@ def replay_journal(
             round_id = service.round_id
             if event.kind == "start" and round_id is not None and service.engine.round_open:
                 restarted.add(round_id)
-            for message in replay.apply(event).messages:
+            for message in replay.apply_stored(event).messages:
                 if message.topic == TOPICS.settlement(config.table_id):
                     body = json.loads(message.payload)
                     settlements.append(body)
@@ -174,7 +175,7 @@ def verify(messages: list[Received], replay: Replay) -> Verdict:
     if not snapshots:
         verdict.snapshot.append("no round snapshot was delivered")
     else:
-        last = content(max(snapshots, key=lambda body: int(body["seq"])))
+        last = content(latest_state(snapshots) or {})
         if last != content(replay.snapshot):
             verdict.snapshot.append(f"last snapshot {last} != replay {content(replay.snapshot)}")
     return verdict

@@ -369,7 +369,7 @@ def _table_presence_channels(api: _Channels, base: str) -> None:
 
 
 def _table_channels(api: _Channels, base: str) -> None:
-    """The table's retained state and round snapshot, and its settlements."""
+    """The table's retained state and round state, and its settlements."""
     snapshot = {
         "round": {"type": ["object", "null"]},
         "review": {"type": "array"},
@@ -388,37 +388,34 @@ def _table_channels(api: _Channels, base: str) -> None:
         "settlements": {"type": "array"},
         "notices": {"type": "array"},
     }
+    state = {"type": {"const": "round_snapshot"}, "as_of": {"type": "integer", "minimum": 0},
+             "ts": _STR, "table": _STR, "game": _STR, "shoe": _INT, **snapshot}  # fmt: skip
     channels: list[tuple[str, str, str, dict[str, Any], str]] = [
         (
             "table_state",
             "state",
             "The table's reader: link, faults, last seen, identity (retained).",
-            {"game": _STR, "reader": {"type": "object"}},
+            _enveloped("table_state", {"game": _STR, "reader": {"type": "object"}}),
             "retained reader state",
         ),
         (
             "round_snapshot",
             "round",
-            "What anyone at the table can see of the current round (retained).",
-            snapshot,
+            "The round as anyone at the table sees it: a retained state, no id, no seq.",
+            _object(state),
             "retained public view of the round",
         ),
         (
             "settlement",
             "settlement",
             "Settlements in regulation order (QoS 1, not retained).",
-            _SETTLEMENT,
+            _enveloped("settlement", _SETTLEMENT),
             "one settled wager",
         ),
     ]
-    for key, address, description, body, summary in channels:
-        api.add(
-            key,
-            f"{base}/{{table}}/{address}",
-            description,
-            _message(key, _enveloped(key, body), summary),
-            parameters=_TABLE,
-        )
+    for key, address, description, payload, summary in channels:
+        message = _message(key, payload, summary)
+        api.add(key, f"{base}/{{table}}/{address}", description, message, parameters=_TABLE)
 
 
 def _kinds(api: _Channels, base: str, segment: str, bodies: dict[str, Any], what: str) -> None:

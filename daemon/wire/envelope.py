@@ -34,11 +34,6 @@ def utc_timestamp(now: datetime | None = None) -> str:
     )
 
 
-def new_epoch() -> str:
-    """A journal's epoch: 32 random hex digits, made once when the journal is created."""
-    return uuid.uuid4().hex
-
-
 def message_id(epoch: str, table_id: str, seq: int) -> str:
     """The id of a table's message number `seq` in the journal of `epoch`."""
     return uuid.uuid5(uuid.UUID(hex=epoch), f"{table_id}/{seq}").hex
@@ -75,7 +70,9 @@ class Envelopes:
         new_id: Callable[[], str] | None = None,
     ) -> None:
         self.table_id = table_id
-        self.epoch = epoch or new_epoch()
+        # The journal's epoch (daemon.journal.schema.new_epoch); without a journal (a tool's,
+        # a test's table), one of the envelopes' own, of the same form.
+        self.epoch = epoch or uuid.uuid4().hex
         self.next_seq = next_seq
         self.at: str | None = None
         self._namespace = uuid.UUID(hex=self.epoch)

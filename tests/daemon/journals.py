@@ -25,13 +25,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from daemon.inbound import to_record
+from daemon.history.archiving import archive_due
+from daemon.history.audit import JournalReader
 from daemon.journal import Journal, JournalEvent
 from daemon.journal.archive import Archive
-from daemon.journal.archiving import archive_due
-from daemon.journal.audit import JournalReader
 from daemon.journal.chain import body_text
-from daemon.journal.replay import TableReplay
+from daemon.table.records import event_body
+from daemon.table.runner import TableRunner
 from daemon.testing import Mosquitto
 from daemon.testing.recorder import until
 from daemon.wire.console import console_request
@@ -84,15 +84,15 @@ def event_stream(config: TableConfig, seed: int, rounds: int) -> list[Record]:
                 stream.extend(_request("card", {"card": code}) for code in unread)
                 unread.clear()
             if isinstance(event, Shuffle):
-                stream.append(("shoe", to_record(NewShoe())))
+                stream.append(("shoe", event_body(NewShoe())))
             elif is_card and rng.random() < 0.04:
                 assert isinstance(event, DealCard)
-                stream.append(("shoe", to_record(CardUnreadable(frame))))
+                stream.append(("shoe", event_body(CardUnreadable(frame))))
                 unread.append(str(event.card))
             elif isinstance(event, DealCard):
                 code = str(event.card)
                 drawn = CardDrawn(code[:-1], code[-1], frame, burned=event.burned)  # type: ignore[arg-type]
-                stream.append(("shoe", to_record(drawn)))
+                stream.append(("shoe", event_body(drawn)))
             else:
                 stream.append(_request(*console_request(event)))
             stream.extend(_disturbance(rng, config))
@@ -105,8 +105,8 @@ def _disturbance(rng: random.Random, config: TableConfig) -> list[Record]:
     """Now and then, something else the daemon journals (each with its chance per event)."""
     # A shoe that keeps nothing holds the cards after the link was lost: the dealer resumes.
     lost: list[Record] = [
-        ("link", to_record(Disconnected("/dev/shoe", "unplugged", 5, 0.5))),
-        ("link", to_record(Reconnected("/dev/shoe", 2.5, 3))),
+        ("link", event_body(Disconnected("/dev/shoe", "unplugged", 5, 0.5))),
+        ("link", event_body(Reconnected("/dev/shoe", 2.5, 3))),
         _request("resume", {}),
     ]
     # A shoe that keeps nothing holds the cards at a restart; so does a gap: the dealer resumes.
@@ -115,7 +115,7 @@ def _disturbance(rng: random.Random, config: TableConfig) -> list[Record]:
         _request("resume", {}),
     ]
     gap: list[Record] = [
-        ("shoe", to_record(SequenceGap(expected=1, got=3))),
+        ("shoe", event_body(SequenceGap(expected=1, got=3))),
         _request("resume", {}),
     ]
     notice: list[Record] = [("notice", {"kind": "outbox_filling", "message": "80 messages wait"})]
@@ -195,21 +195,21 @@ async def dated_journal(
     await journal.open()
     table = config.table_id
     history = await journal.history(table)
-    replay = TableReplay.begin(
+    replay = TableRunner.begin(
         history.table, Topics(), journal.epoch, checkpoint=history.checkpoint,
         first_config=history.first_config or config.to_mapping(),
     )  # fmt: skip
     for event in history.events:
-        replay.apply(event)
+        replay.apply_stored(event)
     records = event_stream(config, seed, rounds_from + len(days))[history.table.last_n :]
     ended = 0
     for second, (kind, record) in enumerate(records, start=1):
         if ended >= len(days):
             break
-        body = json.loads(body_text(record))
+        text = body_text(record)
         at = f"{days[ended].isoformat()}T12:{second // 60 % 60:02d}:{second % 60:02d}.000Z"
-        n = await journal.append_event(table, kind, body, at)
-        applied = replay.apply(JournalEvent(table, n, kind, body, at))
+        n = await journal.append_event(table, kind, text, at)
+        applied = replay.apply_stored(JournalEvent(table, n, kind, json.loads(text), at))
         if applied.ended is not None:
             journal.note_checkpoint(replay.checkpoint(), applied.ended)
             ended += 1

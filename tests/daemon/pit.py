@@ -61,22 +61,15 @@ class Pit(MessageLog):
         request = {"transaction": transaction, "seen": self.seen(self.table), **body}
         await self.client.publish(topic, json.dumps(request), qos=1)
         response = await self.wait(response_to(transaction, command), after=mark)
+        await self.answer_shown(self.table, response.body, after=mark)
         return response.body
 
     async def deal(self) -> dict[str, Any]:
-        """Deal one card; returns the snapshot (or the notice) the daemon answered with."""
-        seen = self.mark()
+        """Deal one card; returns the round state that shows it (or the notice that refused
+        it): the state comes after the card's event, up to 250 ms later."""
+        mark = self.mark()
         await self.shoe.next_card()
-        # A card the rules accept ends in a fresh snapshot; one they refuse, in a notice (and
-        # no snapshot). Other notices (a floorperson call) come before the snapshot.
-        answer = await self.wait(
-            lambda m: (
-                m.topic
-                in (f"{BASE}/{self.table}/round", f"{BASE}/{self.table}/notice/card_rejected")
-            ),
-            after=seen,
-        )
-        return answer.body
+        return await self.card_taken(self.table, after=mark)
 
     async def wait_for(
         self, suffix: str, where: Callable[[dict[str, Any]], bool] = lambda _: True

@@ -70,7 +70,14 @@ def request(service: TableService, command: str, **body: Any) -> list[Outbound]:
 
 
 def bodies(messages: list[Outbound], suffix: str = "") -> list[dict[str, Any]]:
-    return [json.loads(m.payload) for m in messages if m.topic.endswith(suffix)]
+    """The bodies of the messages on topics ending with `suffix`; the round states (outside
+    the numbering: `seq` 0) only when `suffix` names their topic."""
+    states = suffix.endswith("round")
+    return [
+        json.loads(m.payload)
+        for m in messages
+        if m.topic.endswith(suffix) and (m.seq or states or not m.topic.endswith("/round"))
+    ]
 
 
 def response(messages: list[Outbound]) -> dict[str, Any]:

@@ -18,11 +18,11 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from daemon.cli.demo import DEMO_TABLES
+from daemon.history.archiving import Archived, archive_due
+from daemon.history.audit import JournalReader
 from daemon.journal import Journal
 from daemon.journal.archive import Archive
-from daemon.journal.archiving import Archived, archive_due
-from daemon.journal.audit import JournalReader
-from daemon.journal.replay import checkpoint_of_line
+from daemon.table.log_lines import checkpoint_of_line
 from daemon.wire.topics import Topics
 from rules.config import TableConfig
 from rules.games import Game

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from daemon.inbound import from_record
 from daemon.journal import Checkpoint, JournalEvent, TableRecord
-from daemon.journal.replay import TableReplay
+from daemon.table.records import event_of_body
+from daemon.table.runner import TableRunner
 from daemon.wire.topics import Topics
 from rules.games import Game
 from tests.daemon.journals import event_stream
@@ -43,9 +43,9 @@ def _events(game: Game, seed: int, rounds: int) -> list[JournalEvent]:
     ]
 
 
-def _begin(events: list[JournalEvent], checkpoint: Checkpoint | None = None) -> TableReplay:
+def _begin(events: list[JournalEvent], checkpoint: Checkpoint | None = None) -> TableRunner:
     table = TableRecord(events[0].table_id)
-    return TableReplay.begin(
+    return TableRunner.begin(
         table, Topics(), EPOCH, checkpoint=checkpoint, first_config=events[0].body["table"]
     )
 
@@ -67,7 +67,7 @@ def test_replay_from_a_checkpoint_equals_replay_from_the_start(
     for event in events:
         stored.append(_through_json(whole.checkpoint()))
         judged.append(_judgement(whole, event))
-        made.append(whole.apply(event))
+        made.append(whole.apply_stored(event))
     final = whole.checkpoint()
 
     for k, checkpoint in enumerate(stored):
@@ -79,7 +79,7 @@ def test_replay_from_a_checkpoint_equals_replay_from_the_start(
             # What the shoe sends is judged before it is journaled (decision D3): against
             # the table's memory of the shoe, which a checkpoint must carry too.
             assert _judgement(resumed, event) == judgement
-            applied = resumed.apply(event)
+            applied = resumed.apply_stored(event)
             assert [m.payload for m in applied.messages] == [m.payload for m in expected.messages]
             assert (applied.owner, applied.ended) == (expected.owner, expected.ended)
         if k == split:
@@ -87,8 +87,8 @@ def test_replay_from_a_checkpoint_equals_replay_from_the_start(
     assert any(a.ended is not None for a in made) or rounds == 1  # rounds did end
 
 
-def _judgement(replay: TableReplay, event: JournalEvent) -> Intake | None:
-    return replay.service.judge(from_record(event.body)) if event.kind == "shoe" else None
+def _judgement(replay: TableRunner, event: JournalEvent) -> Intake | None:
+    return replay.service.judge(event_of_body(event.body)) if event.kind == "shoe" else None
 
 
 def _through_json(checkpoint: Checkpoint) -> Checkpoint:

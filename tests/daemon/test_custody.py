@@ -10,9 +10,11 @@ dealer 6S up and 9C down; everyone stands; the dealer draws 8D. Seat 3's KS QD i
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from daemon.table.custody_flow import Timer
+from daemon.table.state import CONSOLE_CONTRACT
 from drivers import events as shoe
 from drivers.driver import Connected
 from tests.daemon.tables import SEEN, bodies, drawn, make_service, request, response, take
@@ -58,6 +60,12 @@ def _review(out: list[Outbound]) -> set[bool]:
 
 def _snapshot(out: list[Outbound]) -> dict[str, Any]:
     return bodies(out, "/round")[-1]
+
+
+def _state(service: TableService) -> dict[str, Any]:
+    """The round state the daemon would publish now (`as_of`: the last `seq` sealed)."""
+    state: dict[str, Any] = json.loads(service.snapshot().payload)
+    return state
 
 
 def test_2_24_d_cards_that_come_before_no_more_bets_wait_and_are_dealt_in_order() -> None:
@@ -116,13 +124,14 @@ def test_a_card_that_waits_too_long_for_its_declaration_becomes_a_doubt() -> Non
     request(service, "close_betting")
     drawn(service, f"{FIRST_CARDS} {UPCARD} {SECOND_CARDS} {HOLE} 4S")
     [timer] = [t for t in service.timers() if t.kind == "declaration"]
-    out = service.apply_record(
+    out = service.apply_body(
         "timer", {"timer": "declaration", "key": timer.key, "seconds": 30}, SEEN
     )
     [notice] = bodies(out, "/notice/declaration_missing")
     assert "seat 1 hand 1" in notice["message"]
     assert "request/resume" in notice["message"]
-    assert (_snapshot(out)["doubt"], _snapshot(out)["cards_held"]) == ("declaration_missing", 1)
+    assert service.take_round_change()  # the round state changed: the daemon publishes it
+    assert (_state(service)["doubt"], _state(service)["cards_held"]) == ("declaration_missing", 1)
     # A late declaration places nothing while the doubt stands: the supervisor resumes, and
     # the card goes where the declarations put it.
     assert bodies(request(service, "action", seat=1, action="stand"), "/event/card_dealt") == []
@@ -138,9 +147,7 @@ def test_a_timer_that_no_longer_applies_changes_nothing() -> None:
     drawn(service, "10C")
     [timer] = service.timers()
     request(service, "close_betting")  # the card was placed: that wait is over
-    out = service.apply_record(
-        "timer", {"timer": timer.kind, "key": timer.key, "seconds": 30}, SEEN
-    )
+    out = service.apply_body("timer", {"timer": timer.kind, "key": timer.key, "seconds": 30}, SEEN)
     assert out == []
     assert service.doubt is None
 
@@ -211,8 +218,8 @@ def test_an_enq_restart_between_rounds_holds_a_round_opened_by_a_console_that_di
     wagers again, as it had them."""
     service = make_service(protocol="enq")
     take(service, shoe.CardDrawn("9", "H", seq=0x30, burned=True))
-    before = max(b["seq"] for b in bodies([service.snapshot()]))
-    out = service.apply_record("start", {"protocol": "enq", "contract": 2}, SEEN)
+    before = _state(service)["as_of"]
+    out = service.apply_body("start", {"protocol": "enq", "contract": CONSOLE_CONTRACT}, SEEN)
     [notice] = bodies(out, "/notice/daemon_restarted")
     assert "has seen the table since" in notice["message"]
     for seat in (1, 2, 3):
@@ -226,7 +233,7 @@ def test_an_enq_restart_between_rounds_holds_a_round_opened_by_a_console_that_di
 def test_an_enq_restart_between_rounds_needs_nothing_of_a_console_that_saw_it() -> None:
     service = make_service(protocol="enq")
     take(service, shoe.CardDrawn("9", "H", seq=0x30, burned=True))
-    out = service.apply_record("start", {"protocol": "enq", "contract": 2}, SEEN)
+    out = service.apply_body("start", {"protocol": "enq", "contract": CONSOLE_CONTRACT}, SEEN)
     seen = max(b["seq"] for b in bodies(out))
     request(service, "wager", seat=1, kind="blackjack", amount="10", seen=seen)
     request(service, "close_betting", seen=seen)
@@ -242,8 +249,8 @@ def _unheard_shuffle(*, seen_back: bool) -> TableService:
     service = make_service(protocol="enq")
     request(service, "shuffle")
     take(service, shoe.CardDrawn("9", "H", seq=0x30, burned=True))  # the last shoe's burn
-    before = max(b["seq"] for b in bodies([service.snapshot()]))
-    service.apply_record("start", {"protocol": "enq", "contract": 2}, SEEN)
+    before = _state(service)["as_of"]
+    service.apply_body("start", {"protocol": "enq", "contract": CONSOLE_CONTRACT}, SEEN)
     back = service.on_link_event(Connected("/dev/ttyS0"))
     seen = max(b["seq"] for b in bodies(back)) if seen_back else before
     request(service, "shuffle", seen=seen)
@@ -277,7 +284,7 @@ def test_a_console_that_saw_the_restart_notice_but_not_the_line_open_vouches_for
     """The notice comes before the port is open: a card sent between went to no one."""
     service = make_service(protocol="enq")
     take(service, shoe.CardDrawn("9", "H", seq=0x30, burned=True))
-    out = service.apply_record("start", {"protocol": "enq", "contract": 2}, SEEN)
+    out = service.apply_body("start", {"protocol": "enq", "contract": CONSOLE_CONTRACT}, SEEN)
     seen = max(b["seq"] for b in bodies(out))
     service.on_link_event(Connected("/dev/ttyS0"))
     request(service, "wager", seat=1, kind="blackjack", amount="10", seen=seen)
@@ -375,11 +382,11 @@ def test_a_round_waiting_for_a_silent_shoe_is_told_to_the_pit_once() -> None:
     service = _enq_round_to_the_upcard()
     assert Timer("silence", service.shoe_events) in service.timers()
     record = {"timer": "silence", "key": service.shoe_events, "seconds": 120}
-    out = service.apply_record("timer", record, SEEN)
+    out = service.apply_body("timer", record, SEEN)
     [notice] = bodies(out, "/notice/reader_silent")
     assert "cable" in notice["message"]
     assert [t for t in service.timers() if t.kind == "silence"] == []
-    assert service.apply_record("timer", record, SEEN) == []
+    assert service.apply_body("timer", record, SEEN) == []
 
 
 def test_a_borrowed_client_id_holds_the_table_s_cards() -> None:
@@ -389,7 +396,7 @@ def test_a_borrowed_client_id_holds_the_table_s_cards() -> None:
     _wagers(service)
     request(service, "close_betting")
     record = {"kind": "client_id_in_use", "message": "another client", "hold": True}
-    service.apply_record("notice", record, SEEN)
+    service.apply_body("notice", record, SEEN)
     out = drawn(service, FIRST_CARDS)
     assert bodies(out, "/event/card_dealt") == []
     assert (service.doubt, service.cards_held) == ("client_id_in_use", 3)
@@ -397,7 +404,9 @@ def test_a_borrowed_client_id_holds_the_table_s_cards() -> None:
 
 def test_responses_name_the_node_the_start_named() -> None:
     service = make_service()
-    service.apply_record("start", {"protocol": "reference", "node": "pit-a", "contract": 2}, SEEN)
+    service.apply_body(
+        "start", {"protocol": "reference", "node": "pit-a", "contract": CONSOLE_CONTRACT}, SEEN
+    )
     assert response(request(service, "status"))["node"] == "pit-a"
 
 
@@ -467,7 +476,7 @@ def test_a_card_no_decision_of_the_round_took_holds_the_next_round() -> None:
 
 def test_a_shuffle_during_a_doubt_that_holds_no_card_leaves_no_hole_in_seq() -> None:
     service = make_service()
-    service.apply_record("notice", {"kind": "table_claimed", "message": "x", "hold": True}, SEEN)
+    service.apply_body("notice", {"kind": "table_claimed", "message": "x", "hold": True}, SEEN)
     out = request(service, "shuffle")
     seqs = [b["seq"] for b in bodies(out)]
     assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))

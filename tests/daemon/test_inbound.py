@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from daemon.inbound import from_record, is_journaled, to_record
+from daemon.table.records import event_body, event_of_body, is_journaled
 from drivers.events import (
     CommandRejected,
     CommunicationStarted,
@@ -33,7 +33,7 @@ from drivers.events import (
 )
 def test_what_the_codecs_now_say_is_journaled_and_reads_back(event: object) -> None:
     assert is_journaled(event)
-    assert from_record(json.loads(json.dumps(to_record(event)))) == event
+    assert event_of_body(json.loads(json.dumps(event_body(event)))) == event
 
 
 @pytest.mark.parametrize(
@@ -51,4 +51,4 @@ def test_what_the_codecs_now_say_is_journaled_and_reads_back(event: object) -> N
 def test_a_journal_written_before_names_and_numbers_still_loads(
     record: dict[str, object], event: object
 ) -> None:
-    assert from_record(record) == event
+    assert event_of_body(record) == event

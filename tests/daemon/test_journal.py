@@ -9,6 +9,7 @@ import stat
 from typing import TYPE_CHECKING, Any
 
 from daemon.journal import Checkpoint, Journal, prepare_state_directory
+from daemon.journal.chain import body_text
 from daemon.wire.topics import has_envelope
 from tests.daemon.pit import BASE, play, read_example, running_pit, shoe_script
 
@@ -24,7 +25,7 @@ async def test_the_journal_and_its_directory_are_for_the_service_alone(tmp_path:
     path = prepare_state_directory(directory)
     journal = Journal(path)
     await journal.open()
-    await journal.append_event("bj-1", "shoe", {"event": "NewShoe"}, "t")
+    await journal.append_event("bj-1", "shoe", body_text({"event": "NewShoe"}), "t")
     await journal.close()
     assert stat.S_IMODE(directory.stat().st_mode) == 0o700
     for file in directory.iterdir():
@@ -37,15 +38,15 @@ async def test_what_rides_along_is_committed_with_the_next_event(tmp_path: Path)
     path = prepare_state_directory(tmp_path)
     journal = Journal(path)
     await journal.open()
-    assert await journal.append_event("bj-1", "request", {"command": "wager"}, "t1") == 1
-    assert await journal.append_event("da-1", "shoe", {"event": "NewShoe"}, "t2") == 1
+    assert await journal.append_event("bj-1", "request", body_text({"command": "wager"}), "t1") == 1
+    assert await journal.append_event("da-1", "shoe", body_text({"event": "NewShoe"}), "t2") == 1
     journal.note_delivered("bj-1", 7)
     journal.note_checkpoint(Checkpoint("bj-1", 1, 8, "t1", open_round=False, state={"s": 1}))
     with sqlite3.connect(path) as db:  # noted, not yet committed
         assert db.execute(
             "SELECT delivered_seq FROM tables WHERE table_id = 'bj-1'"
         ).fetchone() == (0,)
-    assert await journal.append_event("bj-1", "shoe", {"event": "NewShoe"}, "t3") == 2
+    assert await journal.append_event("bj-1", "shoe", body_text({"event": "NewShoe"}), "t3") == 2
     await journal.close()
     reopened = Journal(path)
     history = await reopened.history("bj-1")
@@ -83,7 +84,7 @@ async def test_a_restart_mid_round_rebuilds_the_round_and_flags_it(
     assert snapshot["doubt"] == "reader_restarted"
     assert notice["round"] == 1
     # The sequence numbers go on where they stopped: a display sees one stream.
-    assert snapshot["seq"] > before["seq"]
+    assert snapshot["as_of"] > before["as_of"]
 
 
 async def test_an_event_journaled_but_never_applied_is_applied_after_a_crash(
@@ -103,7 +104,7 @@ async def test_an_event_journaled_but_never_applied_is_applied_after_a_crash(
     }
     journal = Journal(state / "journal.sqlite3")
     await journal.open()
-    await journal.append_event("bj-1", "request", request, "2026-11-29T14:00:00.000Z")
+    await journal.append_event("bj-1", "request", body_text(request), "2026-11-29T14:00:00.000Z")
     await journal.close()
     async with running_pit(table, "7C", mosquitto, state_directory=state) as pit:
         response = await pit.wait_for("response/wager")
@@ -130,7 +131,7 @@ async def test_a_restart_sends_again_what_the_broker_may_not_have_with_the_same_
         assert last - 2 <= delivered <= last  # the last PUBACKs may come after the stop
         db.execute("UPDATE tables SET delivered_seq = ?", (last - 20,))
     async with running_pit(table, "5C", mosquitto, state_directory=state) as pit:
-        await pit.wait_for("round", lambda body: body["seq"] > last)
+        await pit.wait_for("round", lambda body: body["as_of"] > last)
         again = _published([m for m in pit.messages if not m.retain], "bj-1")
     resent = [body for body in again if body["seq"] <= last]
     assert resent == [body for body in first if body["seq"] > last - 20]

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 import aiomqtt
 
 from daemon.configuration.service_config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
+from daemon.history.archiving import Archived, archive_due
+from daemon.history.audit import JournalReader
 from daemon.journal import SCHEMA_VERSION, Journal
 from daemon.journal.archive import Archive
-from daemon.journal.archiving import Archived, archive_due
-from daemon.journal.audit import JournalReader
 from daemon.mqtt.settings import MqttSettings
 from daemon.service import Daemon
 from daemon.system.notify import Notifier

@@ -31,7 +31,7 @@ def _restart_between_two_cards(protocol: str, before: int, after: int) -> TableS
     take(service, CardDrawn("9", "C", seq=before, burned=True))
     request(service, "wager", seat=1, kind="blackjack", amount="25.00")
     request(service, "close_betting")
-    service.apply_record("start", {"protocol": protocol}, SEEN)
+    service.apply_body("start", {"protocol": protocol}, SEEN)
     take(service, CardDrawn("10", "H", seq=after))
     return service
 

@@ -7,8 +7,11 @@ from typing import TYPE_CHECKING
 import structlog
 
 from daemon.configuration.service_config import load_config
-from daemon.parts.items import ConfigItem
 from daemon.service import Daemon
+from daemon.table.records import ConfigRecord
+from daemon.table.service import TableService
+from daemon.wire.envelope import Envelopes
+from daemon.wire.topics import Topics
 from rules.events import PlaceWager
 from rules.games import WagerKind
 
@@ -54,19 +57,20 @@ def test_reload_queues_a_table_s_new_game_settings_in_the_table_s_order(tmp_path
     path.write_text(CONFIG.replace('paytable = "A"', 'paytable = "B"'), encoding="utf-8")
     daemon.reload()
     item = daemon.tables["bj-1"].queue.get_nowait()
-    assert isinstance(item, ConfigItem)
+    assert isinstance(item, ConfigRecord)
     assert item.table.paytable_name == "B"
-    assert daemon.tables["bj-1"].service.config.paytable_name == "A"  # not applied here
+    assert len(daemon.tables["bj-1"].queue) == 0  # applied by the table's consumer, not here
 
 
 def test_new_settings_wait_for_the_round_in_progress_to_end(tmp_path: Path) -> None:
-    daemon, _ = _daemon(tmp_path)
-    service = daemon.tables["bj-1"].service
+    a_table = load_config(_write(tmp_path, CONFIG, "shoe2mqtt.toml"), environ={}).tables[0].table
+    service = TableService(a_table, Topics(), Envelopes("bj-1"))
     b_table = load_config(
         _write(tmp_path, CONFIG.replace('paytable = "A"', 'paytable = "B"')), environ={}
     )
     service.engine.apply(PlaceWager(1, WagerKind.BLACKJACK, 2500))
-    assert service.apply_record("config", {"table": b_table.tables[0].table.to_mapping()}, "t")
+    service.apply_body("config", {"table": b_table.tables[0].table.to_mapping()}, "t")
+    assert service.take_round_change()  # the round state says so (pending settings)
     assert service.engine.config.paytable_name == "A"  # the round in progress keeps its rules
     service.on_request("void", b"{}")
     assert service.engine.config.paytable_name == "B"  # applied as the round ended
@@ -77,7 +81,7 @@ def test_a_reload_with_mistakes_changes_nothing_and_says_why(tmp_path: Path) -> 
     path.write_text(CONFIG.replace('max = "1000"', 'max = "1"'), encoding="utf-8")
     with structlog.testing.capture_logs() as logs:
         daemon.reload()
-    assert daemon.tables["bj-1"].service.config.paytable_name == "A"
+    assert len(daemon.tables["bj-1"].queue) == 0  # nothing for the table to apply
     [refused] = [entry for entry in logs if entry["event"] == "config.reload_refused"]
     assert refused["errors"] == [
         f"{path}:10: table[1].limits.blackjack.max: must not be below the minimum"

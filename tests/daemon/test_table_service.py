@@ -22,8 +22,14 @@ def test_every_payload_carries_the_envelope() -> None:
         "seq": 1,
         "ts": "2026-11-29T14:00:00.000Z",
     }
-    assert [json.loads(m.payload)["seq"] for m in out] == list(range(1, len(out) + 1))
+    numbered = [m for m in out if m.seq]
+    assert [json.loads(m.payload)["seq"] for m in numbered] == list(range(1, len(numbered) + 1))
     assert out[0].topic == "casino/bj1/event/round_opened"
+    # The round state is no numbered message: no id, no seq; it says what it reflects.
+    [state] = [json.loads(m.payload) for m in out if not m.seq]
+    assert "id" not in state
+    assert "seq" not in state
+    assert state["as_of"] == 2
 
 
 def test_a_good_request_gets_an_ok_response_with_its_transaction() -> None:

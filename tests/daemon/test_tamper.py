@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from daemon.history.audit import JournalReader
 from daemon.journal.archive import Archive
-from daemon.journal.audit import JournalReader
 
 if TYPE_CHECKING:
     from collections.abc import Callable

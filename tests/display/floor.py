@@ -152,14 +152,15 @@ class Floor(MessageLog):
             ),
             after=seen,
         )
+        await self.answer_shown(table, response.body, after=seen)
         return response.body
 
     async def deal(self, table: str) -> dict[str, Any]:
-        """One card from the table's shoe; the snapshot (or refusal) the daemon answered."""
+        """One card from the table's shoe; the round state that shows it (or the refusal):
+        the state comes after the card's event, up to 250 ms later."""
         seen = len(self.messages)
         await self.shoes[table].next_card()
-        answers = (f"{BASE}/{table}/round", f"{BASE}/{table}/notice/card_rejected")
-        return (await self.wait(lambda m: m.topic in answers, after=seen)).body
+        return await self.card_taken(table, after=seen)
 
     async def play_log(self, table: str, events: list[dict[str, Any]]) -> None:
         """An example round log at the table: its requests published, its cards dealt."""
@@ -182,8 +183,7 @@ class Floor(MessageLog):
                 await self.request(table, command, **body)
 
     def snapshot(self, table: str) -> dict[str, Any]:
-        snapshots = [m.body for m in self.messages if m.topic == f"{BASE}/{table}/round"]
-        return snapshots[-1] if snapshots else {"round": None}
+        return self.latest_state(table) or {"round": None}
 
     def settlements(self, table: str) -> list[tuple[dict[str, Any], float]]:
         """Each settlement the broker delivered for `table`, with when it arrived."""

@@ -12,9 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from daemon.round_log import replay
+from daemon.table.records import event_body
+from daemon.table.round_state import RoundStates
 from daemon.table.service import TableService
+from daemon.table.state import CONSOLE_CONTRACT
 from daemon.wire.console import console_request
 from daemon.wire.envelope import Envelopes
+from daemon.wire.requests import request_record
 from daemon.wire.topics import Topics
 from drivers import events as shoe
 from rules.cards import shoe_composition
@@ -24,6 +28,7 @@ from rules.games import WagerKind
 from rules.player import SimulatedRound
 
 if TYPE_CHECKING:
+    from daemon.journal import EventKind
     from daemon.wire.envelope import Outbound
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
@@ -131,3 +136,66 @@ def unreadable_card_fault_and_gap(name: str, events_played: int) -> list[Outboun
         *service.on_shoe_event(shoe.FaultSet("jam", 3), seen_at=SEEN),
         *service.on_shoe_event(shoe.SequenceGap(expected=31, got=33), seen_at=SEEN),
     ]
+
+
+# A Double Attack round in which the dealer stands on two cards (KD, then the hole card 7C:
+# 17): `hole_card_revealed`, then the optional bonus wagers' settlements (26.6(d)1), then
+# the round's end, all caused by the one `stand` that ends the players' turn.
+DOUBLE_ATTACK_1: Final[dict[str, Any]] = {
+    "id": "da-1",
+    "game": "double_attack",
+    "decks": 8,
+    "deck_kind": "spanish",
+    "seats": 7,
+    "limits": {
+        "initial": {"min": "10.00", "max": "1000.00"},
+        "optional_bonus": {"min": "1.00", "max": "100.00"},
+        "double_attack": {"min": "10.00", "max": "1000.00"},
+    },
+}
+DEALER_STANDS_ON_TWO: Final[list[dict[str, Any]]] = [
+    {"type": "wager", "seat": 1, "kind": "initial", "amount": "25.00"},
+    {"type": "wager", "seat": 1, "kind": "optional_bonus", "amount": "5.00"},
+    {"type": "wager", "seat": 4, "kind": "initial", "amount": "50.00"},
+    {"type": "wager", "seat": 4, "kind": "optional_bonus", "amount": "10.00"},
+    {"type": "close_betting"},
+    {"type": "card", "card": "KD"},
+    {"type": "wager", "seat": 1, "kind": "double_attack", "amount": "25.00"},
+    {"type": "wager", "seat": 4, "kind": "double_attack", "amount": "50.00"},
+    {"type": "close_betting"},
+    {"type": "card", "card": "9H"},
+    {"type": "card", "card": "JS"},
+    {"type": "card", "card": "9C"},
+    {"type": "card", "card": "8S"},
+    {"type": "card", "card": "7C"},
+    {"type": "action", "action": "stand", "seat": 1},
+    {"type": "action", "action": "stand", "seat": 4},
+]
+
+
+def as_the_daemon_publishes(
+    table: dict[str, Any], events: list[dict[str, Any]], *, every: float
+) -> list[Outbound]:
+    """Every message the daemon hands the broker for a round log's events, one every
+    `every` seconds, in its order: each journaled event's numbered messages, then the round
+    state when daemon.table.round_state lets it go (a change of phase at once, else at most every
+    250 ms)."""
+    config = TableConfig.from_mapping(table)
+    service = TableService(config, Topics(BASE), Envelopes(config.table_id))
+    out: list[Outbound] = []
+    states = RoundStates(out.append)
+    start = {"protocol": "reference", "node": "pit-pc", "contract": CONSOLE_CONTRACT}
+    journaled: list[tuple[EventKind, dict[str, Any]]] = [("start", start)]
+    for seq, event in enumerate(events, start=1):
+        if event["type"] == "card":
+            journaled.append(("shoe", event_body(_drawn(event["card"], seq))))
+        else:
+            body = {k: v for k, v in event.items() if k != "type"}
+            journaled.append(("request", request_record(event["type"], json.dumps(body).encode())))
+    for n, (kind, record) in enumerate(journaled):
+        now = n * every
+        states.publish_due(now)
+        out += service.apply_body(kind, json.loads(json.dumps(record)), SEEN)
+        states.applied(config.table_id, service, now)
+    states.flush()
+    return out

@@ -27,6 +27,8 @@ from tests.daemon.pit import shoe_script
 from tests.display.floor import NODE, Floor, running_floor
 from tests.display.rounds import (
     ALL_ATTACKS_7,
+    DEALER_STANDS_ON_TWO,
+    DOUBLE_ATTACK_1,
     TRIPLE_ATTACK_7,
     example,
     expected_settlements,
@@ -127,6 +129,57 @@ async def test_no_hole_card_in_the_page_nor_in_anything_it_received_before_the_r
         # The check can fail: once face up, the queen of clubs is on the page.
         await _until(lambda: "Q♣" in browser.html(), browser, "the revealed hole card")
     assert any("QC" in data for _, data in browser.received())
+
+
+# Every time the table's part of the page changes: how many settlements it lists, and how
+# many of the dealer's cards it shows face down (the page draws once a frame).
+_WATCH_THE_HOLE_CARD = """
+window.__moments = [];
+const box = () => document.querySelector(arguments[0]);
+const moment = () => {
+  const table = box();
+  if (!table) return;
+  window.__moments.push([
+    table.querySelectorAll('.settlements > .settlement').length,
+    table.querySelectorAll('.dealer .card.down').length,
+  ]);
+};
+new MutationObserver(moment).observe(document.getElementById('main'),
+  {childList: true, subtree: true, characterData: true});
+moment();
+"""
+
+
+async def test_the_hole_card_is_face_up_in_every_view_that_lists_a_settlement(
+    tmp_path: Path, mosquitto: Mosquitto, browser: Browser
+) -> None:
+    """The dealer stands on two cards: the daemon publishes `hole_card_revealed`, then the
+    optional bonus wagers' settlements (26.6(d)1), then the round state. Every rendering of
+    the table that lists a settlement shows the hole card face up, and so does every view
+    the page received over its stream; a face-down hole card was on the page before."""
+    table = DOUBLE_ATTACK_1["id"]
+    script = shoe_script(DEALER_STANDS_ON_TWO)
+    async with running_floor(tmp_path, mosquitto, {table: (DOUBLE_ATTACK_1, script)}) as floor:
+        browser.open(f"{floor.url}table/{table}")
+        browser.script(_WATCH_THE_HOLE_CARD, f"#table-{table}")
+        await floor.play_log(table, DEALER_STANDS_ON_TWO)
+        await _until(lambda: len(browser.settlements(table)) == 2, browser, "the settlements")
+        moments: list[list[int]] = browser.script("return window.__moments")
+        received = browser.received()
+    assert [m for m in moments if m[0] and m[1]] == []  # settlements beside a face-down card
+    assert any(down for _, down in moments)  # the hole card was face down on the page first
+    assert any(settled for settled, _ in moments)
+    views = [
+        view
+        for name, data in received
+        if name in ("full", "update")
+        for tid, view in json.loads(data)["tables"].items()
+        if tid == table and view["round"] is not None
+    ]
+    listing = [v for v in views if v["settlements"]]
+    assert listing
+    assert [v for v in listing if None in v["round"]["dealer"]["cards"]] == []
+    assert {s["phase"] for v in listing for s in v["settlements"]} == {"dealer_two_cards"}
 
 
 async def test_a_killed_daemon_turns_its_tables_offline(

@@ -141,7 +141,7 @@ def test_a_shuffle_during_a_doubt_that_holds_no_card_leaves_no_hole_in_seq() -> 
     the mark of a lost message."""
     service = make_service()
     claimed = {"kind": "table_claimed", "message": "another daemon claims it", "hold": True}
-    service.apply_record("notice", claimed, SEEN)
+    service.apply_body("notice", claimed, SEEN)
     out = request(service, "shuffle")
     numbers = [body["seq"] for body in bodies(out)]
     assert numbers == list(range(numbers[0], numbers[0] + len(numbers)))

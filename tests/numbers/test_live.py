@@ -9,9 +9,9 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from daemon.cli.demo import DEMO_TABLES
+from daemon.history.audit import JournalReader
 from daemon.journal import JOURNAL_FILE
 from daemon.journal.archive import Archive
-from daemon.journal.audit import JournalReader
 from daemon.journal.store import Journal
 from daemon.numbers import sources
 from daemon.numbers.daemon_side import StatsHub

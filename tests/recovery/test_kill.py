@@ -10,7 +10,7 @@ acknowledged, and hands them over once the daemon is back (docs/protocol.md §1.
 must hold (docs/durability.md) is checked against a replay of the journal:
 
 - every settlement the rules core decided (the journal, replayed through a fresh
-  `TableService` with the daemon's own `TableService.apply_record`) was delivered, none with other
+  `TableService` with the daemon's own `TableService.apply`) was delivered, none with other
   content, and a settlement delivered twice carries the same event id both times;
 - the table's messages, duplicates dropped, arrive with seq 1, 2, 3... without a gap;
 - the last round snapshot (and the retained one) is the snapshot a replay ends with;

@@ -55,7 +55,7 @@ def test_a_mistyped_hole_card_is_not_echoed(typed: str) -> None:
 def test_a_bug_applying_an_event_costs_the_event_not_the_table() -> None:
     service = table_mid_round(hole_unreadable=False)
     with structlog.testing.capture_logs() as logs:
-        out = service.apply_record("shoe", {"event": "NoSuchEvent"}, "t")
+        out = service.apply_body("shoe", {"event": "NoSuchEvent"}, "t")
     assert [json.loads(m.payload)["kind"] for m in out if "/notice/" in m.topic] == [
         "internal_error"
     ]

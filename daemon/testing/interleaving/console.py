@@ -196,12 +196,15 @@ class Console:
     # ---------------------------------------------------------------- what it receives
     def receive(self, message: Outbound) -> None:
         seq = message.seq
+        if seq == 0 and message.topic.endswith("/round"):  # the round state: no number
+            self._snapshot_received(message)
+            return
         if seq in self._received:
             return  # a copy (QoS 1, or re-sent after a restart): dropped by its seq
         self._received.add(seq)
         self.seen = max(self.seen, seq)
         kind = message.topic.split("/", 2)[2]
-        if kind == "round":
+        if kind == "round":  # a numbered snapshot (console contract 2)
             self._snapshot_received(message)
         elif kind.startswith("response/"):
             self._answered(json.loads(message.payload))
@@ -209,8 +212,10 @@ class Console:
             self.rounds_ended.add(json.loads(message.payload)["round"])
 
     def _snapshot_received(self, message: Outbound) -> None:
-        if self._snapshot is not None and self._snapshot.seq > message.seq:
-            return
+        as_of = _as_of(message)
+        if self._snapshot is not None and _as_of(self._snapshot) > as_of:
+            return  # older than the one it shows (a retained state, after a broker restart)
+        self.seen = max(self.seen, as_of)  # what it reflects, the console has seen
         self._snapshot, self._view = message, None
         troubled = not all(mark in message.payload for mark in _CLEAR)
         if not troubled:
@@ -314,3 +319,10 @@ def applied(
     if action == "split":
         return len(seat["hands"]) > number
     return not in_play
+
+
+def _as_of(message: Outbound) -> int:
+    """The last `seq` a round snapshot reflects: a state's `as_of`, a numbered one's `seq`."""
+    if message.seq:
+        return message.seq
+    return int(json.loads(message.payload)["as_of"])

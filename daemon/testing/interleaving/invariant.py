@@ -132,9 +132,15 @@ Message = tuple[str, bytes, dict[str, Any]]  # topic, payload, body
 
 
 def _unique(outcome: Outcome, verdict: Verdict) -> list[Message]:
-    """Each published `seq` once, in order: no hole, no second content."""
+    """Each published `seq` once, in order: no hole, no second content; each round state
+    (outside the numbering) after the numbered message it reflects (`as_of`), as it came."""
     by_seq: dict[int, tuple[str, bytes]] = {}
+    states: dict[int, list[Message]] = {}
     for message in outcome.published:
+        if message.seq == 0:  # the round state: the latest, not a numbered message
+            body = json.loads(message.payload)
+            states.setdefault(int(body["as_of"]), []).append((message.topic, message.payload, body))
+            continue
         kept = by_seq.setdefault(message.seq, (message.topic, message.payload))
         if kept != (message.topic, message.payload):
             verdict.sequence.append(f"seq {message.seq} published with other content")
@@ -142,7 +148,11 @@ def _unique(outcome: Outcome, verdict: Verdict) -> list[Message]:
     if numbers != list(range(1, len(numbers) + 1)):
         missing = sorted(set(range(1, (numbers or [0])[-1] + 1)) - set(numbers))
         verdict.sequence.append(f"seq has holes: {missing[:10]}")
-    return [(by_seq[n][0], by_seq[n][1], json.loads(by_seq[n][1])) for n in numbers]
+    ordered = list(states.get(0, []))
+    for n in numbers:
+        ordered.append((by_seq[n][0], by_seq[n][1], json.loads(by_seq[n][1])))
+        ordered += states.get(n, [])
+    return ordered
 
 
 def _rounds(messages: list[Message], outcome: Outcome, verdict: Verdict) -> dict[int, _Round]:

@@ -110,8 +110,7 @@ class LiveTable:
         return lambda message: message.topic == ended and message.body["round"] == round_id
 
     def _view(self) -> dict[str, Any] | None:
-        snapshots = self.collector.on(self.table, "round")
-        return max((m.body for m in snapshots), key=lambda b: int(b["seq"]), default=None)
+        return self.collector.latest_state(self.table)
 
     def _troubled(self) -> bool:
         view = self._view()
@@ -201,10 +200,16 @@ class LiveTable:
     # ---------------------------------------------------------------- the outcome
     def _outcome(self) -> Outcome:
         prefix = f"{self.collector.topics.base}/{self.table}/"
+        state = self.collector.topics.round_snapshot(self.table)
         published = [
-            Outbound(m.topic, m.payload, 1, m.retain, m.body["id"], int(m.body["seq"]))
+            # The round state: outside the numbering (seq 0), placed by its `as_of`.
+            Outbound(m.topic, m.payload, 1, m.retain, "", 0)
+            if m.topic == state and "seq" not in m.body
+            else Outbound(m.topic, m.payload, 1, m.retain, m.body["id"], int(m.body["seq"]))
             for m in self.collector.messages
-            if m.topic.startswith(prefix) and m.is_json and int(m.body.get("seq", 0)) > 0
+            if m.topic.startswith(prefix)
+            and m.is_json
+            and (m.topic == state or int(m.body.get("seq", 0)) > 0)  # not a gate's refusal
         ]
         numbers = {r.round_id: r.round_id for r in self.rounds}
         return Outcome(

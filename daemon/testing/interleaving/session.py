@@ -223,6 +223,8 @@ class Session:
 
     def _broker_acknowledged(self, message: Outbound) -> None:
         """The broker has it: the daemon's watermark moves over every message it holds."""
+        if not message.seq:
+            return  # a round state: outside the numbering, no watermark to move
         self._acknowledged.add(message.seq)
         daemon = self.daemon
         while daemon.delivered_seq + 1 in self._acknowledged:

@@ -1,11 +1,13 @@
-"""A table's journaled events, applied again: the one replay the daemon and every tool share.
+"""A table's journaled records, applied: the one runner the live table, the daemon's replay
+at start and every tool share.
 
-`TableReplay` starts a table service from a checkpoint, or from the table's first event, and
-applies journaled events through `TableService.apply_record`, the method the live table
-applies them with. Because every message is a pure function of the journal (decision D4), the
-messages it returns are the very messages the daemon published, ids, `seq` and `ts` included:
-the daemon resends from it after a restart, `shoe2mqtt journal show` prints from it, and the
-archive writes from it.
+`TableRunner` starts a table service from a checkpoint, or from the table's first event, and
+applies journaled records through `TableService.apply`: the live table the record it has
+just journaled (`apply`), a replay the record read back from the journal (`apply_stored`).
+Because every message is a pure function of the journal (decision D4), the messages it
+returns are the very messages the daemon published, ids, `seq` and `ts` included: the daemon
+resends from it after a restart, `shoe2mqtt journal show` prints from it, and the archive
+writes from it.
 
 It also cuts the events into rounds, as an auditor reads them: an event belongs to the round
 that was open when it came, or to the round it opened; the rest (shuffles, burn cards, the
@@ -16,8 +18,7 @@ Journals upgraded from schema 1 (daemon/journal/schema.py) keep their old events
 messages were sealed with random ids and are gone: for those events the replay returns no
 messages, and numbers the first message after them where schema 1 stopped.
 
-`archive_lines` turns applied events into lines of a round log (docs/events.md, format 2):
-the journaled event itself with its hash, the rules events it made, the messages it caused.
+`daemon.table.log_lines` turns applied events into lines of a round log.
 """
 
 from __future__ import annotations
@@ -26,19 +27,18 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from daemon.journal.chain import body_text
-from daemon.journal.rows import Checkpoint, JournalEvent, RoundEntry
-from daemon.round_log import LOG_FORMAT
+from daemon.journal.rows import Checkpoint, RoundEntry
+from daemon.table.records import read
 from daemon.table.service import TableService
 from daemon.wire.envelope import Envelopes
 from rules.config import TableConfig
-from rules.events import event_to_mapping
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
 
-    from daemon.journal.rows import TableRecord
+    from daemon.journal.rows import JournalEvent, TableRecord
+    from daemon.table.records import JournalRecord, UnreadableRecord
     from daemon.table.state import Recorded
     from daemon.wire.envelope import Outbound
     from daemon.wire.topics import Topics
@@ -59,9 +59,11 @@ class _OpenRound:
 
 @dataclass(frozen=True, slots=True)
 class Applied:
-    """One journaled event, applied again."""
+    """One journaled event, applied: the `n`-th of its table, journaled at `at`."""
 
-    event: JournalEvent
+    n: int
+    at: str
+    record: JournalRecord | UnreadableRecord  # what was applied
     owner: int | None  # the round the event belongs to
     messages: list[Outbound]  # what it caused ([] where an upgraded journal cannot know)
     recorded: list[Recorded]  # rules events it made, and settings it put in force
@@ -69,8 +71,8 @@ class Applied:
 
 
 @dataclass(slots=True)
-class TableReplay:
-    """One table's service, and the replay of its journaled events through it."""
+class TableRunner:
+    """One table's service, and its journaled records applied through it."""
 
     service: TableService
     table: TableRecord
@@ -92,8 +94,8 @@ class TableReplay:
         record_rules: bool = False,
         quiet: bool = True,
         clock: Callable[[], datetime] | None = None,
-    ) -> TableReplay:
-        """A replay at `checkpoint`, or before the table's first event (whose settings are
+    ) -> TableRunner:
+        """A runner at `checkpoint`, or before the table's first event (whose settings are
         `first_config`). `protocol` when the table has none recorded (a fresh journal);
         `quiet`: log nothing (a tool's replay: it was all logged when it happened); the
         daemon's table is not quiet, once it is recovered. `clock`: the time of what is
@@ -111,9 +113,9 @@ class TableReplay:
             **({} if shoe_protocol is None else {"protocol": shoe_protocol}),
         )
         service.quiet = quiet
-        replay = cls(service, table)
+        runner = cls(service, table)
         if checkpoint is not None:
-            replay.restore(checkpoint)
+            runner.restore(checkpoint)
         else:
             # From the table's first event: its starts say which console contract each part
             # of the journal was written under; one that says none was written under 1.
@@ -121,8 +123,8 @@ class TableReplay:
             if table.legacy_n == 0:
                 service.resume_numbering(table.legacy_next_seq)
         if record_rules:
-            service.recorder = replay.record
-        return replay
+            service.recorder = runner.record
+        return runner
 
     def record(self, recorded: Recorded, round_id: int | None) -> None:  # noqa: ARG002 - the recorder's signature
         self._recorded.append(recorded)
@@ -151,34 +153,40 @@ class TableReplay:
             state,
         )
 
-    def apply(self, event: JournalEvent) -> Applied:
+    def apply_stored(self, event: JournalEvent) -> Applied:
+        """A journaled event as the journal reads it back (a replay)."""
+        return self.apply(event.n, event.at, read(event.kind, event.body))
+
+    def apply(self, n: int, at: str, record: JournalRecord | UnreadableRecord) -> Applied:
+        """The record journaled as the table's event `n`, at `at`: the live table's, the very
+        record whose text it journaled; a replay's, read back."""
         service = self.service
         engine = service.engine
         open_before = service.round_id if engine.round_open else None
         latest_before = service.round_id
         self._recorded.clear()
-        messages = service.apply_record(event.kind, event.body, event.at)
+        messages = service.apply(record, at)
         latest_after = service.round_id
         owner = open_before
         if owner is None and latest_after is not None and latest_after != latest_before:
             owner = latest_after
         if owner is not None and (self._open is None or self._open.round_id != owner):
-            self._open = _OpenRound(owner, event.n, event.at)
+            self._open = _OpenRound(owner, n, at)
         ended = None
         if owner is not None and self._open is not None and not service.engine.round_open:
-            ended = self._round_entry(self._open, event, messages)
+            ended = self._round_entry(self._open, n, at, messages)
             self._open = None
-        self.n, self.at = event.n, event.at
+        self.n, self.at = n, at
         legacy = self.table.legacy_n
-        if event.n <= legacy:
+        if n <= legacy:
             # Sealed by schema 1 with random ids: their messages cannot be made again.
             messages = []
-            if event.n == legacy:
+            if n == legacy:
                 service.resume_numbering(self.table.legacy_next_seq)
-        return Applied(event, owner, messages, list(self._recorded), ended)
+        return Applied(n, at, record, owner, messages, list(self._recorded), ended)
 
     def _round_entry(
-        self, opened: _OpenRound, event: JournalEvent, messages: list[Outbound]
+        self, opened: _OpenRound, n: int, at: str, messages: list[Outbound]
     ) -> RoundEntry:
         ended_topic = self.service.topics.event(self.table.table_id, "round_ended")
         voided = any(
@@ -188,84 +196,10 @@ class TableReplay:
             self.table.table_id,
             opened.round_id,
             opened.first_n,
-            event.n,
+            n,
             opened.started,
-            event.at,
+            at,
             len(self.service.round_settlements),
             voided,
             tuple(self.service.review),
         )
-
-
-# ---------------------------------------------------------------- round-log lines
-def table_line(config: TableConfig, checkpoint: Checkpoint | None = None) -> dict[str, Any]:
-    """A round log's `table` line; with the table's state where the log begins, when the
-    log does not begin with a new table (docs/events.md, format 2)."""
-    line: dict[str, Any] = {"type": "table", "format": LOG_FORMAT, **config.to_mapping()}
-    if checkpoint is not None:
-        line["checkpoint"] = {
-            "n": checkpoint.n,
-            "at": checkpoint.at,
-            "next_seq": checkpoint.next_seq,
-            "open_round": checkpoint.open_round,
-            "state": checkpoint.state,
-        }
-    return line
-
-
-def checkpoint_of_line(table_id: str, line: dict[str, Any]) -> Checkpoint | None:
-    """The checkpoint a `table` line carries (`table_line`), if it carries one."""
-    data = line.get("checkpoint")
-    if data is None:
-        return None
-    return Checkpoint(
-        table_id,
-        int(data["n"]),
-        int(data["next_seq"]),
-        str(data["at"]),
-        bool(data["open_round"]),
-        dict(data["state"]),
-    )
-
-
-def journal_line(event: JournalEvent, owner: int | None) -> dict[str, Any]:
-    return {
-        "type": "journal",
-        "table": event.table_id,
-        "n": event.n,
-        "kind": event.kind,
-        "at": event.at,
-        "round": owner,
-        "body": event.body,
-        "hash": event.hash,
-    }
-
-
-def event_of_line(line: dict[str, Any]) -> JournalEvent:
-    """The journaled event a `journal` line carries, as the database held it."""
-    body = line["body"]
-    json.loads(body_text(body))  # a body that is not JSON-able fails here, not later
-    return JournalEvent(line["table"], line["n"], line["kind"], body, line["at"], line["hash"])
-
-
-def archive_lines(applied: Applied) -> list[dict[str, Any]]:
-    """The journaled event, the rules events and settings it made, the messages it caused."""
-    lines = [journal_line(applied.event, applied.owner), *rules_lines(applied)]
-    lines.extend(
-        {
-            "type": "published",
-            "topic": message.topic,
-            "retain": message.retain,
-            "message": json.loads(message.payload),
-        }
-        for message in applied.messages
-    )
-    return lines
-
-
-def rules_lines(applied: Applied) -> list[dict[str, Any]]:
-    """The rules events the journaled event made, and the settings it put in force."""
-    return [
-        table_line(recorded) if isinstance(recorded, TableConfig) else event_to_mapping(recorded)
-        for recorded in applied.recorded
-    ]

@@ -21,16 +21,11 @@ from typing import TYPE_CHECKING, Any
 from daemon.journal import database, schema
 from daemon.journal.archive import Archive, ArchiveError, ArchiveFile, LineError
 from daemon.journal.chain import ChainBreak, ChainEnd, ChainRecord, body_text, check_chain
-from daemon.journal.replay import (
-    TableReplay,
-    archive_lines,
-    checkpoint_of_line,
-    event_of_line,
-    table_line,
-)
 from daemon.journal.rows import RoundEntry
 from daemon.journal.store import read_history
 from daemon.journal.verdicts import Unread, Verdict
+from daemon.table.log_lines import archive_lines, checkpoint_of_line, event_of_line, table_line
+from daemon.table.runner import TableRunner
 from daemon.wire.topics import Topics
 
 if TYPE_CHECKING:
@@ -139,7 +134,7 @@ class JournalReader:
         replay = self._begin(table, newest)
         rounds = []
         for event in database.iter_events(self.db, table_id, after=replay.n):
-            applied = replay.apply(event)
+            applied = replay.apply_stored(event)
             if applied.ended is not None:
                 rounds.append(FoundRound(applied.ended))
         state = replay.checkpoint().state["round"]
@@ -161,8 +156,8 @@ class JournalReader:
     # ------------------------------------------------------------ one round
     def _begin(
         self, table: TableRecord, checkpoint: Checkpoint | None, *, record_rules: bool = False
-    ) -> TableReplay:
-        return TableReplay.begin(
+    ) -> TableRunner:
+        return TableRunner.begin(
             table,
             self.topics,
             self.epoch,
@@ -175,7 +170,7 @@ class JournalReader:
 
     def _replay_to(
         self, found: FoundRound, *, record_rules: bool
-    ) -> tuple[TableReplay, Iterator[JournalEvent]]:
+    ) -> tuple[TableRunner, Iterator[JournalEvent]]:
         """A replay just before the round's first event, and the events from there on."""
         entry = found.entry
         table = database.read_table(self.db, entry.table_id)
@@ -183,7 +178,7 @@ class JournalReader:
             lines = self.archive.lines(found.file)
             _, header = next(lines)
             checkpoint = checkpoint_of_line(entry.table_id, header)
-            replay = TableReplay.begin(
+            replay = TableRunner.begin(
                 table,
                 self.topics,
                 self.epoch,
@@ -201,7 +196,7 @@ class JournalReader:
         for event in events:
             if event.n >= entry.first_n:
                 return replay, _chain((event,), events)
-            replay.apply(event)
+            replay.apply_stored(event)
         return replay, iter(())
 
     def show(self, found: FoundRound) -> list[dict[str, Any]]:
@@ -213,9 +208,9 @@ class JournalReader:
         for event in events:
             if event.n > entry.last_n:
                 break
-            applied = replay.apply(event)
+            applied = replay.apply_stored(event)
             if applied.owner == entry.round_id:
-                lines.extend(archive_lines(applied))
+                lines.extend(archive_lines(event, applied))
         return lines
 
     def export(self, found: FoundRound) -> list[dict[str, Any]]:
@@ -227,10 +222,13 @@ class JournalReader:
         for event in events:
             if event.n > entry.last_n:
                 break
-            applied = replay.apply(event)
+            applied = replay.apply_stored(event)
             if applied.owner == entry.round_id:
-                lines.extend(line for line in archive_lines(applied) if line["type"] != "journal"
-                             and line["type"] != "published")  # fmt: skip
+                lines.extend(
+                    line
+                    for line in archive_lines(event, applied)
+                    if line["type"] not in {"journal", "published"}
+                )
         return lines
 
     # ------------------------------------------------------------ delivery
@@ -238,7 +236,7 @@ class JournalReader:
         """The table's messages past its delivered watermark, as a restart would send them
         again (what waits for the broker, as far as the journal knows)."""
         history = read_history(self.db, table_id)
-        replay = TableReplay.begin(
+        replay = TableRunner.begin(
             history.table,
             self.topics,
             self.epoch,
@@ -249,7 +247,7 @@ class JournalReader:
         return [
             message
             for event in history.events
-            for message in replay.apply(event).messages
+            for message in replay.apply_stored(event).messages
             if message.seq > delivered
         ]
 
@@ -320,7 +318,7 @@ class JournalReader:
                     table_id, f"{file.file} line 1", "changed",
                     "the table's state here is not where the file before it ended",
                 )  # fmt: skip
-            replay = TableReplay.begin(
+            replay = TableRunner.begin(
                 table, self.topics, self.epoch, checkpoint=checkpoint,
                 first_config=None if checkpoint is not None else _settings(header),
                 record_rules=True,
@@ -345,7 +343,7 @@ class JournalReader:
 
 
 def _replays_to_itself(
-    replay: TableReplay, file: ArchiveFile, lines: Iterator[tuple[int, dict[str, Any]]]
+    replay: TableRunner, file: ArchiveFile, lines: Iterator[tuple[int, dict[str, Any]]]
 ) -> str | None:
     """Where the file's lines differ from what replaying its journal lines makes, if they do."""
     expected: list[dict[str, Any]] = []
@@ -353,7 +351,8 @@ def _replays_to_itself(
         if line.get("type") == "journal":
             if expected:
                 return f"{file.file} line {number}"  # a made line is missing before this one
-            expected = archive_lines(replay.apply(event_of_line(line)))
+            event = event_of_line(line)
+            expected = archive_lines(event, replay.apply_stored(event))
             if _canonical(expected.pop(0)) != _canonical(line):
                 return f"{file.file} line {number}"
         elif not expected or _canonical(expected.pop(0)) != _canonical(line):

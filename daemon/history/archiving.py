@@ -7,7 +7,7 @@ to take what the last run left undelivered (a day is due only once every message
 reached the broker), and looks, checking the manifest even when nothing is due; then it
 looks every hour, within a minute while days are due but for the broker, and at once when
 the clock stepped (what is due depends on the date). Each look is `archive_due`: a cheap
-query says whether anything may be due; if so, the archiver (daemon/journal/archiver.py, a
+query says whether anything may be due; if so, the archiver (daemon/history/archiver.py, a
 process of its own) writes, checks and names the files, reporting each, and the events of
 each leave the database as it is reported. The directory and its manifest are
 daemon/journal/archive.py's; docs/durability.md says why each step is where it is.
@@ -47,7 +47,7 @@ ARCHIVE_START_WAIT: Final = 30.0  # at most, for READY=1 and the backlog at star
 log = structlog.get_logger("journal.archive")
 
 
-ARCHIVER_COMMAND: Final = (sys.executable, "-m", "daemon.journal.archiver")
+ARCHIVER_COMMAND: Final = (sys.executable, "-m", "daemon.history.archiver")
 _REPORT_LIMIT: Final = 1 << 26  # bytes in one report line (a checkpoint rides in it)
 
 

@@ -1,4 +1,4 @@
-"""The archiver: the process that writes the archive's files (`python -m daemon.journal.archiver`).
+"""The archiver: the process that writes the archive's files (`python -m daemon.history.archiver`).
 
 The daemon starts it when days are due (daemon/journal/archive.py, `archive_due`), writes
 the job to its standard input as JSON (`journal`, `archive`, `base_topic`, `before`: the
@@ -41,20 +41,15 @@ from daemon.journal import database, schema
 from daemon.journal.archive import Archive, ArchiveError, ArchiveFile, ManifestError
 from daemon.journal.chain import GENESIS, body_text, link_hash
 from daemon.journal.errors import JournalError
-from daemon.journal.replay import (
-    ReplayStartError,
-    TableReplay,
-    journal_line,
-    rules_lines,
-    table_line,
-)
+from daemon.table.log_lines import journal_line, rules_lines, table_line
+from daemon.table.runner import ReplayStartError, TableRunner
 from daemon.wire.topics import Topics
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from daemon.journal.replay import Applied
-    from daemon.journal.rows import Checkpoint, RoundEntry
+    from daemon.journal.rows import Checkpoint, JournalEvent, RoundEntry
+    from daemon.table.runner import Applied
 
 COMPRESSION: Final = 6  # zlib's default: level 9 took a third more time for 2 % less disk
 _LOOK_AT_PARENT: Final = 256  # events between looks: has the daemon gone?
@@ -154,7 +149,7 @@ class _TableWriter:
     topics: Topics
     after: int  # the last event in the archive
     last_hash: str | None  # its hash (None: not known here, after a quarantine)
-    replay: TableReplay = field(init=False)
+    replay: TableRunner = field(init=False)
     parent: int = field(default_factory=os.getppid)
 
     def __post_init__(self) -> None:
@@ -162,7 +157,7 @@ class _TableWriter:
         base = database.read_checkpoint(db, table_id, self.after) if self.after else None
         if self.after and base is None:
             raise ArchiveError(f"{table_id}: no checkpoint at event {self.after}, where it begins")
-        self.replay = TableReplay.begin(
+        self.replay = TableRunner.begin(
             database.read_table(db, table_id),
             self.topics,
             database.read_epoch(db),
@@ -204,10 +199,10 @@ class _TableWriter:
                 text.line(json.dumps(header, ensure_ascii=False))
                 events = database.iter_events(self.db, self.table_id, after=replay.n, through=cut.n)
                 for count, event in enumerate(events, start=1):
-                    applied = replay.apply(event)
+                    applied = replay.apply_stored(event)
                     if applied.ended is not None:
                         rounds.append(applied.ended)
-                    text.applied(applied)
+                    text.applied(event, applied)
                     if count % _LOOK_AT_PARENT == 0 and os.getppid() != self.parent:
                         raise SystemExit(0)  # the daemon is gone: so is the work
                 written = text.done()
@@ -247,10 +242,10 @@ class _LineWriter:
             self._digest.update(data)
             self._block, self._size = [], 0
 
-    def applied(self, applied: Applied) -> None:
+    def applied(self, event: JournalEvent, applied: Applied) -> None:
         """The lines `archive_lines` makes; a published message as its payload's own bytes
         (what the pit received, not decoded to be encoded again: a third of the time)."""
-        self.line(json.dumps(journal_line(applied.event, applied.owner), ensure_ascii=False))
+        self.line(json.dumps(journal_line(event, applied.owner), ensure_ascii=False))
         for line in rules_lines(applied):
             self.line(json.dumps(line, ensure_ascii=False))
         for message in applied.messages:
