@@ -69,10 +69,13 @@ _MOVED = (
     "strftime(CAST({column} AS TIMESTAMPTZ) + to_days(CAST(k.d - date_diff('day', "
     "DATE '{first}', CAST(p.day AS DATE)) AS INTEGER)), '%Y-%m-%dT%H:%M:%S.%g+00:00') AS {column}"
 )
+# Each copied day's round numbers moved on by a million a day, so that a table's rounds stay
+# one of each number, as a real table's do (a round's settlements are found by its number).
+_RENUMBERED = ", round + 1000000 * k.d AS round"
 _KEPT = {
-    "rounds": ('* EXCLUDE ("table", day, started, ended)', ("started", "ended")),
+    "rounds": ('* EXCLUDE ("table", day, started, ended, round)', ("started", "ended")),
     "shoes": ('* EXCLUDE ("table", day, started)', ("started",)),
-    "settlements": ('* EXCLUDE ("table", day)', ()),
+    "settlements": ('* EXCLUDE ("table", day, round)', ()),
 }
 
 
@@ -85,6 +88,7 @@ def _replicate(pool: Path, floor: Path, tables: int, days: int) -> int:
     first, width = pool_days[0][0], len(pool_days)
     for name, (keep, moved) in _KEPT.items():
         times = "".join(", " + _MOVED.format(column=c, first=first) for c in moved)
+        times += _RENUMBERED if name != "shoes" else ""
         source = f"read_parquet('{pool}/{name}/**/*.parquet', hive_partitioning = true)"
         con.execute(
             f"""COPY (

@@ -1,5 +1,6 @@
-"""`shoe2mqtt report --archive DIR...`: a floor's numbers, read with DuckDB
-(daemon/numbers/floor.py); `--export parquet --output DIR` writes them as Parquet."""
+"""`shoe2mqtt report --archive DIR...`: a floor's numbers, read and counted with DuckDB
+(daemon/numbers/floor.py, floor_sql.py); `--export parquet --output DIR` writes them as
+Parquet."""
 
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ from typing import TYPE_CHECKING
 
 from daemon.cli.command import failure
 from daemon.cli.exit_codes import ExitCode
-from daemon.numbers import floor
-from daemon.numbers.periods import Grouped
+from daemon.numbers import floor, floor_sql
 
 if TYPE_CHECKING:
     import argparse
@@ -41,15 +41,12 @@ def floor_report(
             counts = ", ".join(f"{n:,} {name}" for name, n in written.items())
             out.write(f"exported {counts} to {args.output} in {time.monotonic() - began:.1f} s\n")
             return ExitCode.OK
-        grouped = Grouped(args.by, shifts, posted)
-        for record in floor.records(con, args.table):
-            day = shifts.day_label(record.started)
-            if (args.first_day is None or day >= args.first_day) and (
-                args.last_day is None or day <= args.last_day
-            ):
-                grouped.add(record)
+        # Counted inside DuckDB: Python gets each group's sums (floor_sql.py).
+        groups = floor_sql.floor_numbers(
+            con, args.by, shifts, posted, args.table, (args.first_day, args.last_day)
+        )
     except floor.DuckError as exc:
         return failure(err, "report", exc)
     finally:
         con.close()
-    return write_report(grouped.numbers(), args, confidence, out, err)
+    return write_report(groups, args, confidence, out, err)

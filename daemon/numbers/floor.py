@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
+    from daemon.numbers.periods import Grouped
+    from daemon.numbers.tally import Numbers
+
 RELATIONS = ("rounds", "settlements", "shoes")
 _CARDS_PER_DECK = {"standard": 52, "spanish": 48}
 
@@ -268,7 +271,7 @@ def _merged(
 
     by_table: dict[str, list[ShoeRecord]] = defaultdict(list)
     for row in shoes:
-        shoe = _shoe(row)
+        shoe = shoe_of(row)
         if shoe.cards_at_cut:
             by_table[shoe.table].append(shoe)
     settings: dict[tuple[Any, ...], TableSettings] = {}
@@ -284,7 +287,7 @@ def _merged(
             yield pending.pop(0)
         key = row[13:]
         if key not in settings:
-            settings[key] = _settings(key)
+            settings[key] = settings_of(key)
         yield RoundRecord(
             table, round_id, start, parse_time(ended), settings[key], dealer, bool(row[5]),
             row[6], row[7], row[8], tuple(settled.get((table, round_id), ())), row[9], row[10],
@@ -298,7 +301,7 @@ def _rest(pending: list[ShoeRecord]) -> list[ShoeRecord]:
     return [*pending[:-1], *(s for s in pending[-1:] if s.cut_card_seen)]
 
 
-def _settings(key: tuple[Any, ...]) -> TableSettings:
+def settings_of(key: tuple[Any, ...]) -> TableSettings:
     game, decks, deck_kind, paytable, hits = key
     posted = json.loads(paytable) if paytable is not None else ""
     return TableSettings.from_line(
@@ -307,9 +310,24 @@ def _settings(key: tuple[Any, ...]) -> TableSettings:
     )  # fmt: skip
 
 
-def _shoe(row: tuple[Any, ...]) -> ShoeRecord:
+def shoe_of(row: tuple[Any, ...]) -> ShoeRecord:
     from daemon.numbers.records import parse_time
 
     table, started, cards, seen, decks, deck_kind = row
     size = (decks or 0) * _CARDS_PER_DECK.get(deck_kind or "", 52)
     return ShoeRecord(table, parse_time(started), int(cards), bool(seen), size)
+
+
+def folded(
+    con: duckdb.DuckDBPyConnection,
+    grouped: Grouped,
+    tables: list[str] | None = None,
+    days: tuple[str | None, str | None] = (None, None),
+) -> list[Numbers]:
+    """The floor's numbers folded round by round in Python, as a table PC's own report
+    counts them: the reference `floor_sql.floor_numbers` is held to, not the report's way."""
+    for record in records(con, tables):
+        day = grouped.shifts.day_label(record.started)
+        if (days[0] is None or day >= days[0]) and (days[1] is None or day <= days[1]):
+            grouped.add(record)
+    return grouped.numbers()

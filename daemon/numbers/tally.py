@@ -27,8 +27,8 @@ from rules.analysis.band import (
     DEFAULT_CONFIDENCE,
     Band,
     UnitDistribution,
-    band,
-    chance_of,
+    band_counted,
+    chance_counted,
     in_words,
 )
 
@@ -81,13 +81,13 @@ class WagerNumbers:
     def band(self, confidence: float = DEFAULT_CONFIDENCE) -> Band | None:
         if self.without_figures or not self.units:
             return None
-        return band(self.units.elements(), confidence)
+        return band_counted(self.units, confidence)
 
     def alert(self, confidence: float = DEFAULT_CONFIDENCE) -> Alert | None:
         hold, found = self.hold, self.band(confidence)
         if hold is None or found is None or found.contains(hold):
             return None
-        return Alert(self.wager, hold, found, chance_of(self.units.elements(), hold))
+        return Alert(self.wager, hold, found, chance_counted(self.units, hold))
 
     def to_mapping(self, confidence: float = DEFAULT_CONFIDENCE) -> dict[str, Any]:
         found = self.band(confidence)

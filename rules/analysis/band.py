@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 
     from rules.analysis.outcomes import WagerAnalysis
 
+    Counted = Mapping[tuple["UnitDistribution", int], int]  # (distribution, stake) -> how many
+
 DEFAULT_CONFIDENCE = 0.999  # of the band, both tails together
 _BISECTIONS = 80
 
@@ -164,8 +166,11 @@ def _solve(cumulants: _Cumulants, tail: float, sign: float) -> float:
     return _tail(cumulants, (near + far) / 2.0)[0]
 
 
-def _groups(units: Iterable[tuple[UnitDistribution, int]]) -> Counter[tuple[UnitDistribution, int]]:
-    return Counter((unit, stake) for unit, stake in units if stake > 0)
+def _canonical(counted: Counted) -> dict[tuple[UnitDistribution, int], int]:
+    """The stakes wagered, in one order whatever order they came in: the float sums over
+    them then come out the same to the last bit, however the stakes were counted."""
+    kept = [(key, n) for key, n in counted.items() if key[1] > 0 and n > 0]
+    return dict(sorted(kept, key=lambda item: (item[0][0].name, item[0][0].values, item[0][1])))
 
 
 def band(
@@ -174,7 +179,14 @@ def band(
     """The band of the hold over `units` (each an independent stake in cents with its
     distribution): `confidence` of the holds chance makes fall inside, half the rest on
     each side. None when nothing was wagered."""
-    groups = _groups(units)
+    return band_counted(Counter(units), confidence)
+
+
+def band_counted(counted: Counted, confidence: float = DEFAULT_CONFIDENCE) -> Band | None:
+    """`band` of the stakes counted: each (distribution, stake) with how many were wagered,
+    as a report that counted them elsewhere (in SQL) holds them; the same band as `band` of
+    the stakes one by one, since a stake's multiplicity is all the distribution sees."""
+    groups = _canonical(counted)
     handle = sum(stake * count for (_, stake), count in groups.items())
     if not handle:
         return None
@@ -198,7 +210,12 @@ def band(
 def chance_of(units: Iterable[tuple[UnitDistribution, int]], hold: float) -> float:
     """The chance of a hold at least as far from the theoretical as `hold`, on its side:
     P(H <= hold) below the mean, P(H >= hold) above it (saddlepoint, as the band)."""
-    groups = _groups(units)
+    return chance_counted(Counter(units), hold)
+
+
+def chance_counted(counted: Counted, hold: float) -> float:
+    """`chance_of` the stakes counted, as `band_counted` takes them."""
+    groups = _canonical(counted)
     if not groups:
         return 1.0
     cumulants = _Cumulants(groups)

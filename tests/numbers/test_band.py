@@ -11,7 +11,14 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rules.analysis.band import UnitDistribution, band, chance_of, in_words
+from rules.analysis.band import (
+    UnitDistribution,
+    band,
+    band_counted,
+    chance_counted,
+    chance_of,
+    in_words,
+)
 from rules.analysis.shoe import ShoeSpec
 from rules.analysis.twenty_point_bonus import analyse_twenty_point_bonus
 from rules.paytables import TWENTY_POINT_PAYTABLES
@@ -102,3 +109,28 @@ def test_chance_of_a_hold_far_below_is_small_and_said_in_words() -> None:
 def test_no_band_without_a_stake() -> None:
     assert band([]) is None
     assert band([(_twenty(), 0)]) is None
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    stakes=st.lists(
+        st.tuples(st.sampled_from(["A", "B"]), st.integers(0, 50_000), st.integers(1, 40)),
+        min_size=1,
+        max_size=6,
+    ),
+    hold=st.floats(-3.0, 1.0),
+)
+def test_stakes_counted_give_the_band_and_chance_of_the_stakes_one_by_one(
+    stakes: list[tuple[str, int, int]], hold: float
+) -> None:
+    """A stake with its multiplicity is the same distribution as the stake repeated: the
+    counted form (a report's SQL counts them) gives the same band and chance to the bit,
+    whatever order the stakes come in."""
+    units = [(_twenty(paytable), stake) for paytable, stake, n in stakes for _ in range(n)]
+    counted: dict[tuple[UnitDistribution, int], int] = {}
+    for paytable, stake, n in reversed(stakes):
+        key = (_twenty(paytable), stake)
+        counted[key] = counted.get(key, 0) + n
+    shuffled = random.Random(len(units)).sample(units, len(units))  # noqa: S311 - an order, not a secret
+    assert band_counted(counted) == band(shuffled)
+    assert chance_counted(counted, hold) == chance_of(units, hold)

@@ -1,0 +1,96 @@
+"""A floor's numbers counted in DuckDB (daemon/numbers/floor_sql.py) against the same archive
+folded round by round in Python (the records a table PC's own report counts): every group,
+every field, the band and the text alike, for every grouping, shift boundaries in a time
+zone with the night shift across midnight, a day range, a table chosen, a paytable posted,
+and the archive read as it is or as its Parquet export."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final
+
+import pytest
+
+from daemon.cli.demo import DEMO_TABLES
+from daemon.numbers import floor, render
+from daemon.numbers.floor_sql import floor_numbers
+from daemon.numbers.periods import GROUPINGS, Grouped, Shifts
+from daemon.testing.floor import Pace, write_journal
+from rules.config import TableConfig
+from rules.games import Game
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from duckdb import DuckDBPyConnection as Connection
+
+    from daemon.numbers.tally import Numbers
+
+START: Final = datetime(2026, 11, 27, tzinfo=UTC)
+NIGHT: Final = Shifts.parse(("07:00", "15:00", "23:00"), "America/New_York")
+# The archive is written by the journal's own store and archiver: seconds, more under load.
+pytestmark = pytest.mark.timeout(180)
+
+
+@pytest.fixture(scope="module")
+def floors(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Connection]]:
+    """Two days of a blackjack and a Double Attack table, archived by the journal's own
+    archiver (play from 21:00 UTC for three hours, across midnight and shifts),
+    read as they are ("archive") and as their Parquet export ("parquet")."""
+    state = tmp_path_factory.mktemp("state")
+    configs = [
+        TableConfig.from_mapping(dict(DEMO_TABLES[g])) for g in (Game.BLACKJACK, Game.DOUBLE_ATTACK)
+    ]
+    pace = Pace(rounds_per_hour=30, opens=21, hours=3, dealer_minutes=50)
+    asyncio.run(write_journal(state, configs, START, 2, pace, keep_days=0))
+    archive = floor.connect([state / "archive"])
+    floor.export(archive, state / "parquet")
+    parquet = floor.connect([state / "parquet"])
+    yield {"archive": archive, "parquet": parquet}
+    archive.close()
+    parquet.close()
+
+
+def _both(
+    con: Connection, by: str, shifts: Shifts, **options: Any
+) -> tuple[list[Numbers], list[Numbers]]:
+    posted = options.pop("posted", {})
+    sql = floor_numbers(con, by, shifts, posted, **options)
+    return sql, floor.folded(con, Grouped(by, shifts, posted), **options)
+
+
+def _same(sql: list[Numbers], fold: list[Numbers]) -> None:
+    """Every field of every group, the band and any alert included (the band is the slow
+    part: the text and CSV, made of the same fields, are compared once)."""
+    assert [n.to_mapping() for n in sql] == [n.to_mapping() for n in fold]
+
+
+@pytest.mark.parametrize("by", GROUPINGS)
+def test_sql_counts_what_the_fold_counts(floors: dict[str, Connection], by: str) -> None:
+    for shifts in (Shifts(), NIGHT):
+        sql, fold = _both(floors["archive"], by, shifts)
+        assert sum(n.rounds for n in fold) > 200
+        assert sum(n.shoes for n in fold) > 2
+        assert all(w.units for n in fold for w in n.wagers.values() if w.wager != "attack")
+        _same(sql, fold)
+
+
+def test_a_day_range_a_table_and_a_posted_paytable(floors: dict[str, Connection]) -> None:
+    day = "2026-11-27"
+    options: dict[str, Any] = {"tables": ["bj-1"], "days": (day, day), "posted": {"bj-1": "B"}}
+    sql, fold = _both(floors["archive"], "shift", NIGHT, **options)
+    assert {n.key["table"] for n in fold} == {"bj-1"}
+    _same(sql, fold)
+    assert render.text(sql, 0.999) == render.text(fold, 0.999)
+    assert render.as_csv(sql, 0.99) == render.as_csv(fold, 0.99)
+    _same(*_both(floors["archive"], "dealer", Shifts(), days=(None, day)))
+
+
+def test_the_parquet_export_gives_the_same_numbers(floors: dict[str, Connection]) -> None:
+    for by in ("day", "dealer"):
+        sql, fold = _both(floors["parquet"], by, NIGHT)
+        _same(sql, fold)
+        assert [n.to_mapping() for n in sql] == [
+            n.to_mapping() for n in floor_numbers(floors["archive"], by, NIGHT, {})
+        ]
