@@ -30,9 +30,6 @@ from daemon.mqtt.takeover import (
 )
 from daemon.testing import DaemonProcess, MessageLog
 
-# A time or memory figure: measured alone, not beside the parallel run (scripts/test).
-pytestmark = pytest.mark.serial
-
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
@@ -269,6 +266,7 @@ async def _run_two(
     return {name: _log_lines(d) for name, d in daemons.items()}, notices
 
 
+@pytest.mark.serial  # waits on two daemons' logs within a quiet period: measured alone
 async def test_two_instances_on_one_pc_have_their_own_client_ids_by_default(
     tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
