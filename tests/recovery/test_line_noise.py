@@ -128,9 +128,7 @@ async def test_noise_grows_nothing_holds_up_no_table_and_costs_one_notice(
         while not noise.done():
             seconds += await quiet.play_round()
         written = noise.result()
-        # The noisy table's card, as the noise stops (or as the quiet table's round that was
-        # being dealt when it stopped ends): taken at once.
-        sent_at = time.monotonic()
+        sent_at = time.monotonic()  # the noisy table's card, once the noise and a round stop
         noisy.cable.write(noisy.card("5D"))
         held = await noisy.until(lambda s: s["cards_held"] == 1, after=mark)
         recovery = time.monotonic() - max(written.ended_at, sent_at)
