@@ -38,7 +38,7 @@ COMMAND_WORDS: Final = {
     "status": "status",
 }
 # What the dealer does about each reason the table holds its cards (the snapshot's `doubt`).
-DOUBT_TODO: Final = {
+DOUBT_ADVICE: Final = {
     "card_before_round": "a card came before any wager: if it was dealt for this round, "
     "place the wagers and tap No more bets, then Confirm; if it belongs to no round, "
     "Confirm with 'set aside' for it",
@@ -50,7 +50,7 @@ DOUBT_TODO: Final = {
     "this screen, then Confirm, or Void the round",
 }
 # What the dealer does about each of the pit's alerts (daemon/display/model.py), by its label.
-ALERT_TODO: Final = {
+ALERT_ADVICE: Final = {
     "OFFLINE": "do not deal: the table is not live; call the floorperson",
     "CONTESTED": "do not deal: two daemons serve this table; call the floorperson",
     "JOURNAL": "do not deal: the table waits until its journal can be written; call the "
@@ -62,7 +62,7 @@ ALERT_TODO: Final = {
     "REVIEW": "the round is flagged: pay as shown, and have the floorperson check it",
     "FLOORPERSON": "call the floorperson",
 }
-DEFAULT_TODO: Final = (
+DEFAULT_ADVICE: Final = (
     "call the floorperson: enter any card that went by unread (Enter card), then Confirm; "
     "or Void the round"
 )
@@ -121,7 +121,7 @@ def state(model: PitModel, table: str, contract: Contract, *, linked: bool) -> d
     view = model.view(table) if known is not None else None
     if view is not None:  # the pit's words, and what the dealer does; HOLD is said below
         view["alerts"] = [
-            {**alert, "todo": ALERT_TODO.get(alert["label"], "")}
+            {**alert, "advice": ALERT_ADVICE.get(alert["label"], "")}
             for alert in view["alerts"]
             if alert["label"] != "HOLD"
         ]
@@ -154,7 +154,7 @@ def _doubt(reason: str | None, held: int) -> dict[str, Any] | None:
         "reason": reason,
         "text": f"the table holds {held} card{'' if held == 1 else 's'}: "
         f"{REVIEW_REASONS.get(reason, words(reason))}",
-        "todo": DOUBT_TODO.get(reason, DEFAULT_TODO),
+        "advice": DOUBT_ADVICE.get(reason, DEFAULT_ADVICE),
         "held": held,
     }
 
@@ -181,19 +181,19 @@ def request_words(sent: Sent) -> str:
 def _unanswered(sent: Sent) -> dict[str, Any]:
     what = request_words(sent)
     if sent.command in ("action", "card") and not sent.status_checked:
-        todo = (
+        advice = (
             "the table has not answered: the console asks its status; send again only "
             "if the round below does not show it"
         )
     elif sent.command == "close_betting":
-        todo = "the table has not answered No more bets: do not deal; send it again"
+        advice = "the table has not answered No more bets: do not deal; send it again"
     else:
-        todo = "the table has not answered: send it again, or let it go"
+        advice = "the table has not answered: send it again, or let it go"
     return {
         "transaction": sent.transaction,
         "command": sent.command,
         "what": what,
-        "todo": todo,
+        "advice": advice,
         "may_again": sent.command not in ("action", "card") or sent.status_checked,
         "times": sent.times,
     }

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from daemon.dealer_console.contract import Contract
-from daemon.dealer_console.view import ALERT_TODO, setup, state
+from daemon.dealer_console.view import ALERT_ADVICE, setup, state
 from daemon.display.model import PitModel
 from rules.config import TableConfig
 from tests.console.table import blackjack
@@ -43,9 +43,9 @@ def test_every_doubt_says_what_to_do_and_the_hole_card_stays_a_null() -> None:
     assert now["table"] is not None
     alerts = now["table"]["alerts"]
     assert {a["label"] for a in alerts} == {"OFFLINE", "ENTER CARD", "REVIEW"}
-    assert all(a["todo"] == ALERT_TODO[a["label"]] for a in alerts)
+    assert all(a["advice"] == ALERT_ADVICE[a["label"]] for a in alerts)
     assert now["doubt"]["text"] == "the table holds 2 cards: a card came before any wager"
-    assert now["doubt"]["todo"].startswith("a card came before any wager: if it was dealt")
+    assert now["doubt"]["advice"].startswith("a card came before any wager: if it was dealt")
     assert now["table"]["round"]["dealer"]["cards"] == ["7S", None]
     assert now["wagers"] == {"1": {"blackjack": "25.00"}}
     [waiting] = now["unanswered"]

@@ -172,19 +172,19 @@
     (now.table ? now.table.alerts : []).forEach((alert) => {
       const item = el("div", "alert " + alert.class);
       item.append(el("span", "label", alert.label), document.createTextNode(alert.text));
-      if (alert.todo) item.append(el("p", "todo", "What to do: " + alert.todo));
+      if (alert.advice) item.append(el("p", "advice", "What to do: " + alert.advice));
       box.append(item);
     });
     if (!now.table) box.append(el("p", "alert offline", "nothing heard of this table yet: do not deal"));
     if (now.doubt) {
       const item = el("div", "alert review doubt");
-      item.append(el("span", "label", "HOLD"), document.createTextNode(now.doubt.text), el("p", "todo", "What to do: " + now.doubt.todo));
+      item.append(el("span", "label", "HOLD"), document.createTextNode(now.doubt.text), el("p", "advice", "What to do: " + now.doubt.advice));
       box.append(item);
     }
     now.unanswered.forEach((sent) => {
       const item = el("div", "alert fault unanswered");
       item.dataset.transaction = sent.transaction;
-      item.append(el("span", "label", "NO ANSWER"), document.createTextNode(sent.what + ": " + sent.todo));
+      item.append(el("span", "label", "NO ANSWER"), document.createTextNode(sent.what + ": " + sent.advice));
       const row = el("div", "row");
       row.append(
         button("Send again", "go", () => post("again/" + sent.transaction), { disabled: !sent.may_again, name: "again" }),
