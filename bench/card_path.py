@@ -34,13 +34,13 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from daemon.cli.demo import DEMO_TABLES
 from daemon.configuration.service_config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
 from daemon.journal import prepare_state_directory
 from daemon.mqtt.settings import MqttSettings
 from daemon.parts.driver_inbox import driver_emit
 from daemon.parts.items import RequestItem, ShoeItem
 from daemon.service import Daemon
+from daemon.simulator.tables import DEMO_TABLES
 from daemon.system import logs
 from daemon.wire.console import console_request
 from drivers.codecs.reference import DeviceFrameDecoder, encode_device_frame

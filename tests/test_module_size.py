@@ -19,7 +19,6 @@ STILL_OVER: dict[str, tuple[int, str]] = {
         677,  # 9 lines of it the pit's numbers' section ([numbers], daemon/numbers/settings.py)
         "the service's settings: split with one problem collector",
     ),
-    "daemon/cli/demo.py": (549, "the demo: its simulator becomes the one console simulator"),
     "daemon/display/model.py": (
         499,  # 13 lines of it the shift's numbers (<table>/stats, daemon/display/numbers.py)
         "the pit display's model: being changed beside this",
