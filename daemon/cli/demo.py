@@ -115,6 +115,7 @@ def demo_config(
 class DemoResult:
     rounds: dict[str, int]
     settlements: dict[str, int]
+    refused: dict[str, int]  # requests the daemon refused, per table
 
 
 async def run_demo(  # noqa: PLR0913 - keywords only: what the demo runs and where it shows it
@@ -168,7 +169,7 @@ async def run_demo(  # noqa: PLR0913 - keywords only: what the demo runs and whe
             if on_display is not None:
                 on_display(display.url)
         await _play(config, shoes, pit, rounds, on_view, display)
-    return DemoResult(pit.rounds, pit.settlements)
+    return DemoResult(pit.rounds, pit.settlements, pit.refused)
 
 
 async def _open_shoes(

@@ -52,6 +52,11 @@ class SimulatedPit:
     def rounds(self) -> dict[str, int]:
         return {s.table: s.rounds for s in self.simulators}
 
+    @property
+    def refused(self) -> dict[str, int]:
+        """The requests the daemon refused, per table: none, when the players keep the rules."""
+        return {s.table: s.refused for s in self.simulators}
+
     def take(self, topic: str, payload: bytes) -> None:
         """A message the client received: to the log of the table it belongs to."""
         table = topic.removeprefix(f"{self.topics.base}/").partition("/")[0]
