@@ -24,6 +24,7 @@ from daemon.simulator.tables import DEMO_TABLES
 from daemon.wire.topics import Topics
 from rules.config import TableConfig
 from rules.games import Game, WagerKind
+from tests.test_import_cycles import project_graph
 
 
 def cents(dollars: str) -> int:
@@ -107,3 +108,18 @@ async def test_a_table_log_keeps_its_tables_messages_from_the_last_mark_on() -> 
         await log.wait(lambda m: m.topic.endswith("/card_dealt"), after=mark, within=0.05)
     await log.publish("shoe2mqtt/bj-1/request/status", "{}")
     assert sent == [("shoe2mqtt/bj-1/request/status", "{}")]
+
+
+def test_the_simulator_is_a_client_of_the_daemon_and_never_reaches_into_it() -> None:
+    """It plays a table as any console does: through the wire contract, with the rules'
+    player and the emulated shoe; never the service, and never the development-only harness
+    (the wheel ships it)."""
+    may = ("daemon.simulator", "daemon.wire", "rules.", "drivers.")
+    reaching = sorted(
+        f"{name} imports {other}"
+        for name, imported in project_graph().items()
+        if name.startswith("daemon.simulator")
+        for other in imported
+        if not other.startswith(may)
+    )
+    assert reaching == []
