@@ -11,7 +11,6 @@ from daemon.simulator.console import (
     SHUFFLE,
     ConsoleSimulator,
     Disturbance,
-    WagerPlan,
     wager_plan,
 )
 from daemon.simulator.sight import STEP_TIMEOUT, Received, Sight, Stalled, TableLog
@@ -26,6 +25,5 @@ __all__ = [
     "Sight",
     "Stalled",
     "TableLog",
-    "WagerPlan",
     "wager_plan",
 ]

@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from rules.config import TableConfig
     from rules.events import TableEvent
     from rules.games import WagerKind
+    from rules.money import Cents
+    from rules.player import WagerPlan
 
 log = structlog.get_logger("simulator")
 
@@ -56,7 +58,6 @@ BONUS_ODDS: Final = 0.7  # how often a seat makes each bonus wager its main wage
 
 # Called in the middle of a step: does something bad to the pit, and repairs it.
 Disturbance: TypeAlias = "Callable[[], Awaitable[None]]"
-WagerPlan: TypeAlias = "dict[int, dict[WagerKind, int]]"
 
 
 def wager_plan(
@@ -68,10 +69,10 @@ def wager_plan(
     game says so (Triple Attack's second and third attack wagers, docs/procedures.md)."""
     rules = GAMES[config.game]
     seats = sorted(rng.sample(range(1, config.seats + 1), rng.randint(2, 5)))
-    plan: WagerPlan = {}
+    plan: dict[int, dict[WagerKind, Cents]] = {}
     for seat in seats:
-        main = config.limits[rules.main_wager].minimum * rng.randint(1, 5)
-        wagers = {rules.main_wager: main}
+        main_limit = config.limits[rules.main_wager]
+        wagers = {rules.main_wager: min(main_limit.minimum * rng.randint(1, 5), main_limit.maximum)}
         for rule in rules.wagers:
             if rule.requires is None or rng.random() >= bonus_odds:
                 continue
