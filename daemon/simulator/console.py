@@ -63,12 +63,14 @@ Disturbance: TypeAlias = "Callable[[], Awaitable[None]]"
 def wager_plan(
     config: TableConfig, rng: random.Random, bonus_odds: float = BONUS_ODDS
 ) -> WagerPlan:
-    """Two to five seats, each with the main wager and, each with chance `bonus_odds`, the
-    bonus wagers, every one a wager the table must accept: within its posted limits, no
-    more than the wager it requires where the game says so (26.6(b)), equal to it where the
-    game says so (Triple Attack's second and third attack wagers, docs/procedures.md)."""
+    """Two to five seats (all the table has, if fewer), each with the main wager and, each
+    with chance `bonus_odds`, the bonus wagers the table offers, every one a wager the table
+    must accept: within its posted limits, no more than the wager it requires where the game
+    says so (26.6(b)), equal to it where the game says so (Triple Attack's second and third
+    attack wagers, docs/procedures.md)."""
     rules = GAMES[config.game]
-    seats = sorted(rng.sample(range(1, config.seats + 1), rng.randint(2, 5)))
+    most = min(5, config.seats)
+    seats = sorted(rng.sample(range(1, config.seats + 1), rng.randint(min(2, most), most)))
     plan: dict[int, dict[WagerKind, Cents]] = {}
     for seat in seats:
         main_limit = config.limits[rules.main_wager]
@@ -76,9 +78,8 @@ def wager_plan(
         for rule in rules.wagers:
             if rule.requires is None or rng.random() >= bonus_odds:
                 continue
-            limit = config.limits[rule.kind]
-            required = wagers.get(rule.requires)
-            if required is None:
+            limit, required = config.limits.get(rule.kind), wagers.get(rule.requires)
+            if limit is None or required is None:  # a wager the table does not offer
                 continue
             amount = required if rule.equal_to_requirement else limit.minimum * rng.randint(1, 3)
             if rule.at_most_requirement:
