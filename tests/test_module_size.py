@@ -24,7 +24,6 @@ STILL_OVER: dict[str, tuple[int, str]] = {
         524,  # 3 lines of it the numbers' channel and request (daemon/numbers/wire.py)
         "the wire contract's document: moves with the wire package",
     ),
-    "daemon/mqtt/settings.py": (489, "the link's settings: split with one problem collector"),
     "daemon/mqtt/link.py": (535, "the link: its aiomqtt patch to be isolated in one module"),
 }
 

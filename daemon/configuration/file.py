@@ -269,6 +269,7 @@ def _header_path(
 # The logging choices a `[logging]` section and the display's own `[display]` both offer.
 LOG_FORMATS = ("auto", "json", "console")
 LOG_LEVELS = ("debug", "info", "warning", "error")
+LOGGING_KEYS = frozenset({"format", "level", "raw_frames"})
 
 
 class ConfigErrors(Exception):

@@ -104,6 +104,11 @@ class Problems:
                     path = (*where, *dotted(problem.field))
                     self.found.append(Problem(path, problem.message, kind=kind))
 
+    def unknown(self, where: FieldPath, values: dict[str, Any], known: frozenset[str]) -> None:
+        """Each key of `values` that is no setting of the table at `where`."""
+        for key in sorted(set(values) - known):
+            self.wrong((*where, key), unknown_setting(key, known), values[key])
+
     def extend(self, problems: Iterable[Problem]) -> None:
         self.found.extend(problems)
 
@@ -171,23 +176,17 @@ class Section:
         self.problems = problems
         self.where = where
         self.values = values
-        for key in sorted(set(values) - known):
-            self.refuse(key, unknown_setting(key, known))
+        problems.unknown(where, values, known)
 
     def refuse(self, key: str, expected: str) -> None:
         self.problems.wrong((*self.where, key), expected, self.values.get(key, ABSENT))
 
     def whole_number(self, key: str, default: int, allowed: range) -> int:
         value = self.values.get(key, default)
-        low, high = allowed.start, allowed.stop - 1
-        if isinstance(value, bool) or not isinstance(value, int):
-            self.refuse(
-                key, f"must be a whole number from {low} to {high}, not {describe_value(value)}"
-            )
-        elif value not in allowed:
-            self.refuse(key, out_of_range(low, high, value))
-        else:
-            return value
+        problem = whole_number_problem(value, allowed)
+        if problem is None:
+            return int(value)
+        self.refuse(key, problem)
         return default
 
     def number(self, key: str, default: float, low: float, high: float) -> float:
@@ -232,6 +231,16 @@ class Section:
             self.refuse(key, f"must be an absolute directory path, not {describe_value(value)}")
             return default
         return Path(value)
+
+
+def whole_number_problem(value: object, allowed: range) -> str | None:
+    """What is wrong with `value` as a whole number in `allowed`, or None."""
+    low, high = allowed.start, allowed.stop - 1
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"must be a whole number from {low} to {high}, not {describe_value(value)}"
+    if value not in allowed:
+        return out_of_range(low, high, value)
+    return None
 
 
 def within(value: object, low: float, high: float) -> bool:

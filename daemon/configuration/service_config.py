@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 from daemon.configuration.file import (
     LOG_FORMATS,
     LOG_LEVELS,
+    LOGGING_KEYS,
     ConfigErrors,
     ConfigFileError,
     read_toml,
@@ -88,7 +89,6 @@ _TOP_KEYS = ("console", "display", "journal", "logging", "metrics", "mqtt", "num
 _JOURNAL_KEYS = frozenset(
     {"state_directory", "outbox_limit", "sync", "keep_days", "archive_directory"}
 )
-_LOGGING_KEYS = frozenset({"format", "level", "raw_frames"})
 _METRICS_KEYS = frozenset({"enabled", "host", "port"})
 _REQUESTS_KEYS = frozenset({"rate", "burst", "queue"})
 _TIMING_KEYS = frozenset({"declaration_wait", "shoe_silence"})
@@ -178,7 +178,7 @@ def known_settings() -> list[str]:
     """
     from daemon.dealer_console.config import setting_names as console_settings
     from daemon.display.config import setting_names as display_settings
-    from daemon.mqtt.settings import setting_names as mqtt_settings
+    from daemon.mqtt.section import setting_names as mqtt_settings
     from rules.config import TABLE_KEYS
 
     shoe = set(SHOE_KEYS).union(*(keys for _, keys in TRANSPORTS.values()))
@@ -188,7 +188,7 @@ def known_settings() -> list[str]:
             *display_settings(),
             *console_settings(),
             *(f"journal.{key}" for key in _JOURNAL_KEYS),
-            *(f"logging.{key}" for key in _LOGGING_KEYS),
+            *(f"logging.{key}" for key in LOGGING_KEYS),
             *(f"metrics.{key}" for key in _METRICS_KEYS),
             *(f"requests.{key}" for key in _REQUESTS_KEYS),
             *(f"timing.{key}" for key in _TIMING_KEYS),
@@ -290,7 +290,7 @@ class _Checker:
         )
 
     def _logging(self, value: object) -> LoggingConfig:
-        section = self.problems.section("logging", value, _LOGGING_KEYS)
+        section = self.problems.section("logging", value, LOGGING_KEYS)
         if section is None:
             return LoggingConfig()
         return LoggingConfig(
@@ -344,5 +344,5 @@ class _Checker:
         from daemon.dealer_console.config import check_console
         from daemon.display.config import check_display
 
-        for where, text in (*check_display(display, read_files=False)[1], *check_console(console)):
-            self.problems.wrong(where, text)
+        self.problems.extend(check_display(display, read_files=False)[1])
+        self.problems.extend(check_console(console))
