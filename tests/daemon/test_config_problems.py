@@ -17,7 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from daemon.configuration.file import ConfigErrors
+from daemon.configuration.problems import ABSENT, Kind, Problems
 from daemon.configuration.service_config import load_config
+from daemon.mqtt.errors import MqttSettingsError
+from drivers.transports import SettingsError, TcpSettings
+from rules.errors import ConfigError
 from tests.daemon.config_documents import (
     RANGES,
     TYPES,
@@ -106,3 +110,43 @@ def test_a_file_with_n_independent_problems_is_refused_with_exactly_those_n(
     said = sorted((error.line, error.field) for error in refused.value.errors)
     assert said == sorted((lines[p], field_name(p)) for p in problems), str(refused.value)
     assert refused.value.host_problems == []
+
+
+def test_the_typed_errors_of_rules_drivers_and_mqtt_are_recorded_at_their_key_path() -> None:
+    """rules/ and drivers/ cannot import the collector: their errors carry every problem,
+    and the collector files each under the table the object was built from."""
+    problems = Problems()
+    with pytest.raises(SettingsError) as transport:
+        TcpSettings(host="shoe 1", port=70000)
+    problems.record(("table", 2, "shoe"), transport.value)
+    problems.record(("table", 2), ConfigError("limits.blackjack.min", "must be more than zero"))
+    problems.record((), MqttSettingsError("mqtt.tls.ca_file", "no such file", host=True))
+    assert [(p.where, p.value, p.kind) for p in problems.found] == [
+        (("table", 2, "shoe", "host"), "shoe 1", Kind.MISTAKE),
+        (("table", 2, "shoe", "port"), 70000, Kind.MISTAKE),
+        (("table", 2, "limits", "blackjack", "min"), ABSENT, Kind.MISTAKE),
+        (("mqtt", "tls", "ca_file"), ABSENT, Kind.HOST),
+    ]
+    located = problems.said_in("shoe2mqtt.toml", "[mqtt]\nhost = 'x'\n").errors()
+    assert [error.field for error in located.errors] == [
+        "table[3].limits.blackjack.min",
+        "table[3].shoe.host",
+        "table[3].shoe.port",
+    ]
+    assert [str(problem) for problem in located.host_problems] == [
+        "shoe2mqtt.toml:1: mqtt.tls.ca_file: no such file"
+    ]
+
+
+@pytest.mark.parametrize("character", ["\u0085", "\u2028", "\u2029"])
+def test_a_line_break_of_unicode_in_a_string_does_not_move_the_lines_after_it(
+    tmp_path: Path, character: str
+) -> None:
+    """TOML ends a line at LF only: a string may hold these as they are (the test above found
+    the checker counting each as a line)."""
+    path = tmp_path / "shoe2mqtt.toml"
+    path.write_text(f'[mqtt]\nhost = "pit"\nnode = "a{character}b"\nport = 0\n', "utf-8")
+    with pytest.raises(ConfigErrors) as refused:
+        load_config(path)
+    port = [error for error in refused.value.errors if error.field == "mqtt.port"]
+    assert [error.line for error in port] == [4]
