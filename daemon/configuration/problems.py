@@ -112,9 +112,6 @@ class Problems:
     def extend(self, problems: Iterable[Problem]) -> None:
         self.found.extend(problems)
 
-    def of_kind(self, kind: Kind) -> list[Problem]:
-        return [problem for problem in self.found if problem.kind is kind]
-
     def blocking(self) -> bool:
         """Whether anything but a deprecation was found: the file cannot be used as it is."""
         return any(problem.kind is not Kind.DEPRECATED for problem in self.found)
