@@ -25,7 +25,8 @@ and the line's (`drivers.noise`): `LineNoiseBegan` where the line began to carry
 frame (in the stream's order: a frame in the noise may be lost), `LineQuiet` where it stopped,
 and `LineNoise`, what it came to (at most one report a minute, whatever its size).
 
-The driver speaks the host's part of the protocol (the codec's `HostLink`): whenever it opens
+The driver speaks the host's part of the protocol through its session (`drivers.session`, over
+the codec's `HostLink`), and only moves the bytes: whenever it opens
 the line it sends the greeting (the reference protocol's STATUS_REQUEST) and takes nothing
 from the line until the device answers it (DEVICE_IDENTITY), repeating the greeting every
 second meanwhile; so the first thing a receiver hears after every (re)open is who the device
@@ -48,9 +49,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, TypeAlias
 
 from drivers.backoff import Backoff, BackoffPolicy
-from drivers.events import CommandAccepted, CommandRejected, Event
+from drivers.events import Event
 from drivers.logs import WireBytes, get_logger
 from drivers.noise import LineCounts, LineEvent, LineNoise, LineNoiseBegan, NoiseWatch
+from drivers.session import HostSession
 from drivers.transports.errors import LinkLost, NotConnected, SettingsError, TransportError
 
 if TYPE_CHECKING:
@@ -58,10 +60,9 @@ if TYPE_CHECKING:
 
     from structlog.typing import FilteringBoundLogger
 
-    from drivers.codecs.base import Decoder, DecoderCounters, HostLink
+    from drivers.codecs.base import Decoder, DecoderCounters
     from drivers.transports.base import Transport
 
-GREETING_REPEAT: Final = 1.0  # seconds between greetings the device leaves unanswered
 GREETING_WARN_AFTER: Final = 5  # unanswered greetings before a warning says so
 
 
@@ -156,7 +157,7 @@ class ShoeDriver:
         self.name = name
         self.table = table
         self._decoder = decoder
-        self._host = decoder.host_link()
+        self._session = HostSession(decoder.host_link())
         self._transport_factory = transport_factory
         self._backoff_policy = backoff if backoff is not None else BackoffPolicy()
         # Jitter needs no cryptographic quality; tests inject a seeded generator.
@@ -166,8 +167,6 @@ class ShoeDriver:
         self._link: Transport | None = None
         self._running = False
         self._bytes_read = 0
-        self._unsolicited = 0  # replies to no command, dropped
-        self._replies_awaited = 0  # commands sent on this link and not yet answered
         self._noise = NoiseWatch()
 
     @property
@@ -179,7 +178,7 @@ class ShoeDriver:
     @property
     def line(self) -> LineCounts:
         """What the line carried that was no frame, with every byte read: running totals."""
-        return LineCounts.of(self._decoder.counters, self._bytes_read, self._unsolicited)
+        return LineCounts.of(self._decoder.counters, self._bytes_read, self._session.unsolicited)
 
     @property
     def connected(self) -> bool:
@@ -191,8 +190,7 @@ class ShoeDriver:
         if link is None:
             raise NotConnected(f"driver {self.name} has no open link", endpoint=self.name)
         self._log.debug("reader.sent", data=WireBytes(data))
-        if self._host.awaits_reply(data):
-            self._replies_awaited += 1
+        self._session.sending(data)
         await link.write(data)
 
     async def acknowledge(self, seq: int) -> None:
@@ -202,7 +200,7 @@ class ShoeDriver:
         next link, where the receiver judges it a repeat and acknowledges it then. A write
         that fails is the link's loss, which the reading side reports.
         """
-        frame = self._host.acknowledgement(seq)
+        frame = self._session.acknowledgement(seq)
         if not frame or self._link is None:
             return
         try:
@@ -237,7 +235,8 @@ class ShoeDriver:
                     if error is None:
                         yield self._linked(transport.endpoint, lost_at, attempt)
                         self._link, lost_at, attempt = transport, None, 0
-                        reading = _Reading(transport, backoff, self._host, self._now())
+                        reading = _Reading(transport, backoff, self._now())
+                        self._session.opened(reading.last_byte)
                         while reading.failure is None:
                             for event in await self._step(reading):
                                 yield event
@@ -271,7 +270,6 @@ class ShoeDriver:
 
     def _linked(self, endpoint: str, lost_at: float | None, attempt: int) -> LinkEvent:
         """What says the link is up: the first since start-up, or back after a loss."""
-        self._replies_awaited = 0  # an answer to a command sent on another link never comes
         if lost_at is None:
             self._log.info("reader.connected", protocol=self.name)
             return Connected(endpoint)
@@ -305,15 +303,15 @@ class ShoeDriver:
         """One turn on an open link: greet if due, read once, and what that came to. When the
         link fails, `reading.failure` says why, and what is returned is the noise it carried
         (told before its loss is)."""
-        transport, greeting = reading.transport, reading.greeting
+        transport, session = reading.transport, self._session
         endpoint = transport.endpoint
         try:
-            frame = greeting.due(self._now())
+            frame = session.due(self._now())
             if frame:
-                if greeting.sent == GREETING_WARN_AFTER:
-                    self._log.warning("reader.greeting_unanswered", greetings=greeting.sent)
+                if session.greetings == GREETING_WARN_AFTER:
+                    self._log.warning("reader.greeting_unanswered", greetings=session.greetings)
                 await self.send(frame)
-            data = await self._read(transport, reading.last_byte, greeting.next_at)
+            data = await self._read(transport, reading.last_byte, session.next_at)
         except TransportError as failure:
             reading.failure = failure
             return self._noise_events(self._noise.take(endpoint, self._now(), closing=True))
@@ -325,25 +323,25 @@ class ShoeDriver:
             # accepts and at once drops us must not be hammered at the initial delay.
             reading.proven = True
             reading.backoff.reset()
-        events = self._take(data, endpoint, greeting)
+        events = self._take(data, endpoint)
         # A read that finds bytes waiting returns without yielding: a line that never stops
         # (noise at a device server's speed) must not keep the other tables waiting.
         await asyncio.sleep(0)
         return events
 
-    def _take(self, data: bytes, endpoint: str, greeting: _Greeting) -> list[DriverEvent]:
+    def _take(self, data: bytes, endpoint: str) -> list[DriverEvent]:
         """Feed the codec one chunk: what the noise did, and the events it completed."""
         self._log.debug("reader.received", data=WireBytes(data))
         now = self._now()
         # What fell due before these bytes came (the noise was over, or is to be reported).
         told: list[DriverEvent] = [*self._noise_events(self._noise.take(endpoint, now))]
         self._bytes_read += len(data)
-        events = [event for event in self._decoder.feed(data) if self._solicited(event)]
+        events = self._session.replies(self._decoder.feed(data))
         if self._noise.observe(self.line, now):
             # Before this chunk's events: one of them may come after a frame the noise ate.
             told.append(LineNoiseBegan(endpoint))
         for event in events:
-            if greeting.admits(event):
+            if self._session.admits(event):
                 told.append(event)
             else:
                 # Before its answer, a frame may be a resend the device's timer sent
@@ -351,16 +349,6 @@ class ShoeDriver:
                 # receiver can judge it knowing who the device is.
                 self._log.debug("reader.before_greeting_dropped", dropped=type(event).__name__)
         return told
-
-    def _solicited(self, event: Event) -> bool:
-        """Whether to hand `event` up: a reply only where a command sent awaits one."""
-        if not isinstance(event, CommandAccepted | CommandRejected):
-            return True
-        if self._replies_awaited:
-            self._replies_awaited -= 1
-            return True
-        self._unsolicited += 1
-        return False
 
     def _noise_events(self, events: list[LineEvent]) -> list[LineEvent]:
         """The noise's report (with a log line for it) and its end, as they fall due."""
@@ -398,38 +386,12 @@ class ShoeDriver:
 
 
 class _Reading:
-    """One open link's reading: its greeting, when it last brought a byte, whether it has
-    brought any (only then is the backoff reset), and why it failed, once it has."""
+    """One open link's reading: when it last brought a byte, whether it has brought any
+    (only then is the backoff reset), and why it failed, once it has."""
 
-    def __init__(self, transport: Transport, backoff: Backoff, host: HostLink, now: float) -> None:
+    def __init__(self, transport: Transport, backoff: Backoff, now: float) -> None:
         self.transport = transport
         self.backoff = backoff
-        self.greeting = _Greeting(host, now)
         self.last_byte = now
         self.proven = False
         self.failure: TransportError | None = None
-
-
-class _Greeting:
-    """The host's greeting on one link: sent at once, repeated until the device answers; until
-    then nothing else from the line is taken."""
-
-    def __init__(self, host: HostLink, now: float) -> None:
-        self._host = host
-        self.answered = not host.greets
-        self.next_at: float | None = None if self.answered else now
-        self.sent = 0
-
-    def due(self, now: float) -> bytes:
-        """The greeting to send now, or nothing."""
-        if self.next_at is None or now < self.next_at:
-            return b""
-        self.sent += 1
-        self.next_at = now + GREETING_REPEAT
-        return self._host.greeting()
-
-    def admits(self, event: Event) -> bool:
-        """Whether to take `event`: the answer, and everything after it."""
-        if not self.answered and self._host.answers_greeting(event):
-            self.answered, self.next_at = True, None
-        return self.answered

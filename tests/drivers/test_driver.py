@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pytest
 
 from daemon.testing import SocatPair
-from drivers import driver as driver_module
+from drivers import session as session_module
 from drivers.backoff import Backoff, BackoffPolicy
 from drivers.codecs import enq
 from drivers.codecs.reference import (
@@ -372,7 +372,7 @@ async def test_the_driver_greets_and_takes_nothing_before_the_answer(
 ) -> None:
     """docs/protocol.md §1.4: STATUS_REQUEST on every open, repeated until DEVICE_IDENTITY;
     a frame before it (a resend the device's timer sent blindly) is not taken."""
-    monkeypatch.setattr(driver_module, "GREETING_REPEAT", 0.05)
+    monkeypatch.setattr(session_module, "GREETING_REPEAT", 0.05)
     with Pty() as pty:
         async with running(driver_for(transport_factory(SerialSettings(pty.path)))) as shoe:
             await shoe.next(Connected)
