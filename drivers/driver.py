@@ -10,8 +10,8 @@ retried with capped, jittered exponential backoff.
             ...  # journal it; acknowledge it (`driver.acknowledge(seq)`) once durable
 
 Nothing is read while an event waits to be pulled, so a consumer that stops pulling stops
-the reading (back-pressure); closing the iterator, or cancelling the task that pulls, closes
-the link.
+the reading (back-pressure). Closing the iterator closes the link: `aclosing` closes it when
+the loop ends, by a return, an error or the pulling task's cancellation.
 
 How the daemon should read the link events:
 
@@ -213,8 +213,9 @@ class ShoeDriver:
 
         Nothing more is read while an event waits to be pulled: a consumer that does not pull
         stops the reading, and the bytes wait in the kernel's buffer (a shoe that keeps its
-        frames loses nothing). Close it when you stop pulling (`contextlib.aclosing`, or by
-        cancelling the task that pulls): that closes the link and its worker thread.
+        frames loses nothing). Close it when you stop pulling (`contextlib.aclosing` around
+        the loop, which also does when the pulling task is cancelled): that closes the link
+        and its worker thread.
         """
         if self._running:
             raise RuntimeError(f"driver {self.name} is already running")
