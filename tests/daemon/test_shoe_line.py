@@ -17,11 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from daemon.configuration.service_config import load_config
 from daemon.parts.driver_inbox import DriverInbox
-from daemon.parts.items import OverflowItem, RequestItem
+from daemon.parts.items import OverflowItem, RequestItem, ShoeItem
 from daemon.service import Daemon
 from daemon.table.shoe_line import LineNotice, ShoeLine
 from drivers.events import CardDrawn, LockChanged
 from drivers.noise import LineNoise, LineNoiseBegan, LineQuiet
+from drivers.transports import SerialSettings, transport_factory
+from tests.drivers.test_driver import HELLO, driver_for, reference
+from tests.drivers.test_transports import Pty
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -173,6 +176,34 @@ async def test_a_shoe_that_keeps_its_frames_waits_for_room(tmp_path: Path) -> No
         await daemon.commits.take(table, table.queue.get_nowait())
         await asyncio.wait_for(waiting, 1)
         assert daemon._readings().overflowed == {"bj-1": 0}
+
+
+async def test_the_reader_task_pulls_no_more_while_the_inbox_is_full_and_closes_the_link(
+    tmp_path: Path,
+) -> None:
+    """The daemon's reader task over a real pty: while the inbox has no room it pulls nothing,
+    so the driver reads nothing; cancelled there (the daemon stopping), the link is closed."""
+    with Pty() as pty:
+        async with started(tmp_path, "reference") as (daemon, table):
+            table.driver = driver_for(transport_factory(SerialSettings(pty.path)))
+            reader = asyncio.create_task(DriverInbox(table, daemon.storage).read_shoe())
+            async with asyncio.timeout(5):
+                await pty.read(9)  # the greeting: the link is open
+            for seq in range(table.queue.shoe_capacity - 2):  # Connecting, Connected are in
+                assert table.queue.try_put(ShoeItem(LockChanged(locked=True, seq=seq)))
+            pty.write(HELLO + reference("KH", 1))
+            async with asyncio.timeout(5):
+                while table.driver.line.bytes_read == 0:  # noqa: ASYNC110 - the driver has no event for a read
+                    await asyncio.sleep(0.01)
+            read = table.driver.line.bytes_read
+            pty.write(reference("QH", 2))
+            await asyncio.sleep(0.1)
+            assert table.driver.line.bytes_read == read  # the identity waits for room
+            assert table.driver.connected
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+            assert not table.driver.connected
 
 
 async def test_noise_costs_the_journal_a_notice_and_holds_cards_at_stake(tmp_path: Path) -> None:
