@@ -139,8 +139,11 @@ class ShoeDriver:
         backoff: BackoffPolicy | None = None,
         rng: random.Random | None = None,
         idle_timeout: float | None = None,
+        session: HostSession | None = None,
     ) -> None:
         """`name`: the shoe protocol's name. `table`: the table this shoe deals for.
+        `session`: the host's side of the protocol the driver pumps bytes for (the table's
+        own, made by the codec: `HostSession.of(decoder)`, which is the default).
 
         `idle_timeout`: seconds without a byte after which the link counts as lost. Leave
         it None unless the shoe sends heartbeats; a shoe that is idle between shoes would
@@ -157,7 +160,7 @@ class ShoeDriver:
         self.name = name
         self.table = table
         self._decoder = decoder
-        self._session = HostSession(decoder.host_link())
+        self._session = session if session is not None else HostSession.of(decoder)
         self._transport_factory = transport_factory
         self._backoff_policy = backoff if backoff is not None else BackoffPolicy()
         # Jitter needs no cryptographic quality; tests inject a seeded generator.

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Final
 from drivers.codecs.base import Decoder
 from drivers.driver import ShoeDriver
 from drivers.errors import DriverError
+from drivers.session import HostSession
 from drivers.transports import transport_factory
 
 if TYPE_CHECKING:
@@ -116,9 +117,11 @@ def create_driver(
     backoff: BackoffPolicy | None = None,
     rng: random.Random | None = None,
     idle_timeout: float | None = None,
+    session: HostSession | None = None,
 ) -> ShoeDriver:
     """A driver for shoe protocol `name` over `transport`, reading the shoe of `table`:
-    what the daemon builds from its configuration."""
+    what the daemon builds from its configuration. `session`: the table's (`host_session`);
+    without one the driver makes its own."""
     decoder = load_decoder_class(name)()
     return ShoeDriver(
         name,
@@ -128,4 +131,10 @@ def create_driver(
         backoff=backoff,
         rng=rng,
         idle_timeout=idle_timeout,
+        session=session,
     )
+
+
+def host_session(name: str) -> HostSession:
+    """A new host's side of driver `name`'s protocol, made by its codec (`drivers.session`)."""
+    return HostSession.of(load_decoder_class(name))

@@ -24,22 +24,28 @@ from typing import TYPE_CHECKING, Final
 from drivers.events import CommandAccepted, CommandRejected
 
 if TYPE_CHECKING:
-    from drivers.codecs.base import HostLink
+    from drivers.codecs.base import Decoder, HostLink
     from drivers.events import Event
 
 GREETING_REPEAT: Final = 1.0  # seconds between greetings the device leaves unanswered
 
 
 class HostSession:
-    """The host's side of one driver's links to one shoe."""
+    """The host's side of one shoe's links, in one protocol: what its `HostLink` says, when."""
 
     def __init__(self, host: HostLink) -> None:
+        """`host`: the protocol's `HostLink`, the session's own (its frame numbers too)."""
         self._host = host
         self.answered = True  # the device answered this link's greeting (or none is sent)
         self.next_at: float | None = None  # when the greeting is due again, while unanswered
         self.greetings = 0  # greetings sent on this link
         self.unsolicited = 0  # replies to no command, dropped, since the session began
         self._replies_awaited = 0  # commands sent on this link and not yet answered
+
+    @classmethod
+    def of(cls, decoder: Decoder | type[Decoder]) -> HostSession:
+        """The session of the protocol `decoder` reads, made from the codec's `HostLink`."""
+        return cls(decoder.host_link())
 
     def opened(self, now: float) -> None:
         """A link opened at `now`: the greeting is due at once, if the protocol greets. An

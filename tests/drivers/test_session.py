@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from drivers.codecs import enq, reference
+from drivers.driver import ShoeDriver
 from drivers.events import (
     Acknowledge,
     CardDrawn,
@@ -16,7 +17,9 @@ from drivers.events import (
     StatusRequest,
     VendorCommand,
 )
+from drivers.registry import host_session
 from drivers.session import GREETING_REPEAT, HostSession
+from drivers.transports import TcpSettings, transport_factory
 
 if TYPE_CHECKING:
     from drivers.events import Event
@@ -73,3 +76,19 @@ def test_acknowledgements_are_the_protocols_numbered_host_frames() -> None:
         StatusRequest(),
         Acknowledge(acknowledged_seq=7),
     ]
+
+
+def test_each_protocol_makes_its_own_session_and_the_driver_pumps_it() -> None:
+    greeting = reference.HostFrameDecoder()
+    made = host_session("reference")
+    made.opened(0.0)
+    assert greeting.feed(made.due(0.0)) == [StatusRequest()]
+    listener = host_session("enq")
+    listener.opened(0.0)
+    assert (listener.due(0.0), listener.answered) == (b"", True)
+    assert host_session("reference") is not made  # one per table: its own frame numbers
+    never_opened = transport_factory(TcpSettings("127.0.0.1", 9))
+    driver = ShoeDriver("reference", reference.DeviceFrameDecoder(), never_opened, session=made)
+    assert driver.line.unsolicited_replies == made.unsolicited == 0
+    made.replies([CommandAccepted()])  # what the driver reports is the session it was handed
+    assert driver.line.unsolicited_replies == 1
