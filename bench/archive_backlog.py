@@ -64,7 +64,7 @@ async def write_journal(config_path: Path, days: int, per_day: int) -> int:
     start = datetime.now(UTC).replace(hour=OPENS, minute=0, second=0, microsecond=0)
     simulated = SimulatedClock(start - timedelta(days=days + 2))
     clock = JournalClock(simulated, lambda: simulated.now.timestamp())  # noqa: PLW0108 - `now` moves
-    daemon = Daemon(config, driver_factory=lambda _: None, clock=clock)  # type: ignore[arg-type,return-value]
+    daemon = Daemon(config, driver_factory=lambda *_: None, clock=clock)  # type: ignore[arg-type]
     prepare_state_directory(config.state_directory)
     await daemon.journal.open()
     await daemon.recovery.recover()

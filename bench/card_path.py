@@ -122,7 +122,7 @@ async def count_one_card(directory: Path) -> PathCount:
     logs.configure(fmt="console", level="warning", raw_frames=False)
     counter = PathCount()
     threading.setprofile(counter.profile)  # the journal's thread, started below, too
-    daemon = Daemon(config, driver_factory=lambda _: _Acknowledging())  # type: ignore[arg-type,return-value]
+    daemon = Daemon(config, driver_factory=lambda *_: _Acknowledging())  # type: ignore[arg-type]
     await daemon.journal.open()
     await daemon.recovery.recover()
     [table] = daemon.tables.values()

@@ -96,7 +96,7 @@ async def deal(args: argparse.Namespace, directory: Path) -> None:
     clock = SimulatedClock(datetime(2026, 1, 1, OPENS, tzinfo=UTC))
     # The simulated days are the monotonic clock too: no step is seen.
     journal_clock = JournalClock(clock, lambda: clock.now.timestamp())  # noqa: PLW0108 - `now` moves
-    daemon = Daemon(config, driver_factory=lambda _: None, clock=journal_clock)  # type: ignore[arg-type,return-value]
+    daemon = Daemon(config, driver_factory=lambda *_: None, clock=journal_clock)  # type: ignore[arg-type]
     archive = Archive(config.archive_path)
     await daemon.journal.open()
     await daemon.recovery.recover()

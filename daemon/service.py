@@ -74,7 +74,7 @@ from daemon.version import installed_version
 from daemon.wire.bridge_info import BridgeInfo
 from daemon.wire.envelope import utc_timestamp
 from daemon.wire.topics import Topics
-from drivers.registry import create_driver, sequence_policy
+from drivers.registry import create_driver, host_session, sequence_policy
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
@@ -82,14 +82,21 @@ if TYPE_CHECKING:
     from daemon.configuration.service_config import ServiceConfig, TableSetup
     from daemon.mqtt.takeover import ClientIdInUse, LinkUnstable
     from drivers.driver import ShoeDriver
+    from drivers.session import HostSession
 
 log = structlog.get_logger("daemon")
 
 
-def default_driver(setup: TableSetup) -> ShoeDriver:
+def default_driver(setup: TableSetup, session: HostSession) -> ShoeDriver:
+    """The table's driver, pumping the table's session."""
     shoe = setup.shoe
-    table = setup.table.table_id
-    return create_driver(shoe.protocol, shoe.transport, table=table, idle_timeout=shoe.idle_timeout)
+    return create_driver(
+        shoe.protocol,
+        shoe.transport,
+        table=setup.table.table_id,
+        idle_timeout=shoe.idle_timeout,
+        session=session,
+    )
 
 
 class _Stop(Exception):
@@ -101,7 +108,7 @@ class Daemon:
         self,
         config: ServiceConfig,
         *,
-        driver_factory: Callable[[TableSetup], ShoeDriver] = default_driver,
+        driver_factory: Callable[[TableSetup, HostSession], ShoeDriver] = default_driver,
         on_ready: Callable[[], None] | None = None,
         notifier: Notifier | None = None,
         clock: JournalClock | None = None,
@@ -121,8 +128,7 @@ class Daemon:
             self.journal, config.outbox_limit, on_high_water=self._outbox_filling
         )
         self.tables = {
-            setup.table.table_id: self._new_table(setup, driver_factory(setup))
-            for setup in config.tables
+            setup.table.table_id: self._new_table(setup, driver_factory) for setup in config.tables
         }
         self.gate = RequestGate(config.requests, self.tables)
         self.claims = TableClaims(self.topics, config.mqtt.node, self.tables)
@@ -184,13 +190,17 @@ class Daemon:
             notice=self._notice_every_table,
         )  # fmt: skip
 
-    def _new_table(self, setup: TableSetup, driver: ShoeDriver) -> ServedTable:
+    def _new_table(
+        self, setup: TableSetup, driver_factory: Callable[[TableSetup, HostSession], ShoeDriver]
+    ) -> ServedTable:
+        session = host_session(setup.shoe.protocol)  # the table's: its service takes it
         return ServedTable(
             setup,
-            driver,
+            driver_factory(setup, session),
             TableInbox(self.config.requests.queue),
             ShoeLine(reliable=_keeps_frames(setup.shoe.protocol)),
             TableTimers(self.config.timing.seconds()),
+            session,
         )
 
     def _mqtt_link(self) -> MqttLink:

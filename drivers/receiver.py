@@ -119,6 +119,12 @@ class FrameReceiver:
             "device": None if self.device is None else _record(self.device),
         }
 
+    def load(self, other: FrameReceiver) -> None:
+        """Hold what `other` holds and judge as it does, in place: whoever holds this
+        receiver (a session, its driver) keeps a good reference."""
+        self.policy, self.last, self.held = other.policy, other.last, other.held
+        self.device, self.counters = other.device, other.counters
+
     @classmethod
     def from_state(cls, policy: SequencePolicy | None, state: dict[str, Any]) -> FrameReceiver:
         """The receiver `state` (from `state()`) describes, judging by `policy`; raises

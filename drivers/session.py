@@ -22,9 +22,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from drivers.events import CommandAccepted, CommandRejected
+from drivers.receiver import FrameReceiver
 
 if TYPE_CHECKING:
     from drivers.codecs.base import Decoder, HostLink
+    from drivers.codecs.sequence import SequencePolicy
     from drivers.events import Event
 
 GREETING_REPEAT: Final = 1.0  # seconds between greetings the device leaves unanswered
@@ -33,9 +35,13 @@ GREETING_REPEAT: Final = 1.0  # seconds between greetings the device leaves unan
 class HostSession:
     """The host's side of one shoe's links, in one protocol: what its `HostLink` says, when."""
 
-    def __init__(self, host: HostLink) -> None:
-        """`host`: the protocol's `HostLink`, the session's own (its frame numbers too)."""
+    def __init__(self, host: HostLink, policy: SequencePolicy | None = None) -> None:
+        """`host`: the protocol's `HostLink`, the session's own (its frame numbers too).
+        `policy`: how the shoe numbers its frames, which its memory judges by."""
         self._host = host
+        # What the host has made durable of the shoe's numbering (decision D3): the table's,
+        # checkpointed and rebuilt by every replay; no link resets it.
+        self.memory = FrameReceiver(policy)
         self.answered = True  # the device answered this link's greeting (or none is sent)
         self.next_at: float | None = None  # when the greeting is due again, while unanswered
         self.greetings = 0  # greetings sent on this link
@@ -44,8 +50,9 @@ class HostSession:
 
     @classmethod
     def of(cls, decoder: Decoder | type[Decoder]) -> HostSession:
-        """The session of the protocol `decoder` reads, made from the codec's `HostLink`."""
-        return cls(decoder.host_link())
+        """The session of the protocol `decoder` reads, made from the codec's `HostLink`
+        and judging by its `sequence`."""
+        return cls(decoder.host_link(), decoder.sequence)
 
     def opened(self, now: float) -> None:
         """A link opened at `now`: the greeting is due at once, if the protocol greets. An

@@ -85,7 +85,7 @@ async def write_journal(config_path: Path, events: int) -> None:
     # sync "normal" for the generator only, to be quick: no fsync at every commit.
     config = dataclasses.replace(load_config(config_path), journal_sync="normal")
     logs.configure(fmt="console", level="warning", raw_frames=False)  # not every settlement
-    daemon = Daemon(config, driver_factory=lambda _: None)  # type: ignore[arg-type,return-value]
+    daemon = Daemon(config, driver_factory=lambda *_: None)  # type: ignore[arg-type]
     journal = daemon.journal
     prepare_state_directory(daemon.config.state_directory)
     await journal.open()

@@ -31,7 +31,7 @@ from daemon.wire.envelope import utc_timestamp
 from drivers.captures import CaptureHeader, CaptureWriter
 from drivers.errors import DriverError
 from drivers.events import CardDrawn, CardUnreadable, frame_number
-from drivers.receiver import FrameReceiver
+from drivers.session import HostSession
 from drivers.transports.base import Transport
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
     from drivers.codecs.base import Decoder
     from drivers.driver import DriverEvent
+    from drivers.receiver import FrameReceiver
     from drivers.transports import TransportSettings
 
 
@@ -186,9 +187,9 @@ async def _listen(
         return _TappedTransport(make_transport(), printer.print_bytes, recorder)
 
     tap = options.raw or recorder is not None
-    driver = ShoeDriver(protocol, decoder, tapped if tap else make_transport)
-    receiver = FrameReceiver(decoder.sequence)
-    printer = _EventPrinter(out, err, options, receiver, driver.acknowledge, recorder)
+    session = HostSession.of(decoder)  # listen's own: its memory is what it printed
+    driver = ShoeDriver(protocol, decoder, tapped if tap else make_transport, session=session)
+    printer = _EventPrinter(out, err, options, session.memory, driver.acknowledge, recorder)
     async with contextlib.aclosing(driver.events()) as events:
         async for event in events:
             done = await printer.take(event)

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from drivers.driver import ShoeDriver
     from drivers.events import Event as ShoeEvent
     from drivers.noise import LineEvent
+    from drivers.session import HostSession
 
 
 # What a table's queue carries, in arrival order: one small type per kind of item.
@@ -87,6 +88,9 @@ class ServedTable:
     queue: TableInbox[TableItem]
     line: ShoeLine  # what the shoe's line costs the table: noise, overflow
     timers: TableTimers  # the table's deadlines, on the monotonic clock ([timing])
+    # The host's side of the shoe's protocol: its driver pumps it, its service's memory of
+    # the shoe's numbering is it (`TableState.receiver`), it acknowledges (decision D3).
+    session: HostSession
     checkpoint_n: int = 0  # the event the last checkpoint followed
     # Built once, as the daemon starts, by the journal's replay of the table (daemon.parts.
     # recovery): until then they are not set, and reading them is an AttributeError.

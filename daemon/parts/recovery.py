@@ -108,6 +108,7 @@ class Recovery:
             protocol=table.setup.shoe.protocol,
             quiet=False,
             clock=self.clock.now,
+            session=table.session,
         )
         table.runner, table.service = runner, runner.service  # the table's one service
         runner.service.surveillance.configure(self.config.surveillance)  # surveillance hook

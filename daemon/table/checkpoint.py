@@ -94,7 +94,8 @@ class Checkpointing(TableState):
         self.review = list(state["review"])
         self.round_settlements = list(state["round_settlements"])
         self.round_notices = list(state["round_notices"])
-        self.protocol, self.receiver = state["protocol"], receiver
+        self.protocol = state["protocol"]
+        self.receiver.load(receiver)  # in place: the table's driver pumps the same session
         self.node = state.get("node")
         self.contract = int(state.get("contract", 1))  # a checkpoint from before contract 2
         self.shoe_events = int(state.get("shoe_events", 1))  # unknown before: assume heard

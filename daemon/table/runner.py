@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from daemon.table.state import Recorded
     from daemon.wire.envelope import Outbound
     from daemon.wire.topics import Topics
+    from drivers.session import HostSession
 
 CHECKPOINT_FORMAT: Final = 1
 
@@ -94,12 +95,14 @@ class TableRunner:
         record_rules: bool = False,
         quiet: bool = True,
         clock: Callable[[], datetime] | None = None,
+        session: HostSession | None = None,
     ) -> TableRunner:
         """A runner at `checkpoint`, or before the table's first event (whose settings are
         `first_config`). `protocol` when the table has none recorded (a fresh journal);
         `quiet`: log nothing (a tool's replay: it was all logged when it happened); the
         daemon's table is not quiet, once it is recovered. `clock`: the time of what is
-        not journaled (the daemon's journal clock: a refusal's `ts` never runs back)."""
+        not journaled (the daemon's journal clock: a refusal's `ts` never runs back).
+        `session`: the table's host session, which its driver pumps (the daemon's table)."""
         shoe_protocol = table.protocol or protocol
         if checkpoint is None and first_config is None:
             raise ReplayStartError(f"table {table.table_id}: no checkpoint and no settings")
@@ -111,6 +114,7 @@ class TableRunner:
             topics,
             Envelopes(config.table_id, epoch=epoch, clock=clock),
             **({} if shoe_protocol is None else {"protocol": shoe_protocol}),
+            session=session,
         )
         service.quiet = quiet
         runner = cls(service, table)

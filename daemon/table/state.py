@@ -19,9 +19,11 @@ from daemon.table.observer import UNOBSERVED
 from daemon.table.reader_state import ReaderState
 from daemon.table.redelivery import Answered
 from daemon.table.surveillance import TableSurveillance
+from drivers.codecs.base import HostLink
 from drivers.errors import DriverError
 from drivers.receiver import FrameReceiver
-from drivers.registry import sequence_policy
+from drivers.registry import host_session, sequence_policy
+from drivers.session import HostSession
 from rules.engine import Awaiting, TableEngine
 from rules.table import RoundStage
 
@@ -60,6 +62,15 @@ def policy_for(protocol: str) -> SequencePolicy | None:
         return None
 
 
+def session_for(protocol: str) -> HostSession:
+    """A new host session in `protocol`; one that only listens and judges nothing for a
+    protocol no longer installed (a tool replaying an old journal)."""
+    try:
+        return host_session(protocol)
+    except DriverError:
+        return HostSession(HostLink())
+
+
 class TableState:
     """One table's state: the engine, the reader, the cards in custody, the round's
     review, settlements and notices, the shoe's numbering; and the small queries on it."""
@@ -71,8 +82,11 @@ class TableState:
         envelopes: Envelopes,
         *,
         protocol: str = DEFAULT_PROTOCOL,
+        session: HostSession | None = None,
     ) -> None:
-        """`protocol`: the registry's name of the table's shoe protocol, whose numbering
+        """`session`: the host's side of the shoe's protocol, the table's own (its memory is
+        `receiver`), which the daemon hands the table's driver; a new one when not given.
+        `protocol`: the registry's name of the table's shoe protocol, whose numbering
         (`registry.sequence_policy`) judges what the shoe sends (decision D3). The daemon
         journals it with every `start` event, so a replay judges as the live table did
         (decision D4); a replay that starts before any `start` event uses this one."""
@@ -104,7 +118,8 @@ class TableState:
         # What the table holds of the shoe's numbering (decision D3): the last frame journaled
         # and who the device is; rebuilt by the replay like everything else.
         self.protocol = protocol
-        self.receiver = FrameReceiver(policy_for(protocol))
+        self.session = session if session is not None else session_for(protocol)
+        self.session.memory.load(FrameReceiver(policy_for(protocol)))
         # Told of cards, settlements, notices and refusals as they happen: the metrics.
         self.observer: TableObserver = UNOBSERVED
         self._round_changed = False  # the round state to publish changed (table.round_state)
@@ -182,6 +197,11 @@ class TableState:
         due (the engine would take the round's first card for it), or cards wait in custody
         for the round they will be placed in."""
         return self.engine.round_open or self.engine.burns_due > 0 or bool(self.custody.held)
+
+    @property
+    def receiver(self) -> FrameReceiver:
+        """What the table holds of the shoe's numbering: its session's memory."""
+        return self.session.memory
 
     def judge(self, event: object) -> Intake:
         """What to do with an event from the shoe, before anything of it is journaled: a
