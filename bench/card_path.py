@@ -65,7 +65,7 @@ class _Acknowledging:
 
     line = None
 
-    async def acknowledge(self, seq: int) -> None:
+    async def deliver(self, frame: bytes) -> None:
         pass
 
 

@@ -7,7 +7,7 @@ retried with capped, jittered exponential backoff.
 
     async with contextlib.aclosing(driver.events()) as events:
         async for event in events:
-            ...  # journal it; acknowledge it (`driver.acknowledge(seq)`) once durable
+            ...  # journal it; once durable: `driver.deliver(session.acknowledgement(seq))`
 
 Nothing is read while an event waits to be pulled, so a consumer that stops pulling stops
 the reading (back-pressure). Closing the iterator closes the link: `aclosing` closes it when
@@ -25,14 +25,14 @@ and the line's (`drivers.noise`): `LineNoiseBegan` where the line began to carry
 frame (in the stream's order: a frame in the noise may be lost), `LineQuiet` where it stopped,
 and `LineNoise`, what it came to (at most one report a minute, whatever its size).
 
-The driver speaks the host's part of the protocol through its session (`drivers.session`, over
-the codec's `HostLink`), and only moves the bytes: whenever it opens
-the line it sends the greeting (the reference protocol's STATUS_REQUEST) and takes nothing
-from the line until the device answers it (DEVICE_IDENTITY), repeating the greeting every
-second meanwhile; so the first thing a receiver hears after every (re)open is who the device
-is and where its numbering stands. It never acknowledges a frame on its own: the receiver
-calls `acknowledge(seq)` once the frame is durable (decision D3), and judges repeats and
-gaps itself (`drivers.receiver`), against what it has made durable.
+The driver pumps the bytes of the host's session (`drivers.session`, made by the codec from
+its `HostLink`; the table's own, or one of the driver's): whenever it opens the line it sends
+the greeting (the reference protocol's STATUS_REQUEST) and takes nothing from the line until
+the device answers it (DEVICE_IDENTITY), repeating the greeting every second meanwhile; so
+the first thing a receiver hears after every (re)open is who the device is and where its
+numbering stands. It never acknowledges a frame on its own: the receiver judges repeats and
+gaps with the session's memory, against what it has made durable, and once a frame is
+durable (decision D3) writes the session's acknowledgement through `deliver`.
 
 A reply (`CommandAccepted`, `CommandRejected`) is handed up only where it answers a command
 the driver sent on this link (`HostLink.awaits_reply`); any other is the line's noise,
@@ -196,20 +196,26 @@ class ShoeDriver:
         self._session.sending(data)
         await link.write(data)
 
-    async def acknowledge(self, seq: int) -> None:
-        """Tell the device its frame `seq` is durable here, if its protocol acknowledges.
+    @property
+    def session(self) -> HostSession:
+        """The host's session this driver pumps."""
+        return self._session
 
-        Without a link it does nothing: the device keeps the frame and sends it again to the
-        next link, where the receiver judges it a repeat and acknowledges it then. A write
-        that fails is the link's loss, which the reading side reports.
+    async def deliver(self, frame: bytes) -> None:
+        """Write `frame` (an acknowledgement the session made) if a link is open.
+
+        Without a link it does nothing: the device keeps the frame it acknowledges and sends it
+        again to the next link, where the receiver judges it a repeat and acknowledges it
+        then. A write that fails is the link's loss, which the reading side reports.
         """
-        frame = self._session.acknowledgement(seq)
         if not frame or self._link is None:
             return
         try:
             await self.send(frame)
         except TransportError as failure:
-            self._log.debug("reader.acknowledgement_lost", seq=seq, reason=str(failure))
+            self._log.debug(
+                "reader.acknowledgement_lost", frame=WireBytes(frame), reason=str(failure)
+            )
 
     async def events(self) -> AsyncGenerator[DriverEvent, None]:
         """Every event, in order, as the consumer pulls them; it never ends by itself.

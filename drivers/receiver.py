@@ -1,5 +1,6 @@
 """The receiving end's judgement of what a shoe sends: new, a repeat, a conflict, or after a
-loss. The one judge of repeats, for every protocol: decoders hand up every intact frame.
+loss. The one judge of repeats, for every protocol: decoders hand up every intact frame. It
+is the memory of the host's session (`drivers.session`), whose owner judges with it.
 
 Sans-I/O, and the same for every receiver: the daemon's table judges against what its journal
 holds, `listen` against what it printed. The judgement comes first, before anything is made
@@ -9,7 +10,7 @@ durable (decision D3):
     if intake.gap:            make the gap durable first (the round must hear of it)
     if intake.conflict:       make the conflict durable first (the table doubts what it holds)
     if intake.take:           make the event durable, then receiver.record(event)
-    if intake.acknowledge:    driver.acknowledge(intake.acknowledge)
+    if intake.acknowledge:    driver.deliver(session.acknowledgement(intake.acknowledge))
 
 A numbered frame is judged against the last numbered frame held, of any kind, by its number
 AND its content:

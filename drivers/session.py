@@ -1,4 +1,4 @@
-"""The host's part of a shoe protocol on a driver's links, sans-I/O (as h11 holds a
+"""The host's part of a shoe protocol toward one shoe, sans-I/O (as h11 holds a
 protocol's state): no clock of its own (the time is an argument), no I/O (what to send is
 returned), so the driver only moves bytes.
 
@@ -12,9 +12,15 @@ of its frames the shoe answers); the session keeps when to send it and what to h
     session.admits(event)            nothing but the greeting's answer until it has come
     bytes = session.acknowledgement(seq)
 
-Its state is one link's (reset by `opened`) and the running count of replies dropped; none
-of it outlives the process. What the host has made durable of the shoe's numbering is the
-receiver's (`drivers.receiver`), judged where the journal is written (decision D3).
+and its memory judges what the shoe sends (`drivers.receiver`), where the journal is written:
+
+    intake = session.memory.judge(event)   journal a gap, a conflict, the frame; then
+    bytes = session.acknowledgement(intake.acknowledge)     for the driver to `deliver`
+
+One session per table, made by the codec (`HostSession.of(decoder)`): the table owns it,
+hands it to its driver, and checkpoints its memory. The link part's state is one link's
+(reset by `opened`) and the running count of replies dropped; the memory is what the host
+has made durable of the shoe's numbering (decision D3), which no link resets.
 """
 
 from __future__ import annotations

@@ -40,7 +40,6 @@ if TYPE_CHECKING:
 
     from drivers.codecs.base import Decoder
     from drivers.driver import DriverEvent
-    from drivers.receiver import FrameReceiver
     from drivers.transports import TransportSettings
 
 
@@ -189,7 +188,7 @@ async def _listen(
     tap = options.raw or recorder is not None
     session = HostSession.of(decoder)  # listen's own: its memory is what it printed
     driver = ShoeDriver(protocol, decoder, tapped if tap else make_transport, session=session)
-    printer = _EventPrinter(out, err, options, session.memory, driver.acknowledge, recorder)
+    printer = _EventPrinter(out, err, options, session, driver.deliver, recorder)
     async with contextlib.aclosing(driver.events()) as events:
         async for event in events:
             done = await printer.take(event)
@@ -242,16 +241,19 @@ class _EventPrinter:
         out: TextIO,
         err: TextIO,
         options: ListenOptions,
-        receiver: FrameReceiver,
-        acknowledge: Callable[[int], Awaitable[None]],
+        session: HostSession,
+        deliver: Callable[[bytes], Awaitable[None]],
         recorder: CaptureWriter | None = None,
     ) -> None:
+        """`session`: listen's host session, whose memory judges; `deliver` writes what it
+        says to the shoe (the driver's)."""
         self.options = options
-        self.acknowledge = acknowledge
+        self._session = session
+        self._deliver = deliver
         self._recorder = recorder
         self._out = out
         self._err = err
-        self._receiver = receiver
+        self._receiver = session.memory
         self._started = time.monotonic()
         self._cards_seen = 0
         self._ever_connected = False
@@ -283,7 +285,7 @@ class _EventPrinter:
         elif self.options.raw:  # the bytes above held it: say what became of it
             self._print({"type": "repeat", "seq": frame_number(event), "of": type(event).__name__})
         if intake.acknowledge is not None:
-            await self.acknowledge(intake.acknowledge)
+            await self._deliver(self._session.acknowledgement(intake.acknowledge))
         if intake.take and isinstance(event, CardDrawn | CardUnreadable):
             self._cards_seen += 1
             if self.options.count is not None and self._cards_seen >= self.options.count:

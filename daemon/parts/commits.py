@@ -211,7 +211,13 @@ class TableCommits:
             await self.commit(table, ShoeRecord(event), acknowledge=intake.acknowledge)
             return
         if intake.acknowledge is not None:  # a repeat of what the journal holds
-            await table.driver.acknowledge(intake.acknowledge)
+            await self._acknowledge(table, intake.acknowledge)
+
+    @staticmethod
+    async def _acknowledge(table: ServedTable, seq: int) -> None:
+        """Tell the shoe its frame `seq` is durable: the table's session says it, the driver
+        writes it (nothing without a link: the shoe sends the frame again)."""
+        await table.driver.deliver(table.session.acknowledgement(seq))
 
     async def commit(
         self, table: ServedTable, record: JournalRecord, *, acknowledge: int | None = None
@@ -225,7 +231,7 @@ class TableCommits:
         with self.metrics.journal_commit():
             n = await self.journal.append_event(table_id, record.kind, encode(record), at)
         if acknowledge is not None:
-            await table.driver.acknowledge(acknowledge)
+            await self._acknowledge(table, acknowledge)
         applied = table.runner.apply(n, at, record)
         self.outbox.add(table_id, applied.messages)
         self._told(table, applied)  # numbers

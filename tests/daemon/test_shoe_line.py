@@ -20,7 +20,9 @@ from daemon.parts.driver_inbox import DriverInbox
 from daemon.parts.items import OverflowItem, RequestItem, ShoeItem
 from daemon.service import Daemon
 from daemon.table.shoe_line import LineNotice, ShoeLine
-from drivers.events import CardDrawn, LockChanged
+from drivers.codecs.reference import DeviceFrameDecoder, HostFrameDecoder
+from drivers.driver import ShoeDriver
+from drivers.events import Acknowledge, CardDrawn, LockChanged, StatusRequest
 from drivers.noise import LineNoise, LineNoiseBegan, LineQuiet
 from drivers.transports import SerialSettings, transport_factory
 from tests.drivers.test_driver import HELLO, driver_for, reference
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from daemon.parts.items import ServedTable
+    from drivers.session import HostSession
 
 CONFIG = """\
 [mqtt]
@@ -237,3 +240,42 @@ async def test_noise_between_rounds_holds_the_first_card_that_comes_in_it(tmp_pa
         [notice] = journaled(tmp_path, "notice")
         assert (notice["kind"], notice["hold"]) == ("line_noise", True)
         assert table.service.doubt == "line_noise"
+
+
+class _Watched(ShoeDriver):
+    """The table's driver, noting how many shoe events the journal held at each delivery."""
+
+    def __init__(self, tmp_path: Path, session: HostSession, port: str) -> None:
+        transport = transport_factory(SerialSettings(port))
+        super().__init__("reference", DeviceFrameDecoder(), transport, session=session)
+        self.journal_held: list[int] = []
+        self._tmp_path = tmp_path
+
+    async def deliver(self, frame: bytes) -> None:
+        self.journal_held.append(len(journaled(self._tmp_path, "shoe")))
+        await super().deliver(frame)
+
+
+async def test_the_table_acknowledges_through_its_own_session_once_the_frame_is_journaled(
+    tmp_path: Path,
+) -> None:
+    """Decision D3's order: judged, journaled, then the session's acknowledgement through the
+    driver, which pumps the table's very session; a repeat is acknowledged, not journaled."""
+    with Pty() as pty:
+        async with started(tmp_path, "reference") as (daemon, table):
+            assert table.driver.session is table.session is table.service.session
+            table.driver = watched = _Watched(tmp_path, table.session, pty.path)
+            reader = asyncio.create_task(DriverInbox(table, daemon.storage).read_shoe())
+            host = HostFrameDecoder()
+            async with asyncio.timeout(5):
+                assert host.feed(await pty.read(9)) == [StatusRequest()]  # the link is open
+            for _ in range(2):  # the frame, then its repeat
+                await daemon.commits.take_from_shoe(table, card("KH", 1))
+                async with asyncio.timeout(5):
+                    assert host.feed(await pty.read(11)) == [Acknowledge(acknowledged_seq=1)]
+            assert watched.journal_held == [1, 1]
+            assert table.service.receiver is table.session.memory
+            assert table.session.memory.last == 1
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader

@@ -206,7 +206,8 @@ async def test_enq_frames_over_a_pty() -> None:
             pty.write(enq.encode_device_frame(card("QC", 1)))
             assert await shoe.next(CommunicationStarted) == CommunicationStarted(seq=0)
             assert (await shoe.next(CardDrawn)).code == "QC"
-            await driver.acknowledge(1)  # the family acknowledges nothing: nothing is sent
+            # The family acknowledges nothing: nothing is sent.
+            await driver.deliver(driver.session.acknowledgement(1))
             with pytest.raises(TimeoutError):
                 await pty.read(1)
 
@@ -390,15 +391,16 @@ async def test_the_driver_greets_and_takes_nothing_before_the_answer(
                 assert host.feed(await pty.read(9)) == []
 
 
-async def test_acknowledge_writes_the_protocols_acknowledgement_when_a_link_is_open() -> None:
+async def test_deliver_writes_the_sessions_acknowledgement_when_a_link_is_open() -> None:
     with Pty() as pty:
         driver = driver_for(transport_factory(SerialSettings(pty.path)))
-        await driver.acknowledge(3)  # no link: the device will send it again; nothing to do
+        frame = driver.session.acknowledgement(3)
+        await driver.deliver(frame)  # no link: the device will send it again; nothing to do
         async with running(driver) as shoe:
             await shoe.next(Connected)
             host = HostFrameDecoder()
             assert host.feed(await pty.read(9)) == [StatusRequest()]
-            await driver.acknowledge(3)
+            await driver.deliver(driver.session.acknowledgement(3))
             assert host.feed(await pty.read(11)) == [Acknowledge(acknowledged_seq=3)]
 
 

@@ -87,6 +87,9 @@ def test_each_protocol_makes_its_own_session_and_the_driver_pumps_it() -> None:
     listener.opened(0.0)
     assert (listener.due(0.0), listener.answered) == (b"", True)
     assert host_session("reference") is not made  # one per table: its own frame numbers
+    # Its memory judges by the protocol's numbering; a listener's ENQ shoe keeps nothing.
+    assert (made.memory.policy, made.memory.reliable) == (reference.SEQUENCE, True)
+    assert (listener.memory.policy, listener.memory.reliable) == (enq.SEQUENCE, False)
     never_opened = transport_factory(TcpSettings("127.0.0.1", 9))
     driver = ShoeDriver("reference", reference.DeviceFrameDecoder(), never_opened, session=made)
     assert driver.line.unsolicited_replies == made.unsolicited == 0
