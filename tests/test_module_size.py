@@ -24,10 +24,6 @@ STILL_OVER: dict[str, tuple[int, str]] = {
         499,  # 13 lines of it the shift's numbers (<table>/stats, daemon/display/numbers.py)
         "the pit display's model: being changed beside this",
     ),
-    "daemon/wire/asyncapi.py": (
-        524,  # 3 lines of it the numbers' channel and request (daemon/numbers/wire.py)
-        "the wire contract's document: moves with the wire package",
-    ),
     "daemon/mqtt/settings.py": (489, "the link's settings: split with one problem collector"),
     "daemon/mqtt/link.py": (535, "the link: its aiomqtt patch to be isolated in one module"),
 }
