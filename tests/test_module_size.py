@@ -25,7 +25,6 @@ STILL_OVER: dict[str, tuple[int, str]] = {
         "the pit display's model: being changed beside this",
     ),
     "daemon/mqtt/settings.py": (489, "the link's settings: split with one problem collector"),
-    "daemon/mqtt/link.py": (535, "the link: its aiomqtt patch to be isolated in one module"),
 }
 
 
