@@ -16,7 +16,8 @@ import structlog
 if TYPE_CHECKING:
     from daemon.mqtt.settings import MqttSettings
 
-_log = structlog.get_logger()
+# The link's lines, whichever of its modules writes them: a filter on `logger` keeps working.
+_log = structlog.get_logger("daemon.mqtt.link")
 
 
 class LinkState(enum.Enum):

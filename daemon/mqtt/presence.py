@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 # daemon.wire.availability's, which the display and `watch` read the same topic by.
 BRIDGE_ONLINE: Final = ONLINE.encode()
 BRIDGE_OFFLINE: Final = OFFLINE.encode()
-_log = structlog.get_logger()
+# The link's lines, whichever of its modules writes them: a filter on `logger` keeps working.
+_log = structlog.get_logger("daemon.mqtt.link")
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 # connection, unless the link was down longer than takeover.RESUME_WITHIN.
 REQUEST_QOS: Final = 1
 STATE_QOS: Final = 1
-_log = structlog.get_logger()
+# The link's lines, whichever of its modules writes them: a filter on `logger` keeps working.
+_log = structlog.get_logger("daemon.mqtt.link")
 
 
 @dataclass(frozen=True, slots=True)
