@@ -20,10 +20,6 @@ STILL_OVER: dict[str, tuple[int, str]] = {
         "the service's settings: split with one problem collector",
     ),
     "daemon/cli/demo.py": (549, "the demo: its simulator becomes the one console simulator"),
-    "daemon/display/model.py": (
-        499,  # 13 lines of it the shift's numbers (<table>/stats, daemon/display/numbers.py)
-        "the pit display's model: being changed beside this",
-    ),
     "daemon/wire/asyncapi.py": (
         524,  # 3 lines of it the numbers' channel and request (daemon/numbers/wire.py)
         "the wire contract's document: moves with the wire package",
