@@ -21,8 +21,7 @@ from daemon.dealer_console.link import ConsoleLink
 from daemon.dealer_console.server import build_app
 from daemon.display.model import PitModel
 from daemon.system.notify import Notifier
-from daemon.web.site import serving, until_stopped
-from daemon.web.site import url_of as _url_of
+from daemon.web.site import serving, until_stopped, url_of
 from daemon.web.stream import Changes
 
 if TYPE_CHECKING:
@@ -32,11 +31,6 @@ if TYPE_CHECKING:
     from daemon.web.login_guard import LoginGuard
 
 log = structlog.get_logger("console")
-
-
-def url_of(config: ConsoleConfig) -> str:
-    settings = config.console
-    return _url_of(settings.bind, settings.port, https=settings.https is not None)
 
 
 def plain_http_warning(bind: str, *, https: bool) -> str | None:
@@ -69,13 +63,14 @@ async def running_console(
     model = PitModel(config.mqtt.base_topic, only_table=table)
     link = ConsoleLink(config.mqtt, table, model, Contract(config.mqtt.client_id), changes.notify)
     app = build_app(settings, link, changes, guard=guard)
+    url = url_of(settings.bind, settings.port, https=settings.https is not None)
     async with (
         serving(app, settings.bind, settings.port, settings.https),
         asyncio.TaskGroup() as group,
     ):
         follower = group.create_task(link.follow(), name="console-broker")
         try:
-            yield RunningConsole(url_of(config), link)
+            yield RunningConsole(url, link)
         finally:
             follower.cancel()
 

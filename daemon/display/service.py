@@ -24,8 +24,7 @@ from daemon.display.config import plain_http_warning
 from daemon.display.model import PitModel
 from daemon.display.server import build_app
 from daemon.system.notify import Notifier
-from daemon.web.site import serving, until_stopped
-from daemon.web.site import url_of as _url_of
+from daemon.web.site import serving, until_stopped, url_of
 from daemon.web.stream import Changes
 
 if TYPE_CHECKING:
@@ -34,12 +33,6 @@ if TYPE_CHECKING:
     from daemon.display.config import DisplayConfig
 
 log = structlog.get_logger("display")
-
-
-def url_of(config: DisplayConfig) -> str:
-    """Where a browser finds the pit view (the table view is `<url>table/<id>`)."""
-    settings = config.display
-    return _url_of(settings.bind, settings.port, https=settings.https is not None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,10 +51,10 @@ async def running_display(config: DisplayConfig) -> AsyncIterator[RunningDisplay
     changes = Changes()
     settings = config.display
     app = build_app(model, changes, settings)
+    # The pit view; a table's is `<url>table/<id>`.
+    url = url_of(settings.bind, settings.port, https=settings.https is not None)
     async with serving(app, settings.bind, settings.port, settings.https):
-        yield RunningDisplay(
-            url_of(config), lambda: follow_broker(config.mqtt, model, changes.notify)
-        )
+        yield RunningDisplay(url, lambda: follow_broker(config.mqtt, model, changes.notify))
 
 
 async def serve(config: DisplayConfig, *, notifier: Notifier | None = None) -> None:
