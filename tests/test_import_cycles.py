@@ -115,8 +115,9 @@ def test_no_module_of_the_project_imports_itself_through_others() -> None:
 
 
 # What the pit display may use of the daemon: the wire contract, the MQTT client and its
-# settings, the configuration file's reader, the host's plumbing, the web server's parts it
-# shares with the dealer console. Never the table, the journal or the service: it is a
+# settings, the configuration file's reader and its one problem collector (with what the
+# display's section shares with the console's), the host's plumbing, the web server's parts
+# it shares with the dealer console. Never the table, the journal or the service: it is a
 # subscriber like any other.
 DISPLAY_MAY_IMPORT = (
     "daemon.display",
@@ -124,6 +125,8 @@ DISPLAY_MAY_IMPORT = (
     "daemon.wire",
     "daemon.mqtt",
     "daemon.configuration.file",
+    "daemon.configuration.problems",
+    "daemon.configuration.served_page",
     "daemon.system",
     "daemon.version",
 )
