@@ -55,7 +55,7 @@ from daemon.mqtt.link_state import LinkState
 from daemon.numbers.daemon_side import StatsHub
 from daemon.parts.bridge_announcer import BridgeAnnouncer
 from daemon.parts.commits import TableCommits
-from daemon.parts.driver_inbox import driver_emit
+from daemon.parts.driver_inbox import DriverInbox
 from daemon.parts.items import ServedTable
 from daemon.parts.journal_outbox import JournalOutbox
 from daemon.parts.recovery import Recovery
@@ -244,7 +244,7 @@ class Daemon:
                 group.create_task(self.link.run(), name="mqtt-link")
                 for table_id, table in self.tables.items():
                     group.create_task(
-                        table.driver.run(driver_emit(table, self.storage)),
+                        DriverInbox(table, self.storage).read_shoe(),
                         name=f"driver:{table_id}",
                     )
                     group.create_task(self.commits.consume(table), name=f"table:{table_id}")
