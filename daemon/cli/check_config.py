@@ -68,9 +68,9 @@ def _check(path: Path, out: TextIO, err: TextIO, *, display: bool) -> bool:
     except ConfigErrors as exc:
         write_config_errors(err, exc)
         if display:
-            _write_display_problems(path, err)
+            _write_page_problems(path, err)
         return False
-    if display and _write_display_problems(path, err):
+    if display and _write_page_problems(path, err):
         return False
     err.writelines(f"{note} (deprecated)\n" for note in config.deprecations)
     if display:
@@ -82,23 +82,32 @@ def _check(path: Path, out: TextIO, err: TextIO, *, display: bool) -> bool:
     return True
 
 
-def _write_display_problems(path: Path, err: TextIO) -> bool:
-    """What `shoe2mqtt display` would refuse in the file's `[display]` section that the
-    daemon's own check does not see: the daemon checks that section's shape only (the
-    display's password and certificate files are the display's, which the daemon's user may
-    rightly be unable to read), so a file that `run` accepts could still stop the display.
-    True when there were any; they are listed under their own heading."""
-    from daemon.display.config import file_problems
+def _write_page_problems(path: Path, err: TextIO) -> bool:
+    """What `shoe2mqtt display` and `shoe2mqtt console` would refuse in the file's
+    `[display]` and `[console]` sections that the daemon's own check does not see: the daemon
+    checks those sections' shape only (their password, dealers and certificate files are
+    theirs, which the daemon's user may rightly be unable to read), so a file that `run`
+    accepts could still stop either. True when there were any; each has its own heading."""
+    from daemon.dealer_console.config import file_problems as console_problems
+    from daemon.display.config import file_problems as display_problems
 
-    problems = file_problems(path)
-    if problems:
-        err.write(DISPLAY_PROBLEMS_HEADING)
-        err.writelines(f"{problem}\n" for problem in problems)
-    return bool(problems)
+    found = False
+    for heading, problems in (
+        (DISPLAY_PROBLEMS_HEADING, display_problems(path)),
+        (CONSOLE_PROBLEMS_HEADING, console_problems(path)),
+    ):
+        if problems:
+            err.write(heading)
+            err.writelines(f"{problem}\n" for problem in problems)
+            found = True
+    return found
 
 
 DISPLAY_PROBLEMS_HEADING: Final = (
     "problems for the pit display (`shoe2mqtt display` needs them mended; `run` does not):\n"
+)
+CONSOLE_PROBLEMS_HEADING: Final = (
+    "problems for the dealer console (`shoe2mqtt console` needs them mended; `run` does not):\n"
 )
 
 
