@@ -54,6 +54,11 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
     paths = [*args.config, *args.files] or [DEFAULT_CONFIG]
     results = [_check(path, out, err, display=not args.daemon) for path in paths]
+    if not [*args.config, *args.files] and not DEFAULT_CONFIG.exists():
+        err.write(
+            f"(with no file named, check-config checks {DEFAULT_CONFIG}, the file `run` reads: "
+            "name yours with --config FILE; scripts/install puts one there)\n"
+        )
     # EX_CONFIG, as `run` answers the same file: a script or a unit can test either alike.
     return ExitCode.OK if all(results) else ExitCode.CONFIG
 
