@@ -50,7 +50,8 @@ from daemon.journal import (
 from daemon.journal.archive import Archive
 from daemon.journal.clock import ClockStep, JournalClock
 from daemon.metrics import DaemonMetrics, Readings, serve_metrics
-from daemon.mqtt.link import InboundMessage, LinkState, MqttLink
+from daemon.mqtt.link import MqttLink
+from daemon.mqtt.link_state import LinkState
 from daemon.numbers.daemon_side import StatsHub
 from daemon.parts.bridge_announcer import BridgeAnnouncer
 from daemon.parts.commits import TableCommits
@@ -80,6 +81,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
     from daemon.configuration.service_config import ServiceConfig, TableSetup
+    from daemon.mqtt.subscriptions import InboundMessage
     from daemon.mqtt.takeover import ClientIdInUse, LinkUnstable
     from drivers.driver import ShoeDriver
     from drivers.session import HostSession
