@@ -22,9 +22,15 @@ if TYPE_CHECKING:
     from daemon.numbers.records import RoundRecord, ShoeRecord
 
 
-def table_lines(reader: JournalReader, table_id: str) -> Iterator[dict[str, Any]]:
-    """Every line of the table's round log: archived days first, then the live journal."""
+def table_lines(
+    reader: JournalReader, table_id: str, since_day: str | None = None
+) -> Iterator[dict[str, Any]]:
+    """Every line of the table's round log: archived days first, then the live journal;
+    with `since_day` (an ISO date), no archive file of an earlier (UTC) day: each file
+    begins with the table's settings, so what follows reads alone."""
     for file in reader.archive_files(table_id):
+        if since_day is not None and file.day < since_day:
+            continue
         for _, line in reader.archive.lines(file):
             yield line
     db = reader.db
