@@ -32,7 +32,7 @@ from rules.player import SimulatedRound
 
 if TYPE_CHECKING:
     import random
-    from collections.abc import AsyncIterator, Mapping
+    from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 
     from daemon.request_gate import RequestLimits
     from daemon.testing import Mosquitto
@@ -202,10 +202,12 @@ async def running_floor(
     tables: Mapping[str, tuple[dict[str, Any], str | None]],
     *,
     requests: RequestLimits | None = None,
+    journal: Callable[[Path], Awaitable[None]] | None = None,
 ) -> AsyncIterator[Floor]:
     """The daemon and the display serving `tables` (id → its settings and the script its
     shoe deals, or None for a seeded shoe), both from one configuration file; `requests`:
-    the daemon's `[requests]` limits, for a console faster than a person."""
+    the daemon's `[requests]` limits, for a console faster than a person; `journal` writes
+    the daemon's state directory (its journal of days gone by) before the daemon starts."""
     async with contextlib.AsyncExitStack() as stack:
         shoes = {}
         for table_id, (_, script) in tables.items():
@@ -218,6 +220,8 @@ async def running_floor(
         floor = Floor(directory, broker, {t: s for t, (s, _) in tables.items()}, shoes, free_port())
         floor.config.write_text(_config_file(floor, requests), encoding="utf-8")
         await floor.connect_console()
+        if journal is not None:
+            await journal(directory / "state")
         try:
             await floor.start_daemon()
             for shoe in shoes.values():
