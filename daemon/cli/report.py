@@ -23,7 +23,9 @@ from daemon.numbers.periods import DEFAULT_SHIFTS, GROUPINGS, Shifts, ShiftsErro
 if TYPE_CHECKING:
     import argparse
 
+    from daemon.numbers.periods import Grouped
     from daemon.numbers.records import RoundRecord, ShoeRecord
+    from daemon.numbers.sources import Stands
     from daemon.numbers.tally import Numbers
 
 FORMATS: Final = ("text", "csv", "json")
@@ -149,6 +151,7 @@ def _settings(
     numbers = config.numbers if config is not None else NumbersConfig()
     if args.confidence is None:
         args.confidence = numbers.confidence
+    args.surveillance = None if config is None else config.surveillance  # its count system
     try:
         shifts = Shifts.parse(
             args.shifts.split(",") if args.shifts else numbers.shifts,
@@ -192,16 +195,30 @@ def _journal_report(
         reader = JournalReader(path, Archive(archive), Topics(base))
     except (ArchiveError, JournalError) as exc:
         return failure(err, "report", exc)
+    stands = sources.Stands() if args.surveillance is None else sources.Stands(args.surveillance)
     try:
         grouped = Grouped(args.by, shifts, posted)
-        for record in sources.records(reader, args.table):
+        for record in sources.records(reader, args.table, stands=stands):
             if _wanted(record, args, shifts):
                 grouped.add(record)
     except (ArchiveError, JournalError) as exc:
         return failure(err, "report", exc)
     finally:
         reader.close()
+    if args.last_day is None:  # the report reaches the journal's end: how each table stands
+        _surveillance_sections(grouped, stands)
     return write_report(grouped.numbers(), args, confidence, out, err)
+
+
+def _surveillance_sections(grouped: Grouped, stands: Stands) -> None:
+    """Each table's surveillance as the journal ends (the shoe in play, each seat's session
+    and its evidence), a section of the group that holds the table's last round."""
+    from daemon.table.surveillance import render_summary
+
+    for table, summary in stands.summaries.items():
+        group = grouped.last_group(table)
+        if group is not None:
+            group.sections.setdefault("surveillance", []).extend(render_summary(summary))
 
 
 def _wanted(record: RoundRecord | ShoeRecord, args: argparse.Namespace, shifts: Shifts) -> bool:

@@ -88,8 +88,8 @@ def add_stats_channel(
     message: Callable[[str, dict[str, Any], str], dict[str, Any]],
     table: dict[str, Any],
 ) -> None:
-    """`<base>/<table>/stats` and `<base>/<table>/days` into the document, with asyncapi's own `message` and the
-    `table` parameter."""
+    """`<base>/<table>/stats` and `<base>/<table>/days` into the document, with asyncapi's
+    own `message` and the `table` parameter."""
     summary = "retained; a state, so no envelope"
     message_ = message("stats", STATS_PAYLOAD, summary)
     api.add("stats", f"{base}/{{table}}/stats", STATS_TEXT, message_, parameters=table)

@@ -85,7 +85,7 @@ async def test_the_numbers_page_draws_the_days_the_daemon_published_and_after_a_
     table, events, _ = read_example("blackjack-queen-of-hearts.jsonl")
     name = table["id"]
     keep = os.environ.get("SHOE2MQTT_SCREENSHOTS")
-    days, pace = (7, Pace(60, opens=18, hours=4)) if keep else (2, Pace(6, opens=18, hours=1))
+    days, pace = (5, Pace(30, opens=18, hours=3)) if keep else (2, Pace(6, opens=18, hours=1))
     start = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     start -= timedelta(days=days + 1)
     config = TableConfig.from_mapping(table)
