@@ -45,7 +45,7 @@ def count_days(
     reader: JournalReader, table_id: str, shifts: Shifts, since: date, before: date
 ) -> list[Numbers]:
     """The table's gaming days from `since` up to (not including) `before`, each with rounds,
-    oldest first. Blocking: run it off the event loop."""
+    oldest first (the archive's and the live journal's rounds alike, as `sources` reads them)."""
     first, last = since.isoformat(), before.isoformat()
     days: dict[str, Numbers] = {}
     folder, counting = RoundFolder(table_id), None
@@ -53,10 +53,10 @@ def count_days(
         for record in folder.feed(line):
             if isinstance(record, RoundRecord):
                 day = shifts.day_label(record.started)
-                counting = days.get(day) if first <= day < last else None
-                if counting is None and first <= day < last:
-                    counting = days[day] = Numbers({"table": table_id, "day": day})
-                if counting is not None:
+                counting = None
+                if first <= day < last:
+                    if (counting := days.get(day)) is None:
+                        counting = days[day] = Numbers({"table": table_id, "day": day})
                     counting.add(record)
             elif counting is not None:  # a shoe counts where the table's last round did
                 counting.add_shoe(record)
