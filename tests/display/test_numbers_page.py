@@ -66,7 +66,7 @@ async def test_the_numbers_page_draws_the_shift_and_survives_a_reload(
     assert tile.startswith("twenty point bonus: house ")
     assert "hold" in tile
     assert "theory 24.7%" in tile
-    assert pace.startswith("shift 1 rounds")
+    assert pace.startswith("shift 1 round · ")
     assert first == again
     wager, rows, bars = first
     assert f"handle ${handle:,.2f}" in wager
