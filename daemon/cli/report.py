@@ -23,9 +23,7 @@ from daemon.numbers.periods import DEFAULT_SHIFTS, GROUPINGS, Shifts, ShiftsErro
 if TYPE_CHECKING:
     import argparse
 
-    from daemon.numbers.periods import Grouped
     from daemon.numbers.records import RoundRecord, ShoeRecord
-    from daemon.numbers.sources import Stands
     from daemon.numbers.tally import Numbers
 
 FORMATS: Final = ("text", "csv", "json")
@@ -206,19 +204,8 @@ def _journal_report(
     finally:
         reader.close()
     if args.last_day is None:  # the report reaches the journal's end: how each table stands
-        _surveillance_sections(grouped, stands)
+        stands.add_sections(grouped)
     return write_report(grouped.numbers(), args, confidence, out, err)
-
-
-def _surveillance_sections(grouped: Grouped, stands: Stands) -> None:
-    """Each table's surveillance as the journal ends (the shoe in play, each seat's session
-    and its evidence), a section of the group that holds the table's last round."""
-    from daemon.table.surveillance import render_summary
-
-    for table, summary in stands.summaries.items():
-        group = grouped.last_group(table)
-        if group is not None:
-            group.sections.setdefault("surveillance", []).extend(render_summary(summary))
 
 
 def _wanted(record: RoundRecord | ShoeRecord, args: argparse.Namespace, shifts: Shifts) -> bool:

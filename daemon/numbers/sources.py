@@ -15,12 +15,13 @@ from daemon.journal import database
 from daemon.numbers.records import RoundFolder
 from daemon.table.log_lines import archive_lines, table_line
 from daemon.table.runner import TableRunner
-from daemon.table.surveillance import SurveillanceConfig
+from daemon.table.surveillance import SurveillanceConfig, render_summary
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
 
     from daemon.history.audit import JournalReader
+    from daemon.numbers.periods import Grouped
     from daemon.numbers.records import RoundRecord, ShoeRecord
 
 
@@ -65,6 +66,14 @@ class Stands:
 
     settings: SurveillanceConfig = field(default_factory=SurveillanceConfig)
     summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def add_sections(self, grouped: Grouped) -> None:
+        """Each table's surveillance as the journal ends (the shoe in play, each seat's
+        session and its evidence): a section of the group that holds the table's last round."""
+        for table, summary in self.summaries.items():
+            group = grouped.last_group(table)
+            if group is not None:
+                group.sections.setdefault("surveillance", []).extend(render_summary(summary))
 
 
 def records(
