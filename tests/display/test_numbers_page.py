@@ -39,7 +39,8 @@ async def test_the_numbers_page_draws_the_shift_and_survives_a_reload(
     keep = os.environ.get("SHOE2MQTT_SCREENSHOTS")
     tables: dict[str, tuple[dict[str, Any], str | None]] = {name: (table, shoe_script(events))}
     if keep:  # docs/display.md's picture: a table dealt from a shuffled shoe, many rounds
-        tables["bj-2"] = ({**table, "id": "bj-2"}, None)
+        # the seeded shoe deals eight Spanish decks: a six-deck table would find a foreign card
+        tables["bj-2"] = ({**table, "id": "bj-2", "decks": 8}, None)
     async with running_floor(tmp_path, mosquitto, tables) as floor:
         browser.open(floor.url)
         await floor.play_log(name, events)
