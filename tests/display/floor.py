@@ -25,7 +25,7 @@ import aiomqtt
 from daemon.testing import MessageLog, free_port
 from daemon.wire.console import console_request
 from drivers.emulator import EmulatedShoe, EmulatorSettings
-from rules.cards import Card
+from rules.cards import Card, DeckKind
 from rules.config import TableConfig
 from rules.events import DealCard
 from rules.player import SimulatedRound
@@ -214,7 +214,7 @@ async def running_floor(
             settings = (
                 EmulatorSettings(protocol="reference", script=script)
                 if script is not None
-                else EmulatorSettings(protocol="reference", seed=7, spanish=True, decks=8)
+                else _seeded_shoe(table_id, tables[table_id][0])
             )
             shoes[table_id] = await stack.enter_async_context(EmulatedShoe(settings))
         floor = Floor(directory, broker, {t: s for t, (s, _) in tables.items()}, shoes, free_port())
@@ -232,6 +232,14 @@ async def running_floor(
             await floor.stop("display")
             await floor.stop("daemon")
             await floor.disconnect_console()
+
+
+def _seeded_shoe(table_id: str, settings: dict[str, Any]) -> EmulatorSettings:
+    """A seeded shoe of the table's own decks: a shoe of other cards would deal what the
+    table's census flags as a card its shoe cannot hold, and the table would stop."""
+    table = TableConfig.from_mapping({"id": table_id, **settings})
+    spanish = table.deck_kind is DeckKind.SPANISH
+    return EmulatorSettings(protocol="reference", seed=7, spanish=spanish, decks=table.decks)
 
 
 def _config_file(floor: Floor, requests: RequestLimits | None) -> str:
