@@ -91,13 +91,9 @@ log = structlog.get_logger("daemon")
 
 def default_driver(setup: TableSetup, session: HostSession) -> ShoeDriver:
     """The table's driver, pumping the table's session."""
-    shoe = setup.shoe
+    shoe, table = setup.shoe, setup.table.table_id
     return create_driver(
-        shoe.protocol,
-        shoe.transport,
-        table=setup.table.table_id,
-        idle_timeout=shoe.idle_timeout,
-        session=session,
+        shoe.protocol, shoe.transport, table=table, idle_timeout=shoe.idle_timeout, session=session
     )
 
 
