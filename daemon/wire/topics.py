@@ -23,7 +23,7 @@ COMMANDS = (
     "dealer",
 )
 # A table's topics that carry a state without the envelope (no id, no seq: docs/mqtt.md).
-STATE_TOPICS = ("availability", "journal", "stats", "round")
+STATE_TOPICS = ("availability", "journal", "stats", "days", "round")
 
 
 def has_envelope(topic: str) -> bool:
