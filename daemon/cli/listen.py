@@ -131,6 +131,9 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
     return asyncio.run(until_signalled(listen(args, out, err, options)))
 
 
+SILENCE_HINT: Final = 10.0  # seconds of an open port without a word before listen says so
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class ListenOptions:
     raw: bool = False  # also print the bytes received, in hex
@@ -189,11 +192,15 @@ async def _listen(
     session = HostSession.of(decoder)  # listen's own: its memory is what it printed
     driver = ShoeDriver(protocol, decoder, tapped if tap else make_transport, session=session)
     printer = _EventPrinter(out, err, options, session, driver.deliver, recorder)
-    async with contextlib.aclosing(driver.events()) as events:
-        async for event in events:
-            done = await printer.take(event)
-            if done is not None:
-                return done
+    async with contextlib.aclosing(driver.events()) as events, asyncio.TaskGroup() as tasks:
+        hint = tasks.create_task(printer.hint_if_silent(protocol), name="listen-silence")
+        try:
+            async for event in events:
+                done = await printer.take(event)
+                if done is not None:
+                    return done
+        finally:
+            hint.cancel()
     raise AssertionError("a shoe driver's events never end")  # pragma: no cover - unreachable
 
 
@@ -257,10 +264,24 @@ class _EventPrinter:
         self._started = time.monotonic()
         self._cards_seen = 0
         self._ever_connected = False
+        self._connected = asyncio.Event()
+        self._heard = False  # anything but the link's own news: a frame, a gap, noise
 
     async def print_bytes(self, data: bytes) -> None:
         if self.options.raw:
             self._print({"type": "raw", "hex": data.hex(" ")})
+
+    async def hint_if_silent(self, protocol: str) -> None:
+        """Once, when a port has been open SILENCE_HINT seconds and the shoe said nothing: a
+        shoe speaking another protocol may wait for a poll this host never sends."""
+        await self._connected.wait()
+        await asyncio.sleep(SILENCE_HINT)
+        if not self._heard:
+            self._err.write(
+                f"shoe2mqtt listen: nothing heard in {SILENCE_HINT:g} s since the port opened; "
+                f"is the shoe dealing, and does it speak the {protocol} protocol "
+                "(--protocol)? --raw shows every byte that arrives\n"
+            )
 
     async def take(self, event: DriverEvent) -> ExitCode | None:
         """Print `event` as the receiver judges it; the exit code once `listen` is done."""
@@ -293,9 +314,14 @@ class _EventPrinter:
         return None
 
     def _note_link(self, event: DriverEvent) -> None:
-        """A capture being recorded notes where the link opened and was lost."""
-        from drivers.driver import Connected, Disconnected, Reconnected
+        """Whether the shoe has said anything since the port opened (its silence is hinted
+        at), and a capture being recorded notes where the link opened and was lost."""
+        from drivers.driver import Connected, Connecting, Disconnected, LinkFault, Reconnected
 
+        if not isinstance(event, Connecting | Connected | Disconnected | LinkFault | Reconnected):
+            self._heard = True
+        elif isinstance(event, Connected | Reconnected):
+            self._connected.set()
         if self._recorder is None:
             return
         if isinstance(event, Connected | Reconnected):

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Final
 
 import pytest
 
+from daemon.cli.listen import SILENCE_HINT
 from drivers.captures import read_capture
 from tests.drivers.capture_cases import CAPTURES, EXPECTED, cards_in, record_token
 
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
 SHOE2MQTT: Final = Path(sys.executable).with_name("shoe2mqtt")  # the installed command
-ISSUE_CARDS: Final = "AS 10H QH QH 8C"
+WALK_THROUGH_CARDS: Final = "AS 10H QH QH 8C"
 TAKEN: Final = "the host has taken every card"
 TIMEOUT: Final = 20.0
 
@@ -110,7 +111,7 @@ def cards(records: list[dict[str, object]]) -> list[object]:
 
 @pytest.mark.parametrize("protocol", ["reference", "enq"])
 @pytest.mark.timeout(40)
-async def test_the_two_commands_of_issue_12_give_every_card_in_order_and_end_cleanly(
+async def test_the_walk_throughs_two_commands_give_every_card_in_order_and_end_cleanly(
     tmp_path: Path, protocol: str, emulator_processes: list[asyncio.subprocess.Process]
 ) -> None:
     link_path = tmp_path / "shoeA"
@@ -118,7 +119,7 @@ async def test_the_two_commands_of_issue_12_give_every_card_in_order_and_end_cle
     async with asyncio.timeout(TIMEOUT):
         emulator, head = await emulate(
             emulator_processes,
-            *("--protocol", protocol, "--link", link, "--cards", ISSUE_CARDS, "--pace", "2"),
+            *("--protocol", protocol, "--link", link, "--cards", WALK_THROUGH_CARDS, "--pace", "2"),
         )
         assert head[1] == f"link: {link}\n"
         said = await lines_until(emulator.stderr, "before dealing")  # nothing dealt yet
@@ -127,7 +128,7 @@ async def test_the_two_commands_of_issue_12_give_every_card_in_order_and_end_cle
             emulator_processes, "--driver", protocol, link, "--count", "5"
         )
         assert code == 0, err
-        assert cards(records) == ISSUE_CARDS.split()
+        assert cards(records) == WALK_THROUGH_CARDS.split()
         # The shoe stays on the table once the host has every card ...
         await lines_until(emulator.stderr, TAKEN)
         assert emulator.process.returncode is None
@@ -301,3 +302,23 @@ async def test_a_capture_being_recorded_survives_sigterm_and_is_never_overwritte
     assert code == 2
     assert "exists" in err_text
     assert read_capture(recorded) == capture
+
+
+@pytest.mark.timeout(40)
+async def test_a_shoe_that_says_nothing_in_the_protocol_asked_for_is_hinted_at(
+    tmp_path: Path, emulator_processes: list[asyncio.subprocess.Process]
+) -> None:
+    """An ENQ shoe waits for a poll the reference host never sends: listen says what to check
+    rather than print nothing."""
+    link = str(tmp_path / "shoeM")
+    async with asyncio.timeout(TIMEOUT + SILENCE_HINT):
+        await emulate(emulator_processes, "--protocol", "enq", "--link", link, "--cards", "AS")
+        process = await start("listen", "--protocol", "reference", link)
+        emulator_processes.append(process)
+        assert process.stderr is not None
+        said = await lines_until(process.stderr, "nothing heard")
+    assert said[-1] == (
+        f"shoe2mqtt listen: nothing heard in {SILENCE_HINT:g} s since the port opened; is the "
+        "shoe dealing, and does it speak the reference protocol (--protocol)? --raw shows "
+        "every byte that arrives\n"
+    )
