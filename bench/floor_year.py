@@ -73,15 +73,22 @@ _MOVED = (
 # one of each number, as a real table's do (a round's settlements are found by its number).
 _RENUMBERED = ", round + 1000000 * k.d AS round"
 _KEPT = {
-    "rounds": ('* EXCLUDE ("table", day, started, ended, round)', ("started", "ended")),
-    "shoes": ('* EXCLUDE ("table", day, started)', ("started",)),
-    "settlements": ('* EXCLUDE ("table", day, round)', ()),
+    "rounds": ('p.* EXCLUDE ("table", day, started, ended, round)', ("started", "ended")),
+    "shoes": ('p.* EXCLUDE ("table", day, started)', ("started",)),
+    "settlements": ('p.* EXCLUDE ("table", day, round)', ()),
 }
+POOL_TABLES = ("pool-a", "pool-b", "pool-d")
+# A small server's DuckDB: the copy spills to disk rather than take the machine's memory.
+_BOUNDED = ("SET memory_limit = '1GB'", "SET threads = 2", "SET preserve_insertion_order = false")
 
 
-def _replicate(pool: Path, floor: Path, tables: int, days: int) -> int:
-    """The pool's rows as `tables` tables over `days` days; returns the floor's rounds."""
+def _replicate(pool: Path, floor: Path, tables: int, days: int, chunk: int = 10) -> int:
+    """The pool's rows as `tables` tables over `days` days; returns the floor's rounds.
+    Written `chunk` days at a time: DuckDB holds every partition of a partitioned copy until
+    it ends, and a year's 36,500 table-days at once spilled gigabytes and crawled."""
     con = duckdb.connect()
+    for setting in (*_BOUNDED, f"SET temp_directory = '{floor}.spill'"):
+        con.execute(setting)
     floor.mkdir(parents=True, exist_ok=True)
     rounds = f"read_parquet('{pool}/rounds/**/*.parquet', hive_partitioning = true)"
     pool_days = con.execute(f"SELECT DISTINCT day FROM {rounds} ORDER BY 1").fetchall()  # noqa: S608 - a bench's own path
@@ -90,19 +97,51 @@ def _replicate(pool: Path, floor: Path, tables: int, days: int) -> int:
         times = "".join(", " + _MOVED.format(column=c, first=first) for c in moved)
         times += _RENUMBERED if name != "shoes" else ""
         source = f"read_parquet('{pool}/{name}/**/*.parquet', hive_partitioning = true)"
-        con.execute(
-            f"""COPY (
-                SELECT {keep} {times}, printf('t-%03d', t.i) AS "table",
-                    strftime(DATE '{first}' + to_days(CAST(k.d AS INTEGER)), '%Y-%m-%d') AS day
-                FROM {source} p
-                JOIN range({tables}) t(i)
-                    ON p."table" = ['pool-a', 'pool-b', 'pool-d'][t.i % 3 + 1]
-                JOIN range({days}) k(d)
-                    ON k.d % {width} = date_diff('day', DATE '{first}', CAST(p.day AS DATE))
-            ) TO '{floor}/{name}' (FORMAT parquet, PARTITION_BY ("table", day))"""  # noqa: S608 - a bench's own SQL
-        )
+        for begin in range(0, days, chunk):
+            con.execute(
+                f"""COPY (
+                    SELECT {keep} {times}, printf('t-%03d', t.i) AS "table",
+                        strftime(DATE '{first}' + to_days(CAST(k.d AS INTEGER)), '%Y-%m-%d') AS day
+                    FROM {source} p
+                    JOIN range({tables}) t(i)
+                        ON p."table" = {list(POOL_TABLES)}[t.i % 3 + 1]
+                    JOIN range({begin}, {min(begin + chunk, days)}) k(d)
+                        ON k.d % {width} = date_diff('day', DATE '{first}', CAST(p.day AS DATE))
+                ) TO '{floor}/{name}' (FORMAT parquet, PARTITION_BY ("table", day),
+                    OVERWRITE_OR_IGNORE true)"""  # noqa: S608 - a bench's own SQL
+            )
     counted = f"SELECT count(*) FROM read_parquet('{floor}/rounds/**/*.parquet')"  # noqa: S608 - a bench's own path
     row = con.execute(counted).fetchone()
+    con.close()
+    return int(row[0]) if row else 0
+
+
+def _pool_from_floor(floor: Path, pool: Path) -> int:
+    """The pool's own rows again, from a floor `_replicate` made: its first three tables'
+    first `width` days are the pool's tables' days, under other names and with each day's
+    round numbers moved on by a million a day; both undone. Returns the pool's rounds."""
+    con = duckdb.connect()
+    for setting in _BOUNDED:
+        con.execute(setting)
+    pool.mkdir(parents=True, exist_ok=True)
+    source = f"read_parquet('{floor}/rounds/**/*.parquet', hive_partitioning = true)"
+    first = con.execute(f"SELECT min(day) FROM {source}").fetchall()[0][0]  # noqa: S608 - a bench's own path
+    copies = ", ".join(f"'t-{i:03d}'" for i in range(len(POOL_TABLES)))
+    for name in _KEPT:
+        # The pool's width is two days (the floor's days repeat with it); rounds renumbered
+        # back; the columns an older `_replicate` left behind (its ranges' i and d) dropped.
+        renumbered = ", round - 1000000 * date_diff('day', DATE '{first}', day) AS round"
+        con.execute(
+            f"""COPY (
+                SELECT p.* EXCLUDE ("table", day, i, d{", round" if name != "shoes" else ""})
+                    {renumbered.format(first=first) if name != "shoes" else ""},
+                    {list(POOL_TABLES)}[CAST(right("table", 3) AS INTEGER) + 1] AS "table",
+                    strftime(day, '%Y-%m-%d') AS day
+                FROM read_parquet('{floor}/{name}/**/*.parquet', hive_partitioning = true) p
+                WHERE "table" IN ({copies}) AND day < DATE '{first}' + INTERVAL 2 DAY
+            ) TO '{pool}/{name}' (FORMAT parquet, PARTITION_BY ("table", day))"""  # noqa: S608 - a bench's own SQL
+        )
+    row = con.execute(f"SELECT count(*) FROM read_parquet('{pool}/rounds/**/*.parquet')").fetchone()  # noqa: S608 - a bench's own path
     con.close()
     return int(row[0]) if row else 0
 
