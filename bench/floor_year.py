@@ -1,6 +1,7 @@
 """A floor's numbers at scale: the report over many tables and days, its time and memory.
 
     uv run python -m bench.floor_year [--tables 100] [--days 30] [--pool-days 2] [--keep DIR]
+        [--pool-from FLOOR]
 
 1. A **pool** of real table-days: three tables (blackjack paytable A, blackjack paytable B,
    Double Attack), `--pool-days` days of 16 hours at 60 rounds an hour, dealt by the real
@@ -8,12 +9,18 @@
    (daemon.testing.floor.write_journal), exactly the archive a table PC leaves.
 2. `shoe2mqtt report --archive POOL --export parquet`: the archive cut into rounds,
    settlements and shoes (the ingest, per table-day), timed.
-3. A **floor**: the pool's Parquet rows copied to `--tables` tables and `--days` days (each
-   copy under its own table id, its times moved to its own day) by DuckDB. Generating every
-   table-day through the engine would take about 20 s each (36,500 for a year: eight days of
-   one core), so the floor repeats the pool's real days; what is timed reads every row.
-4. `shoe2mqtt report --archive FLOOR --by table` and `--by day`, each as a process, timed,
-   with its peak memory (the process's maximum resident set, from `wait4`).
+   With `--pool-from FLOOR` the pool is taken back from a floor this bench made (its first
+   three tables' first `--pool-days` days are the pool's, renamed and renumbered: undone)
+   instead of being written again (15 minutes or more).
+3. A **floor**: the pool's Parquet rows copied to `--tables` tables and `--days` days by
+   DuckDB, ten days at a time: table i repeats pool table i mod 3 (so a third of the floor
+   is each kind of table), day d repeats pool day d mod `--pool-days`, each copy under its
+   own table id, its times moved to its own day and its round numbers moved on by a million
+   a day. Every row is a real round, settlement or shoe; what repeats is which. Generating
+   every table-day through the engine would take about 20 s each (36,500 for a year: eight
+   days of one core); the copy of a year took 20 minutes here. What is timed reads every row.
+4. `shoe2mqtt report --archive FLOOR --by` table, day, shift, dealer and floor, each as a
+   process, timed, with its peak memory (the process's maximum resident set, from `wait4`).
 """
 
 from __future__ import annotations
@@ -146,48 +153,54 @@ def _pool_from_floor(floor: Path, pool: Path) -> int:
     return int(row[0]) if row else 0
 
 
+def _pool(state: Path, pool: Path, days: int, command: list[str]) -> None:
+    """The pool written, archived and exported to `pool` (and its ingest timed)."""
+    if not (state / "archive" / "manifest.json").exists():
+        began = time.monotonic()
+        asyncio.run(write_journal(state, _pool_tables(), START, days + 1, PACE, keep_days=1))
+        print(f"pool: {3 * days} table-days written and archived in "
+              f"{time.monotonic() - began:.0f} s", flush=True)  # fmt: skip
+    archive = state / "archive"
+    size = sum(p.stat().st_size for p in archive.rglob("*.jsonl.gz")) / 2**20
+    shutil.rmtree(pool, ignore_errors=True)
+    took, peak, out = _run([*command, "--archive", str(archive), "--export", "parquet",
+                            "--output", str(pool)])  # fmt: skip
+    print(f"export of the pool's archive ({size:.0f} MiB of gzip): {took:.1f} s, "
+          f"{took / (3 * days):.1f} s a table-day, peak {peak:.0f} MiB: {out.strip()}")  # fmt: skip
+    took, peak, _ = _run([*command, "--archive", str(archive), "--by", "table"])
+    print(f"report --archive on the pool's archive: {took:.1f} s, peak {peak:.0f} MiB")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tables", type=int, default=100)
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--pool-days", type=int, default=2)
     parser.add_argument("--keep", type=Path, help="keep the pool and the floor here")
+    parser.add_argument("--pool-from", type=Path, help="take the pool back from this floor")
     args = parser.parse_args()
     print(f"machine: {machine()}", flush=True)
     directory = args.keep or Path(tempfile.mkdtemp(prefix="floor-", dir=Path.cwd() / ".cache"))
     directory.mkdir(parents=True, exist_ok=True)
-    state, command = directory / "state", [sys.executable, "-m", "daemon.cli", "report"]
+    command = [sys.executable, "-m", "daemon.cli", "report"]
+    pool, floor = directory / "pool-parquet", directory / "floor"
     try:
-        if not (state / "archive" / "manifest.json").exists():
-            began = time.monotonic()
-            asyncio.run(write_journal(state, _pool_tables(), START, args.pool_days + 1, PACE,
-                                      keep_days=1))  # fmt: skip
-            print(f"pool: {3 * args.pool_days} table-days written and archived in "
-                  f"{time.monotonic() - began:.0f} s", flush=True)  # fmt: skip
-        archive = state / "archive"
-        size = sum(p.stat().st_size for p in archive.rglob("*.jsonl.gz")) / 2**20
-        pool = directory / "pool-parquet"
-        shutil.rmtree(pool, ignore_errors=True)
-        took, peak, out = _run([*command, "--archive", str(archive), "--export", "parquet",
-                                "--output", str(pool)])  # fmt: skip
-        print(f"export of the pool's archive ({size:.0f} MiB of gzip): {took:.1f} s, "
-              f"{took / (3 * args.pool_days):.1f} s a table-day, peak {peak:.0f} MiB: "
-              f"{out.strip()}")  # fmt: skip
-        took, peak, _ = _run([*command, "--archive", str(archive), "--by", "table"])
-        print(f"report --archive on the pool's archive: {took:.1f} s, peak {peak:.0f} MiB")
-        floor = directory / "floor"
+        if args.pool_from:
+            print(f"pool: {_pool_from_floor(args.pool_from, pool):,} rounds taken back")
+        elif not (args.keep and (pool / "rounds").is_dir()):
+            _pool(directory / "state", pool, args.pool_days, command)
         shutil.rmtree(floor, ignore_errors=True)
         began = time.monotonic()
         rounds = _replicate(pool, floor, args.tables, args.days)
         print(f"floor: {args.tables} tables x {args.days} days, {rounds:,} rounds, made in "
               f"{time.monotonic() - began:.0f} s", flush=True)  # fmt: skip
-        for by in ("table", "day"):
+        for by in ("table", "day", "shift", "dealer", "floor"):
             took, peak, out = _run(
                 [*command, "--archive", str(floor), "--by", by, "--format", "csv"]
             )
-            rows = len(out.splitlines()) - 1
             print(f"report --archive FLOOR --by {by}: {took:.1f} s, peak {peak:.0f} MiB, "
-                  f"{rounds / took:,.0f} rounds a second, {rows} rows")  # fmt: skip
+                  f"{rounds / took:,.0f} rounds a second, {len(out.splitlines()) - 1} rows, "
+                  f"load average {os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
     finally:
         if args.keep is None:
             shutil.rmtree(directory, ignore_errors=True)
