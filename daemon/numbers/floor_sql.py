@@ -84,7 +84,7 @@ def _working_tables(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     tens of millions) in a database file of their own, removed after: on disk DuckDB keeps
     them compressed and pages them through its memory limit, where temporary tables (in
     memory) outgrew it and failed the month by day at one GiB."""
-    directory = Path(tempfile.mkdtemp(prefix="shoe2mqtt-report-"))
+    directory = Path(tempfile.mkdtemp(prefix=f"shoe2mqtt-work-{os.getpid()}-"))
     before = con.execute("SELECT current_database()").fetchall()[0][0]
     con.execute("ATTACH ? AS floor_work", [str(directory / "work.duckdb")])
     con.execute("USE floor_work")
