@@ -5,7 +5,7 @@ A daemon of one blackjack table (a real journal in a temporary directory, no bro
 link's publishing is the same one step for every message) plays seeded rounds with one
 seat, through the way the daemon itself takes them: requests and shuffles as inbox items,
 each card as the reference shoe's frame bytes, decoded by the codec, put in the table's
-inbox by the driver's emit, taken by the table's task (judged, journaled, acknowledged,
+inbox as the driver's events are pulled, taken by the table's task (judged, journaled, acknowledged,
 applied, handed to the outbox). The card counted is the first whose commit puts a
 settlement in the outbox. Counted, on the event loop's thread and the journal's:
 
@@ -34,13 +34,13 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from daemon.cli.demo import DEMO_TABLES
 from daemon.configuration.service_config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
 from daemon.journal import prepare_state_directory
 from daemon.mqtt.settings import MqttSettings
-from daemon.parts.driver_inbox import driver_emit
+from daemon.parts.driver_inbox import DriverInbox
 from daemon.parts.items import RequestItem, ShoeItem
 from daemon.service import Daemon
+from daemon.simulator.tables import DEMO_TABLES
 from daemon.system import logs
 from daemon.wire.console import console_request
 from drivers.codecs.reference import DeviceFrameDecoder, encode_device_frame
@@ -128,7 +128,7 @@ async def count_one_card(directory: Path) -> PathCount:
     [table] = daemon.tables.values()
     while len(table.queue):  # the start (and the first settings), as the table's task takes them
         await daemon.commits.take(table, table.queue.get_nowait())
-    emit = driver_emit(table, daemon.storage)
+    inbox = DriverInbox(table, daemon.storage)
     decoder = DeviceFrameDecoder()
     engine_config = table.setup.table
     plan = {
@@ -154,7 +154,7 @@ async def count_one_card(directory: Path) -> PathCount:
                     frame = encode_device_frame(drawn, seq=drawn.seq)
                     counter.counting = True
                     for decoded in decoder.feed(frame):  # the codec: bytes to an event
-                        await emit(decoded)  # the driver's emit: into the inbox
+                        await inbox.put(decoded)  # the driver's event: into the inbox
                     await daemon.commits.take(table, table.queue.get_nowait())
                     counter.counting = False
                     if settlement in _delivered(daemon):

@@ -39,7 +39,7 @@ from pathlib import Path
 import duckdb
 
 from bench.e2e.harness import machine
-from daemon.cli.demo import DEMO_TABLES
+from daemon.simulator.tables import DEMO_TABLES
 from daemon.testing.floor import Pace, write_journal
 from rules.config import TableConfig
 from rules.games import Game

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING
 
 from bench.e2e.harness import machine, workspace
 from bench.e2e.startup import records
-from daemon.cli.demo import DEMO_TABLES
 from daemon.configuration.service_config import LoggingConfig, ServiceConfig, ShoeConfig, TableSetup
 from daemon.history.archiving import archive_due
 from daemon.journal import JOURNAL_FILE, prepare_state_directory
@@ -33,6 +32,7 @@ from daemon.journal.archive import Archive
 from daemon.journal.clock import JournalClock
 from daemon.mqtt.settings import MqttSettings
 from daemon.service import Daemon
+from daemon.simulator.tables import DEMO_TABLES
 from daemon.system import logs
 from daemon.table.records import ShoeRecord
 from drivers.events import CardDrawn

@@ -50,11 +50,12 @@ from daemon.journal import (
 from daemon.journal.archive import Archive
 from daemon.journal.clock import ClockStep, JournalClock
 from daemon.metrics import DaemonMetrics, Readings, serve_metrics
-from daemon.mqtt.link import InboundMessage, LinkState, MqttLink
+from daemon.mqtt.link import MqttLink
+from daemon.mqtt.link_state import LinkState
 from daemon.numbers.daemon_side import StatsHub
 from daemon.parts.bridge_announcer import BridgeAnnouncer
 from daemon.parts.commits import TableCommits
-from daemon.parts.driver_inbox import driver_emit
+from daemon.parts.driver_inbox import DriverInbox
 from daemon.parts.items import ServedTable
 from daemon.parts.journal_outbox import JournalOutbox
 from daemon.parts.recovery import Recovery
@@ -80,6 +81,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
     from daemon.configuration.service_config import ServiceConfig, TableSetup
+    from daemon.mqtt.subscriptions import InboundMessage
     from daemon.mqtt.takeover import ClientIdInUse, LinkUnstable
     from drivers.driver import ShoeDriver
 
@@ -242,7 +244,7 @@ class Daemon:
                 group.create_task(self.link.run(), name="mqtt-link")
                 for table_id, table in self.tables.items():
                     group.create_task(
-                        table.driver.run(driver_emit(table, self.storage)),
+                        DriverInbox(table, self.storage).read_shoe(),
                         name=f"driver:{table_id}",
                     )
                     group.create_task(self.commits.consume(table), name=f"table:{table_id}")

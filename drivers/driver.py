@@ -1,8 +1,17 @@
 """One shoe, one driver: a transport and a codec, reconnected forever.
 
-`ShoeDriver.run(emit)` is the whole interface. It hands every decoded shoe event, and every
-change of the link's state, to `emit`, in order, and it only returns by being cancelled: a
-device that goes away is reported and retried with capped, jittered exponential backoff.
+`ShoeDriver.events()` is the whole interface: an async iterator of every decoded shoe event,
+and every change of the link's state, in order, that the consumer pulls (as aiomqtt's
+`client.messages`), and that never ends by itself: a device that goes away is reported and
+retried with capped, jittered exponential backoff.
+
+    async with contextlib.aclosing(driver.events()) as events:
+        async for event in events:
+            ...  # journal it; acknowledge it (`driver.acknowledge(seq)`) once durable
+
+Nothing is read while an event waits to be pulled, so a consumer that stops pulling stops
+the reading (back-pressure). Closing the iterator closes the link: `aclosing` closes it when
+the loop ends, by a return, an error or the pulling task's cancellation.
 
 How the daemon should read the link events:
 
@@ -16,7 +25,8 @@ and the line's (`drivers.noise`): `LineNoiseBegan` where the line began to carry
 frame (in the stream's order: a frame in the noise may be lost), `LineQuiet` where it stopped,
 and `LineNoise`, what it came to (at most one report a minute, whatever its size).
 
-The driver speaks the host's part of the protocol (the codec's `HostLink`): whenever it opens
+The driver speaks the host's part of the protocol through its session (`drivers.session`, over
+the codec's `HostLink`), and only moves the bytes: whenever it opens
 the line it sends the greeting (the reference protocol's STATUS_REQUEST) and takes nothing
 from the line until the device answers it (DEVICE_IDENTITY), repeating the greeting every
 second meanwhile; so the first thing a receiver hears after every (re)open is who the device
@@ -36,23 +46,23 @@ import asyncio
 import random
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, NoReturn, TypeAlias
+from typing import TYPE_CHECKING, Final, TypeAlias
 
 from drivers.backoff import Backoff, BackoffPolicy
-from drivers.events import CommandAccepted, CommandRejected, Event
+from drivers.events import Event
 from drivers.logs import WireBytes, get_logger
 from drivers.noise import LineCounts, LineEvent, LineNoise, LineNoiseBegan, NoiseWatch
+from drivers.session import HostSession
 from drivers.transports.errors import LinkLost, NotConnected, SettingsError, TransportError
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import AsyncGenerator, Callable, Sequence
 
     from structlog.typing import FilteringBoundLogger
 
-    from drivers.codecs.base import Decoder, DecoderCounters, HostLink
+    from drivers.codecs.base import Decoder, DecoderCounters
     from drivers.transports.base import Transport
 
-GREETING_REPEAT: Final = 1.0  # seconds between greetings the device leaves unanswered
 GREETING_WARN_AFTER: Final = 5  # unanswered greetings before a warning says so
 
 
@@ -104,7 +114,6 @@ class Reconnected:
 
 LinkEvent: TypeAlias = Connecting | LinkFault | Connected | Disconnected | Reconnected
 DriverEvent: TypeAlias = Event | LinkEvent | LineEvent
-Emit: TypeAlias = "Callable[[DriverEvent], Awaitable[None]]"
 
 
 # ---------------------------------------------------------------- the driver
@@ -113,8 +122,8 @@ Emit: TypeAlias = "Callable[[DriverEvent], Awaitable[None]]"
 class ShoeDriver:
     """Reads one shoe: opens a fresh transport per attempt and feeds its bytes to one codec.
 
-    `emit` is awaited for every event, so a slow consumer slows reading down instead of
-    events piling up in memory; the bytes wait in the kernel's buffer meanwhile.
+    The consumer pulls its events (`events()`), so a slow consumer slows reading down instead
+    of events piling up in memory; the bytes wait in the kernel's buffer meanwhile.
 
     Every line it logs (logger `drivers.reader`, events `reader.*`) and every line its codec
     logs carries the `table` it serves and the `endpoint` it reads, as fields.
@@ -148,7 +157,7 @@ class ShoeDriver:
         self.name = name
         self.table = table
         self._decoder = decoder
-        self._host = decoder.host_link()
+        self._session = HostSession(decoder.host_link())
         self._transport_factory = transport_factory
         self._backoff_policy = backoff if backoff is not None else BackoffPolicy()
         # Jitter needs no cryptographic quality; tests inject a seeded generator.
@@ -158,8 +167,6 @@ class ShoeDriver:
         self._link: Transport | None = None
         self._running = False
         self._bytes_read = 0
-        self._unsolicited = 0  # replies to no command, dropped
-        self._replies_awaited = 0  # commands sent on this link and not yet answered
         self._noise = NoiseWatch()
 
     @property
@@ -171,7 +178,7 @@ class ShoeDriver:
     @property
     def line(self) -> LineCounts:
         """What the line carried that was no frame, with every byte read: running totals."""
-        return LineCounts.of(self._decoder.counters, self._bytes_read, self._unsolicited)
+        return LineCounts.of(self._decoder.counters, self._bytes_read, self._session.unsolicited)
 
     @property
     def connected(self) -> bool:
@@ -183,8 +190,7 @@ class ShoeDriver:
         if link is None:
             raise NotConnected(f"driver {self.name} has no open link", endpoint=self.name)
         self._log.debug("reader.sent", data=WireBytes(data))
-        if self._host.awaits_reply(data):
-            self._replies_awaited += 1
+        self._session.sending(data)
         await link.write(data)
 
     async def acknowledge(self, seq: int) -> None:
@@ -194,7 +200,7 @@ class ShoeDriver:
         next link, where the receiver judges it a repeat and acknowledges it then. A write
         that fails is the link's loss, which the reading side reports.
         """
-        frame = self._host.acknowledgement(seq)
+        frame = self._session.acknowledgement(seq)
         if not frame or self._link is None:
             return
         try:
@@ -202,8 +208,15 @@ class ShoeDriver:
         except TransportError as failure:
             self._log.debug("reader.acknowledgement_lost", seq=seq, reason=str(failure))
 
-    async def run(self, emit: Emit) -> NoReturn:
-        """Read the shoe until cancelled; cancelling closes the link and its worker thread."""
+    async def events(self) -> AsyncGenerator[DriverEvent, None]:
+        """Every event, in order, as the consumer pulls them; it never ends by itself.
+
+        Nothing more is read while an event waits to be pulled: a consumer that does not pull
+        stops the reading, and the bytes wait in the kernel's buffer (a shoe that keeps its
+        frames loses nothing). Close it when you stop pulling (`contextlib.aclosing` around
+        the loop, which also does when the pulling task is cancelled): that closes the link
+        and its worker thread.
+        """
         if self._running:
             raise RuntimeError(f"driver {self.name} is already running")
         self._running = True
@@ -217,19 +230,25 @@ class ShoeDriver:
                 self._log = self._reader_log(transport.endpoint)
                 self._decoder.log_context(table=self.table, endpoint=transport.endpoint)
                 try:
-                    await emit(Connecting(transport.endpoint, attempt))
-                    error = await self._connect(transport, emit, lost_at, attempt)
+                    yield Connecting(transport.endpoint, attempt)
+                    error = await self._open(transport)
                     opened = error is None
                     if error is None:
-                        lost_at, attempt = None, 0
-                        error = await self._pump(transport, emit, backoff)
+                        yield self._linked(transport.endpoint, lost_at, attempt)
+                        self._link, lost_at, attempt = transport, None, 0
+                        reading = _Reading(transport, backoff, self._now())
+                        self._session.opened(reading.last_byte)
+                        while reading.failure is None:
+                            for event in await self._step(reading):
+                                yield event
+                        error = reading.failure
                 finally:
                     self._link = None
                     await transport.close()
                 delay = backoff.next_delay()
                 if opened:
                     lost_at = time.monotonic()
-                await self._report(error, transport.endpoint, attempt, delay, emit, lost=opened)
+                yield self._report(error, transport.endpoint, attempt, delay, lost=opened)
                 await asyncio.sleep(delay)
         finally:
             self._running = False
@@ -237,37 +256,33 @@ class ShoeDriver:
     def _reader_log(self, endpoint: str | None) -> FilteringBoundLogger:
         return get_logger("drivers.reader", table=self.table, endpoint=endpoint)
 
-    async def _connect(
-        self, transport: Transport, emit: Emit, lost_at: float | None, attempt: int
-    ) -> TransportError | None:
-        """Open the link and say so; the failure when it would not open."""
+    @staticmethod
+    def _now() -> float:
+        return asyncio.get_running_loop().time()
+
+    @staticmethod
+    async def _open(transport: Transport) -> TransportError | None:
+        """Open the link; the failure when it would not open."""
         try:
             await transport.open()
         except TransportError as failure:
             return failure
-        endpoint = transport.endpoint
-        if lost_at is None:
-            self._log.info("reader.connected", protocol=self.name)
-            await emit(Connected(endpoint))
-        else:
-            outage = time.monotonic() - lost_at
-            self._log.warning(
-                "reader.reconnected", protocol=self.name, outage=round(outage, 2), attempts=attempt
-            )
-            await emit(Reconnected(endpoint, outage=outage, attempts=attempt))
-        self._link = transport
         return None
 
-    async def _report(
-        self,
-        error: TransportError,
-        endpoint: str,
-        attempt: int,
-        delay: float,
-        emit: Emit,
-        *,
-        lost: bool,
-    ) -> None:
+    def _linked(self, endpoint: str, lost_at: float | None, attempt: int) -> LinkEvent:
+        """What says the link is up: the first since start-up, or back after a loss."""
+        if lost_at is None:
+            self._log.info("reader.connected", protocol=self.name)
+            return Connected(endpoint)
+        outage = time.monotonic() - lost_at
+        self._log.warning(
+            "reader.reconnected", protocol=self.name, outage=round(outage, 2), attempts=attempt
+        )
+        return Reconnected(endpoint, outage=outage, attempts=attempt)
+
+    def _report(
+        self, error: TransportError, endpoint: str, attempt: int, delay: float, *, lost: bool
+    ) -> LinkEvent:
         """One line and one link event per retry: a link that was lost, or an attempt that
         failed to open one."""
         retry_in = round(delay, 2)
@@ -275,92 +290,69 @@ class ShoeDriver:
             self._log.warning(
                 "reader.link_lost", reason=str(error), errno=error.errno, retry_in=retry_in
             )
-            await emit(Disconnected(endpoint, str(error), error.errno, retry_in=delay))
-        else:
-            self._log.warning(
-                "reader.retrying",
-                reason=str(error),
-                errno=error.errno,
-                attempt=attempt,
-                retry_in=retry_in,
-            )
-            await emit(LinkFault(endpoint, str(error), error.errno, attempt, delay))
+            return Disconnected(endpoint, str(error), error.errno, retry_in=delay)
+        self._log.warning(
+            "reader.retrying",
+            reason=str(error),
+            errno=error.errno,
+            attempt=attempt,
+            retry_in=retry_in,
+        )
+        return LinkFault(endpoint, str(error), error.errno, attempt, delay)
 
-    async def _pump(self, transport: Transport, emit: Emit, backoff: Backoff) -> TransportError:
-        """Greet the device, then feed the codec until the link fails; return why it failed.
-        The noise the link carried is told before its loss is."""
-        self._replies_awaited = 0  # an answer to a command sent on another link never comes
-        failure = await self._read_until_lost(transport, emit, backoff)
-        now = asyncio.get_running_loop().time()
-        await self._tell_noise(self._noise.take(transport.endpoint, now, closing=True), emit)
-        return failure
-
-    async def _read_until_lost(
-        self, transport: Transport, emit: Emit, backoff: Backoff
-    ) -> TransportError:
-        proven = False
-        loop = asyncio.get_running_loop()
-        greeting = _Greeting(self._host, loop.time())
-        last_byte = loop.time()
-        while True:
-            frame = greeting.due(loop.time())
+    async def _step(self, reading: _Reading) -> Sequence[DriverEvent]:
+        """One turn on an open link: greet if due, read once, and what that came to. When the
+        link fails, `reading.failure` says why, and what is returned is the noise it carried
+        (told before its loss is)."""
+        transport, session = reading.transport, self._session
+        endpoint = transport.endpoint
+        try:
+            frame = session.due(self._now())
             if frame:
-                if greeting.sent == GREETING_WARN_AFTER:
-                    self._log.warning("reader.greeting_unanswered", greetings=greeting.sent)
-                try:
-                    await self.send(frame)
-                except TransportError as failure:
-                    return failure
-            try:
-                data = await self._read(transport, last_byte, greeting.next_at)
-            except TransportError as failure:
-                return failure
-            if data is None:  # time to greet again, or to tell of the noise
-                await self._tell_noise(self._noise.take(transport.endpoint, loop.time()), emit)
-                continue
-            last_byte = loop.time()
-            if not proven:
-                # Only a link that delivered data resets the backoff: a device server that
-                # accepts and at once drops us must not be hammered at the initial delay.
-                proven = True
-                backoff.reset()
-            await self._take(data, transport.endpoint, greeting, emit)
-            # A read that finds bytes waiting returns without yielding: a line that never
-            # stops (noise at a device server's speed) must not keep the other tables waiting.
-            await asyncio.sleep(0)
+                if session.greetings == GREETING_WARN_AFTER:
+                    self._log.warning("reader.greeting_unanswered", greetings=session.greetings)
+                await self.send(frame)
+            data = await self._read(transport, reading.last_byte, session.next_at)
+        except TransportError as failure:
+            reading.failure = failure
+            return self._noise_events(self._noise.take(endpoint, self._now(), closing=True))
+        if data is None:  # time to greet again, or to tell of the noise
+            return self._noise_events(self._noise.take(endpoint, self._now()))
+        reading.last_byte = self._now()
+        if not reading.proven:
+            # Only a link that delivered data resets the backoff: a device server that
+            # accepts and at once drops us must not be hammered at the initial delay.
+            reading.proven = True
+            reading.backoff.reset()
+        events = self._take(data, endpoint)
+        # A read that finds bytes waiting returns without yielding: a line that never stops
+        # (noise at a device server's speed) must not keep the other tables waiting.
+        await asyncio.sleep(0)
+        return events
 
-    async def _take(self, data: bytes, endpoint: str, greeting: _Greeting, emit: Emit) -> None:
-        """Feed the codec one chunk; hand up its events, and what the noise did."""
+    def _take(self, data: bytes, endpoint: str) -> list[DriverEvent]:
+        """Feed the codec one chunk: what the noise did, and the events it completed."""
         self._log.debug("reader.received", data=WireBytes(data))
-        now = asyncio.get_running_loop().time()
+        now = self._now()
         # What fell due before these bytes came (the noise was over, or is to be reported).
-        await self._tell_noise(self._noise.take(endpoint, now), emit)
+        told: list[DriverEvent] = [*self._noise_events(self._noise.take(endpoint, now))]
         self._bytes_read += len(data)
-        events = [event for event in self._decoder.feed(data) if self._solicited(event)]
+        events = self._session.replies(self._decoder.feed(data))
         if self._noise.observe(self.line, now):
             # Before this chunk's events: one of them may come after a frame the noise ate.
-            await emit(LineNoiseBegan(endpoint))
+            told.append(LineNoiseBegan(endpoint))
         for event in events:
-            if greeting.admits(event):
-                await emit(event)
+            if self._session.admits(event):
+                told.append(event)
             else:
                 # Before its answer, a frame may be a resend the device's timer sent
                 # blindly: the device sends it again after the answer, where the
                 # receiver can judge it knowing who the device is.
                 self._log.debug("reader.before_greeting_dropped", dropped=type(event).__name__)
+        return told
 
-    def _solicited(self, event: Event) -> bool:
-        """Whether to hand `event` up: a reply only where a command sent awaits one."""
-        if not isinstance(event, CommandAccepted | CommandRejected):
-            return True
-        if self._replies_awaited:
-            self._replies_awaited -= 1
-            return True
-        self._unsolicited += 1
-        return False
-
-    async def _tell_noise(self, events: list[LineEvent], emit: Emit) -> None:
-        """The noise's report (and a log line for it) and its end, as they fall due."""
+    def _noise_events(self, events: list[LineEvent]) -> list[LineEvent]:
+        """The noise's report (with a log line for it) and its end, as they fall due."""
         for event in events:
             if isinstance(event, LineNoise):
                 self._log.warning(
@@ -374,7 +366,7 @@ class ShoeDriver:
                     unknown_message=event.unknown_message,
                     unsolicited_replies=event.unsolicited_replies,
                 )
-            await emit(event)
+        return events
 
     async def _read(
         self, transport: Transport, last_byte: float, greet_at: float | None
@@ -394,26 +386,13 @@ class ShoeDriver:
             return None
 
 
-class _Greeting:
-    """The host's greeting on one link: sent at once, repeated until the device answers; until
-    then nothing else from the line is taken."""
+class _Reading:
+    """One open link's reading: when it last brought a byte, whether it has brought any
+    (only then is the backoff reset), and why it failed, once it has."""
 
-    def __init__(self, host: HostLink, now: float) -> None:
-        self._host = host
-        self.answered = not host.greets
-        self.next_at: float | None = None if self.answered else now
-        self.sent = 0
-
-    def due(self, now: float) -> bytes:
-        """The greeting to send now, or nothing."""
-        if self.next_at is None or now < self.next_at:
-            return b""
-        self.sent += 1
-        self.next_at = now + GREETING_REPEAT
-        return self._host.greeting()
-
-    def admits(self, event: Event) -> bool:
-        """Whether to take `event`: the answer, and everything after it."""
-        if not self.answered and self._host.answers_greeting(event):
-            self.answered, self.next_at = True, None
-        return self.answered
+    def __init__(self, transport: Transport, backoff: Backoff, now: float) -> None:
+        self.transport = transport
+        self.backoff = backoff
+        self.last_byte = now
+        self.proven = False
+        self.failure: TransportError | None = None

@@ -115,13 +115,18 @@ def test_no_module_of_the_project_imports_itself_through_others() -> None:
 
 
 # What the pit display may use of the daemon: the wire contract, the MQTT client and its
-# settings, the configuration file's reader, the host's plumbing. Never the table, the
-# journal or the service: it is a subscriber like any other.
+# settings, the configuration file's reader and its one problem collector (with what the
+# display's section shares with the console's), the host's plumbing, the web server's parts
+# it shares with the dealer console. Never the table, the journal or the service: it is a
+# subscriber like any other.
 DISPLAY_MAY_IMPORT = (
     "daemon.display",
+    "daemon.web",
     "daemon.wire",
     "daemon.mqtt",
     "daemon.configuration.file",
+    "daemon.configuration.problems",
+    "daemon.configuration.served_page",
     "daemon.system",
     "daemon.version",
 )
@@ -140,6 +145,18 @@ def test_the_display_uses_only_the_wire_contract_and_the_broker() -> None:
         if other.startswith("daemon")
         and other != "daemon"
         and not other.startswith(DISPLAY_MAY_IMPORT)
+    }
+    assert sorted(reaching) == []
+
+
+def test_the_web_parts_the_display_and_the_console_share_import_neither() -> None:
+    """daemon/web/ is below both: it imports nothing of the daemon but its own modules."""
+    reaching = {
+        f"{name} imports {other}"
+        for name, imported in project_graph().items()
+        if name.startswith("daemon.web")
+        for other in imported
+        if other.startswith("daemon") and not other.startswith("daemon.web")
     }
     assert sorted(reaching) == []
 

@@ -8,8 +8,8 @@ The broker and the daemon's process are `daemon.testing`'s, as the tests use the
   Its CPU time and resident memory are read from /proc. `serving` starts it for a `Pit`.
 - `TimedShoe`: an emulated shoe on a pty that notes CLOCK_MONOTONIC just before it writes
   each card; the subscriber in this same process notes the same clock at each receipt.
-- `Pit`: the players of every table (`daemon.cli.demo.TableSimulator`, the demo's dealer and
-  players): wagers and actions travel as requests over MQTT, and each step waits for the
+- `Pit`: the players of every table (`daemon.simulator.ConsoleSimulator`, the demo's dealer
+  and players): wagers and actions travel as requests over MQTT, and each step waits for the
   daemon's round snapshot before the next, so a table is driven as fast as the daemon
   answers and no faster (closed loop, full dealing speed).
 
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import platform
 import shutil
@@ -38,19 +37,20 @@ from typing import TYPE_CHECKING, Any, Final
 
 import aiomqtt
 
-from daemon.cli.demo import DEMO_TABLES, TableSimulator
 from daemon.request_gate import AUTOMATED_CONSOLE
+from daemon.simulator import ConsoleSimulator, TableLog
+from daemon.simulator.tables import DEMO_TABLES, demo_shoe
 from daemon.testing import DaemonProcess, Mosquitto, write_service_config
 from daemon.wire.topics import Topics
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 from rules.config import TableConfig
-from rules.games import GAMES, Game
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import AsyncIterator, Iterator, Sequence
 
     from drivers.emulator.core import Dealt
+    from rules.games import Game
 
 BASE: Final = "shoe2mqtt"
 STEP_TIMEOUT: Final = 30.0
@@ -261,25 +261,14 @@ class TimedShoe(EmulatedShoe):
         return await super().next_card()
 
 
-def shoe_settings(game: Game, seed: int) -> EmulatorSettings:
-    rules = GAMES[game]
-    return EmulatorSettings(
-        protocol="reference",
-        decks=DEMO_TABLES[game].get("decks", rules.default_decks),
-        spanish=rules.default_deck_kind == "spanish",
-        seed=seed,
-        cards_after_cut=60,
-    )
-
-
-class TimedSimulator(TableSimulator):
+class TimedSimulator(ConsoleSimulator):
     """The demo's dealer and players, noting when each request leaves."""
 
-    last_request_at: float
+    last_request_at: float = 0.0
 
-    async def _request(self, client: aiomqtt.Client, command: str, body: dict[str, Any]) -> None:
+    async def request(self, command: str, body: dict[str, Any]) -> str:
         self.last_request_at = time.monotonic()
-        await super()._request(client, command, body)
+        return await super().request(command, body)
 
 
 @dataclass(slots=True)
@@ -290,10 +279,12 @@ class Pit:
     seed: int = 1
     shoes: dict[str, TimedShoe] = field(default_factory=dict)
     simulators: dict[str, TimedSimulator] = field(default_factory=dict)
+    logs: dict[str, TableLog] = field(default_factory=dict)
     latencies: list[float] = field(default_factory=list)
     settlements: int = 0
     messages: int = 0
     measuring: bool = False
+    client: aiomqtt.Client | None = None
 
     def table_ids(self) -> list[str]:
         counts: dict[Game, int] = {}
@@ -309,7 +300,7 @@ class Pit:
             for index, (game, table_id) in enumerate(
                 zip(self.games, self.table_ids(), strict=True)
             ):
-                shoe = TimedShoe(shoe_settings(game, self.seed * 1000 + index))
+                shoe = TimedShoe(demo_shoe(game, self.seed * 1000 + index))
                 self.shoes[table_id] = await stack.enter_async_context(shoe)
             yield self
 
@@ -326,15 +317,16 @@ class Pit:
         topics = Topics(BASE)
         rng = random.Random(self.seed)  # noqa: S311 - players' choices, not a secret
         for game, table_id in zip(self.games, self.table_ids(), strict=True):
+            self.logs[table_id] = TableLog(topics, table_id, self.send)
             self.simulators[table_id] = TimedSimulator(
                 TableConfig.from_mapping(table_mapping(game, table_id)),
                 self.shoes[table_id],
-                topics,
+                self.logs[table_id],
                 random.Random(rng.random()),  # noqa: S311 - players' choices, not a secret
             )
-            self.simulators[table_id].last_request_at = 0.0
         done = asyncio.Event()
         async with aiomqtt.Client("127.0.0.1", port, identifier="bench-pit") as client:
+            self.client = client
             no_delay(client)
             client.pending_calls_threshold = 1000  # every table's players share this client
             await client.subscribe(f"{BASE}/#", qos=1)
@@ -342,7 +334,7 @@ class Pit:
                 await asyncio.wait_for(shoe.wait_for_host(), STEP_TIMEOUT)
             listener = asyncio.create_task(self._listen(client, settlements, done))
             players = [
-                asyncio.create_task(s.run(client, None), name=f"player:{t}")
+                asyncio.create_task(s.run(None), name=f"player:{t}")
                 for t, s in self.simulators.items()
             ]
             began = time.monotonic()
@@ -374,8 +366,12 @@ class Pit:
                     self.latencies.append(now - shoe.last_card_at)
                 if self.settlements >= target:
                     done.set()
-            if rest in {"round", "settlement", "notice/cut_card"} or rest.startswith("response/"):
-                simulator.on_message(topic, json.loads(payload))
+            self.logs[table_id].take(topic, payload)
+
+    async def send(self, topic: str, payload: str) -> None:
+        """A player's request, through the pit's one client."""
+        assert self.client is not None, "the players send only while the pit plays"
+        await self.client.publish(topic, payload, qos=1)
 
     def cards(self) -> int:
         return sum(shoe.cards for shoe in self.shoes.values())

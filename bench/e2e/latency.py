@@ -33,9 +33,9 @@ from bench.e2e.harness import (
     no_delay,
     percentile,
     serving,
-    shoe_settings,
     workspace,
 )
+from daemon.simulator.tables import demo_shoe
 from rules.games import Game
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 
 async def relay_phase(port: int, tables: int, cards: int) -> list[float]:  # noqa: C901 - one phase, read top to bottom
-    shoes = [TimedShoe(shoe_settings(Game.TRIPLE_ATTACK, 7000 + i)) for i in range(tables)]
+    shoes = [TimedShoe(demo_shoe(Game.TRIPLE_ATTACK, 7000 + i)) for i in range(tables)]
     for shoe in shoes:
         await shoe.__aenter__()
     relay = subprocess.Popen(  # noqa: S603, ASYNC220 - our own module; started once, at once

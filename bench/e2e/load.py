@@ -1,14 +1,14 @@
 """The open-loop load: what every table's shoe deals and its dealer console sends, and when.
 
 Built before it is played, and played without waiting for the daemon. Each table's rounds
-come from the basic-strategy player (`rules.player.Dealer`, wagers from
-`daemon.testing.wager_plan`) on its own seeded shoe, so every event is one the rules accept
-in that order. The events become steps: a `CardStep` for each card the shoe deals (with the
-new shoe before it, if there was one) and a `RequestStep` for each wager or action, as the
-dealer console sends it (`daemon.wire.console.console_request`). The same events run, one at a
-time, through a second engine: that is a replay, and it says which settlements each step
-decides (`Step.settles`), so the benchmark knows every settlement that must come out and
-which card or request decided it.
+come from the basic-strategy player (`rules.player.Dealer`, wagers from the console
+simulator's `daemon.simulator.wager_plan`) on its own seeded shoe, so every event is one the
+rules accept in that order. The events become steps: a `CardStep` for each card the shoe
+deals (with the new shoe before it, if there was one) and a `RequestStep` for each wager or
+action, as the dealer console sends it (`daemon.wire.console.console_request`). The same events
+run, one at a time, through a second engine: that is a replay, and it says which settlements
+each step decides (`Step.settles`), so the benchmark knows every settlement that must come out
+and which card or request decided it.
 
 The timetable (`TableLoad.steps`): at `pace` cards a second a table deals its k-th card at
 `phase + k / pace` seconds; the requests between the (k-1)-th and the k-th card go out
@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from daemon.round_log import round_log
+from daemon.simulator import wager_plan
 from daemon.wire.console import console_request
 from rules.engine import TableEngine
 from rules.events import DealCard, Shuffle, event_to_mapping
-from rules.games import GAMES
 from rules.outputs import Settlement
 from rules.player import Dealer
 
@@ -46,7 +46,6 @@ if TYPE_CHECKING:
     from rules.cards import Card
     from rules.config import TableConfig
     from rules.events import TableEvent
-    from rules.player import WagerPlan
 
 SETTLEMENT_KEY: Final = ("round", "seat", "hand", "wager", "order", "phase")
 REQUEST_POSITION: Final = 0.5  # where between two cards the requests go, as a fraction
@@ -56,28 +55,8 @@ def settlement_key(record: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(record[k] for k in SETTLEMENT_KEY)
 
 
-def wager_plan(config: TableConfig, rng: random.Random) -> WagerPlan:
-    """Two to five seats, each with the main wager and (mostly) every bonus wager, in
-    amounts the rules accept: a load whose every event is accepted is what makes a refusal
-    by the daemon a finding."""
-    rules = GAMES[config.game]
-    plan = {}
-    for seat in sorted(rng.sample(range(1, config.seats + 1), rng.randint(2, 5))):
-        main = config.limits[rules.main_wager]
-        wagers = {rules.main_wager: min(main.minimum * rng.randint(1, 5), main.maximum)}
-        for rule in rules.wagers:
-            if rule.requires is None or rng.random() < 0.1:
-                continue
-            limit, required = config.limits[rule.kind], wagers[rule.requires]
-            amount = min(limit.minimum * rng.randint(1, 3), limit.maximum)
-            if rule.equal_to_requirement:
-                amount = required
-            elif rule.at_most_requirement:
-                amount = min(amount, required)
-            if limit.minimum <= amount <= limit.maximum:
-                wagers[rule.kind] = amount
-        plan[seat] = wagers
-    return plan
+# The share of seats that make each bonus wager: most, so that a bonus's every path is loaded.
+BONUS_ODDS: Final = 0.9
 
 
 @dataclass(slots=True)
@@ -131,7 +110,7 @@ class TableLoad:
         """Every step in order, round after round, for as long as the caller takes them."""
         shuffled = False
         while True:
-            played = self._dealer.play(wager_plan(self.config, self._rng))
+            played = self._dealer.play(wager_plan(self.config, self._rng, BONUS_ODDS))
             for event in played.events:
                 if isinstance(event, Shuffle):
                     shuffled = True  # the shoe says so with its next card

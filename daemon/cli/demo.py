@@ -5,9 +5,10 @@ a virtual serial port, the real daemon reading those ports exactly as it reads a
 a table simulator per table that places wagers and plays every hand by basic strategy
 through the request topics, and the live pit view. Runs until Ctrl-C or `--rounds N`.
 
-The simulator is the dealer and the players: it places the wagers of a round, has the shoe
-deal a card whenever the round needs one, and decides each hand from the round snapshot it
-reads back from the broker, so every step takes the same path a real table's would.
+The console simulator (`daemon.simulator`, the one the tests and the benchmarks play with) is
+the dealer and the players: it places the wagers of a round, has the shoe deal a card whenever
+the round needs one, and decides each hand from the round snapshot it reads back from the
+broker, so every step takes the same path a real table's would.
 """
 
 from __future__ import annotations
@@ -17,13 +18,11 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
-import itertools
-import json
 import random
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 import structlog
 
@@ -43,59 +42,26 @@ from daemon.mqtt.client import new_client, subscribe
 from daemon.mqtt.settings import MqttSettings
 from daemon.request_gate import AUTOMATED_CONSOLE
 from daemon.service import Daemon
-from daemon.wire.console import console_request
+from daemon.simulator.pit import SimulatedPit
+from daemon.simulator.tables import DEMO_TABLES, demo_shoe
 from daemon.wire.topics import Topics
-from drivers.emulator import EmulatedShoe, EmulatorSettings
+from drivers.emulator import EmulatedShoe
 from drivers.transports import SerialSettings
-from rules.cards import Card
 from rules.config import TableConfig
-from rules.events import DealCard
-from rules.games import GAMES, Game
-from rules.player import SimulatedRound
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+    from collections.abc import AsyncIterator, Awaitable, Callable
     from typing import TextIO
 
     import aiomqtt
     from rich.console import Console
 
     from daemon.display.service import RunningDisplay
+    from rules.games import Game
 
 
 log = structlog.get_logger("demo")
 
-DEMO_TABLES: dict[Game, dict[str, Any]] = {
-    Game.BLACKJACK: {
-        "id": "bj-1",
-        "game": "blackjack",
-        "decks": 6,
-        "paytable": "B",
-        "queen_of_hearts_aggregate_limit": "25000",
-        "limits": {
-            "blackjack": {"min": "10", "max": "500"},
-            "twenty_point_bonus": {"min": "5", "max": "100"},
-        },
-    },
-    Game.DOUBLE_ATTACK: {
-        "id": "da-1",
-        "game": "double_attack",
-        "limits": {
-            "initial": {"min": "10", "max": "500"},
-            "optional_bonus": {"min": "1", "max": "100"},
-            "double_attack": {"min": "10", "max": "500"},
-        },
-    },
-    Game.TRIPLE_ATTACK: {
-        "id": "ta-1",
-        "game": "triple_attack",
-        "limits": {
-            "first_attack": {"min": "10", "max": "500"},
-            "second_attack": {"min": "10", "max": "500"},
-            "third_attack": {"min": "10", "max": "500"},
-        },
-    },
-}
 STEP_TIMEOUT = 10.0  # seconds to wait for the daemon's answer to one step of a round
 
 
@@ -117,115 +83,6 @@ async def embedded_broker(port: int) -> AsyncIterator[None]:
         yield
     finally:
         await broker.shutdown()
-
-
-@dataclass(slots=True)
-class TableSimulator:
-    """The dealer and the players of one table, talking to the daemon through the broker."""
-
-    config: TableConfig
-    shoe: EmulatedShoe
-    topics: Topics
-    rng: random.Random
-    step_delay: float = 0.0  # seconds after each step, so a person can follow the view
-    rounds_done: int = 0
-    settlements: int = 0
-    _snapshot: dict[str, Any] = field(default_factory=dict)
-    _target: int = 0  # the `as_of` of the round state that shows a step's effect
-    _changed: asyncio.Event = field(default_factory=asyncio.Event)
-    _responses: dict[str, dict[str, Any]] = field(default_factory=dict)
-    _cut_card_out: bool = False
-    _seen: int = 0  # the highest seq of the table's messages: each request says it (mqtt.md)
-    _transactions: Iterator[int] = field(default_factory=lambda: itertools.count(1))
-
-    @property
-    def table(self) -> str:
-        return self.config.table_id
-
-    async def run(self, client: aiomqtt.Client, rounds: int | None) -> None:
-        await self._step(client, self._deal)  # the shoe's shuffle and burn card
-        while rounds is None or self.rounds_done < rounds:
-            await self._play_round(client)
-            self.rounds_done += 1
-            if self._cut_card_out:  # the last round of the shoe is over: reshuffle
-                self._cut_card_out = False
-                await self.shoe.shuffle()
-                await self._step(client, self._deal)
-
-    def on_message(self, topic: str, body: dict[str, Any]) -> None:
-        if not topic.startswith(f"{self.topics.base}/{self.table}/"):
-            return  # another table's: its numbers are not this table's
-        seq = body.get("seq", body.get("as_of"))  # the round state: what it reflects
-        if isinstance(seq, int):
-            self._seen = max(self._seen, seq)
-        if topic == self.topics.round_snapshot(self.table):
-            self._snapshot = body
-        elif topic.startswith(f"{self.topics.base}/{self.table}/response/"):
-            self._responses[str(body.get("transaction"))] = body
-        elif topic == self.topics.settlement(self.table):
-            self.settlements += 1
-        elif topic == self.topics.notice(self.table, "cut_card"):
-            self._cut_card_out = True
-        self._changed.set()
-
-    async def _play_round(self, client: aiomqtt.Client) -> None:
-        simulated = SimulatedRound(
-            self.config, itertools.repeat(Card.parse("AS")), self._wager_plan(), self.rng
-        )
-        while (event := simulated.next_event(self._snapshot)) is not None:
-            if isinstance(event, DealCard):
-                await self._step(client, self._deal)
-            else:
-                command, body = console_request(event)
-                await self._step(client, lambda c: self._request(c, command, body))  # noqa: B023 - awaited at once
-            if self.step_delay:
-                await asyncio.sleep(self.step_delay)
-
-    def _wager_plan(self) -> dict[int, dict[Any, int]]:
-        rules = GAMES[self.config.game]
-        seats = sorted(self.rng.sample(range(1, self.config.seats + 1), self.rng.randint(2, 5)))
-        plan: dict[int, dict[Any, int]] = {}
-        for seat in seats:
-            main = self.config.limits[rules.main_wager].minimum * self.rng.randint(1, 5)
-            wagers = {rules.main_wager: main}
-            for rule in rules.wagers:
-                if rule.requires is None or self.rng.random() < 0.3:
-                    continue
-                limit = self.config.limits[rule.kind]
-                amount = (
-                    main if rule.equal_to_requirement else limit.minimum * self.rng.randint(1, 3)
-                )
-                if rule.at_most_requirement:
-                    amount = min(amount, main)
-                wagers[rule.kind] = max(limit.minimum, min(amount, limit.maximum))
-            plan[seat] = wagers
-        return plan
-
-    async def _deal(self, client: aiomqtt.Client) -> None:  # noqa: ARG002 - a step's signature
-        await self.shoe.next_card()
-
-    async def _request(self, client: aiomqtt.Client, command: str, body: dict[str, Any]) -> None:
-        transaction = f"{self.table}-{next(self._transactions)}"
-        payload = json.dumps({"transaction": transaction, "seen": self._seen, **body})
-        await client.publish(self.topics.request(self.table, command), payload, qos=1)
-        async with asyncio.timeout(STEP_TIMEOUT):
-            while transaction not in self._responses:
-                self._changed.clear()
-                await self._changed.wait()
-        response = self._responses.pop(transaction)
-        if response.get("status") != "ok":
-            error = response.get("error")
-            log.warning("demo.request_refused", table=self.table, command=command, error=error)
-        self._target = int(response["seq"]) if response.get("status") == "ok" else 0
-
-    async def _step(self, client: aiomqtt.Client, act: Callable[[aiomqtt.Client], Any]) -> None:
-        """Do one thing at the table, then wait until its round state shows it (docs/mqtt.md)."""
-        self._target = self._seen + 1  # a card: a state past all the table said before it
-        await act(client)  # a request's answer sets the `as_of` that shows it
-        async with asyncio.timeout(STEP_TIMEOUT):
-            while self._snapshot.get("as_of", 0) < self._target:
-                self._changed.clear()
-                await self._changed.wait()
 
 
 def demo_config(
@@ -258,6 +115,7 @@ def demo_config(
 class DemoResult:
     rounds: dict[str, int]
     settlements: dict[str, int]
+    refused: dict[str, int]  # requests the daemon refused, per table
 
 
 async def run_demo(  # noqa: PLR0913 - keywords only: what the demo runs and where it shows it
@@ -293,17 +151,14 @@ async def run_demo(  # noqa: PLR0913 - keywords only: what the demo runs and whe
             state_directory=state,
         )
         display: RunningDisplay | None = None
-        topics = Topics(config.mqtt.base_topic)
-        simulators = [
-            TableSimulator(
-                setup.table,
-                shoes[setup.table.table_id],
-                topics,
-                random.Random(rng.random()),  # noqa: S311 - a demo's players, not a secret
-                step_delay,
-            )
-            for setup in config.tables
-        ]
+        pit = SimulatedPit.of(
+            Topics(config.mqtt.base_topic),
+            [
+                (setup.table, shoes[setup.table.table_id], random.Random(rng.random()))  # noqa: S311 - a demo's players, not a secret
+                for setup in config.tables
+            ],
+            step_delay,
+        )
         if display_port is not None:
             # The web server is loaded only for a demo that shows the display.
             from daemon.display.service import running_display
@@ -313,11 +168,8 @@ async def run_demo(  # noqa: PLR0913 - keywords only: what the demo runs and whe
             )
             if on_display is not None:
                 on_display(display.url)
-        await _play(config, shoes, simulators, rounds, on_view, display)
-    return DemoResult(
-        {s.table: s.rounds_done for s in simulators},
-        {s.table: s.settlements for s in simulators},
-    )
+        await _play(config, shoes, pit, rounds, on_view, display)
+    return DemoResult(pit.rounds, pit.settlements, pit.refused)
 
 
 async def _open_shoes(
@@ -326,22 +178,15 @@ async def _open_shoes(
     """An emulated shoe per table on its own virtual serial port, open until `stack` closes."""
     shoes: dict[str, EmulatedShoe] = {}
     for game in games:
-        table = DEMO_TABLES[game]
-        settings = EmulatorSettings(
-            protocol="reference",
-            decks=table.get("decks", GAMES[game].default_decks),
-            spanish=GAMES[game].default_deck_kind == "spanish",
-            seed=rng.randrange(2**32),
-            cards_after_cut=60,  # room to finish the round; the simulator reshuffles after it
-        )
-        shoes[table["id"]] = await stack.enter_async_context(EmulatedShoe(settings))
+        settings = demo_shoe(game, rng.randrange(2**32))
+        shoes[DEMO_TABLES[game]["id"]] = await stack.enter_async_context(EmulatedShoe(settings))
     return shoes
 
 
 async def _play(
     config: ServiceConfig,
     shoes: dict[str, EmulatedShoe],
-    simulators: list[TableSimulator],
+    pit: SimulatedPit,
     rounds: int | None,
     on_view: Callable[[str, bytes], None] | None,
     display: RunningDisplay | None,
@@ -359,12 +204,10 @@ async def _play(
             following = group.create_task(display.follow(), name="display-broker")
         async with new_client(config.mqtt, identifier="shoe2mqtt-demo-tables") as client:
             await subscribe(client, [(f"{config.mqtt.base_topic}/#", 1)])
-            listener = group.create_task(_listen(client, simulators, on_view), name="demo-listener")
+            listener = group.create_task(_listen(client, pit, on_view), name="demo-listener")
             for shoe in shoes.values():
                 await asyncio.wait_for(shoe.wait_for_host(), STEP_TIMEOUT)
-            playing = group.create_task(
-                _play_tables(client, simulators, rounds), name="demo-tables"
-            )
+            playing = group.create_task(pit.play(client, rounds), name="demo-tables")
             await asyncio.wait([service, playing], return_when=asyncio.FIRST_COMPLETED)
             playing.cancel()  # done, or the daemon was stopped: nobody deals any more
             listener.cancel()
@@ -372,14 +215,6 @@ async def _play(
         await service
         if following is not None:
             following.cancel()
-
-
-async def _play_tables(
-    client: aiomqtt.Client, simulators: list[TableSimulator], rounds: int | None
-) -> None:
-    async with asyncio.TaskGroup() as tables:
-        for simulator in simulators:
-            tables.create_task(simulator.run(client, rounds), name=f"simulator:{simulator.table}")
 
 
 def _display_config(config: ServiceConfig, port: int) -> DisplayConfig:
@@ -391,9 +226,7 @@ def _display_config(config: ServiceConfig, port: int) -> DisplayConfig:
 
 
 async def _listen(
-    client: aiomqtt.Client,
-    simulators: list[TableSimulator],
-    on_view: Callable[[str, bytes], None] | None,
+    client: aiomqtt.Client, pit: SimulatedPit, on_view: Callable[[str, bytes], None] | None
 ) -> None:
     async for message in client.messages:
         payload = (
@@ -402,13 +235,7 @@ async def _listen(
         topic = str(message.topic)
         if on_view is not None:
             on_view(topic, payload)
-        try:
-            body = json.loads(payload)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            continue
-        if isinstance(body, dict):
-            for simulator in simulators:
-                simulator.on_message(topic, body)
+        pit.take(topic, payload)
 
 
 # ---------------------------------------------------------------------- the command

@@ -131,12 +131,6 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
     return asyncio.run(until_signalled(listen(args, out, err, options)))
 
 
-class _StopListening(Exception):
-    def __init__(self, exit_code: ExitCode) -> None:
-        super().__init__(exit_code)
-        self.exit_code = exit_code
-
-
 @dataclasses.dataclass(frozen=True, slots=True)
 class ListenOptions:
     raw: bool = False  # also print the bytes received, in hex
@@ -195,10 +189,12 @@ async def _listen(
     driver = ShoeDriver(protocol, decoder, tapped if tap else make_transport)
     receiver = FrameReceiver(decoder.sequence)
     printer = _EventPrinter(out, err, options, receiver, driver.acknowledge, recorder)
-    try:
-        await driver.run(printer.emit)
-    except _StopListening as stop:
-        return stop.exit_code
+    async with contextlib.aclosing(driver.events()) as events:
+        async for event in events:
+            done = await printer.take(event)
+            if done is not None:
+                return done
+    raise AssertionError("a shoe driver's events never end")  # pragma: no cover - unreachable
 
 
 def _new_capture_file(path: str | None) -> TextIO | None:
@@ -263,14 +259,15 @@ class _EventPrinter:
         if self.options.raw:
             self._print({"type": "raw", "hex": data.hex(" ")})
 
-    async def emit(self, event: DriverEvent) -> None:
+    async def take(self, event: DriverEvent) -> ExitCode | None:
+        """Print `event` as the receiver judges it; the exit code once `listen` is done."""
         from drivers.driver import Connected, LinkFault
 
         if isinstance(event, LinkFault) and not (self._ever_connected or self.options.retry):
             self._print(event_record(event))
             # The port or server is wrong, not merely gone: say so rather than retry.
             self._err.write(f"shoe2mqtt listen: {event.reason}\n")
-            raise _StopListening(ExitCode.FAILURE)
+            return ExitCode.FAILURE
         if isinstance(event, Connected):
             self._ever_connected = True
         self._note_link(event)
@@ -289,7 +286,8 @@ class _EventPrinter:
         if intake.take and isinstance(event, CardDrawn | CardUnreadable):
             self._cards_seen += 1
             if self.options.count is not None and self._cards_seen >= self.options.count:
-                raise _StopListening(ExitCode.OK)
+                return ExitCode.OK
+        return None
 
     def _note_link(self, event: DriverEvent) -> None:
         """A capture being recorded notes where the link opened and was lost."""

@@ -23,7 +23,7 @@ from rich.text import Text
 
 from daemon.cli.command import Command, broker_address, usage_error, write_config_errors
 from daemon.cli.exit_codes import ExitCode
-from daemon.display.model import PitModel, TableModel
+from daemon.display.model import PitModel
 from daemon.mqtt.client import new_client, subscribe
 
 if TYPE_CHECKING:
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from rich.console import RenderableType
 
+    from daemon.display.table_model import TableModel
     from daemon.mqtt.settings import MqttSettings
 
 

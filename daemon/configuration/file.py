@@ -215,7 +215,10 @@ class FieldLines:
         self._set_on: dict[int, tuple[str | int, ...]] = {}
         header: list[str | int] = []
         array_counts: dict[tuple[str | int, ...], int] = {}
-        for number, raw in enumerate(text.splitlines(), start=1):
+        # TOML ends a line at LF alone (CRLF is LF with a CR before it); str.splitlines would
+        # also break at characters a string may hold as they are (U+0085, U+2028, U+2029)
+        # and count every later line one too many.
+        for number, raw in enumerate(text.split("\n"), start=1):
             header_match = _HEADER.fullmatch(raw)
             if header_match:
                 header = _header_path(header_match, array_counts)
@@ -269,6 +272,7 @@ def _header_path(
 # The logging choices a `[logging]` section and the display's own `[display]` both offer.
 LOG_FORMATS = ("auto", "json", "console")
 LOG_LEVELS = ("debug", "info", "warning", "error")
+LOGGING_KEYS = frozenset({"format", "level", "raw_frames"})
 
 
 class ConfigErrors(Exception):

@@ -26,36 +26,35 @@ password file: each line `name:secret`, a PIN or a password, `#` lines ignored.
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
-import os
-import ssl
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from daemon.configuration.file import (
-    LOG_FORMATS,
-    LOG_LEVELS,
-    ConfigErrors,
-    ConfigFileError,
-    FieldPath,
-    format_field,
-    locate,
-    read_toml,
+from daemon.configuration.file import ConfigErrors, ConfigFileError, read_toml
+from daemon.configuration.problems import Problem, Problems
+from daemon.configuration.served_page import (
+    DEFAULT_BIND,
+    HTTPS_KEYS,
+    broker,
+    check_listening,
+    check_no_password,
+    https_context,
+    logging_choices,
 )
 from daemon.mqtt.errors import MqttSettingsError
 from daemon.mqtt.secret import Secret, UnreadableSecret, read_secret_file
-from daemon.mqtt.settings import MqttSettings
 from rules.config import TableConfig
 from rules.errors import ConfigError
 from rules.money import AmountError, parse_amount
 
 if TYPE_CHECKING:
+    import ssl
     from collections.abc import Mapping
 
+    from daemon.configuration.file import FieldPath
+    from daemon.mqtt.settings import MqttSettings
     from rules.money import Cents
 
-DEFAULT_BIND: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 8090
 DEFAULT_CHIPS: Final = ("5.00", "25.00", "100.00", "500.00")
 MAX_DEALERS: Final = 500
@@ -73,18 +72,14 @@ _KEYS: Final = frozenset(
         "https",
     }
 )
-_HTTPS_KEYS: Final = frozenset({"cert_file", "key_file"})
-_DAEMONS_OWN: Final = frozenset({"node", "client_id", "username", "password_file", "password_env"})
-_DAEMONS_OWN_TLS: Final = frozenset({"cert_file", "key_file"})
-
-Mistake = tuple[FieldPath, str]
+_WHERE: Final = ("console",)
 
 
 def setting_names() -> list[str]:
     """Every `[console]` setting, dotted, for the configuration reference."""
     return [
         *(f"console.{key}" for key in sorted(_KEYS - {"https"})),
-        *(f"console.https.{key}" for key in sorted(_HTTPS_KEYS)),
+        *(f"console.https.{key}" for key in sorted(HTTPS_KEYS)),
     ]
 
 
@@ -116,69 +111,51 @@ def load_console_config(path: Path) -> ConsoleConfig:
         document, text = read_toml(path)
     except ConfigFileError as exc:
         raise ConfigErrors([exc]) from None
-    mistakes: list[Mistake] = []
+    problems = Problems()
     section = document.get("console")
     if not isinstance(section, dict):
-        mistakes.append((("console",), "required: a [console] section naming its table"))
+        problems.wrong(_WHERE, "required: a [console] section naming its table")
         section = {}
-    settings = _console(section, document.get("table"), mistakes)
-    mqtt = _broker(document.get("mqtt"), section, mistakes)
-    log_format, log_level = _logging(document.get("logging", {}), mistakes)
-    if mistakes or settings is None or mqtt is None:
-        raise ConfigErrors(
-            [
-                ConfigFileError(str(path), locate(text, where), format_field(where), message)
-                for where, message in mistakes
-            ]
-        )
+    settings = _console(section, document.get("table"), problems)
+    mqtt = _broker(document.get("mqtt"), section, problems)
+    log_format, log_level = logging_choices(document.get("logging"), problems)
+    if problems.found or settings is None or mqtt is None:
+        raise problems.said_in(path, text).errors()
     return ConsoleConfig(path, mqtt, settings, log_format, log_level)
 
 
-def check_console(section: object) -> list[Mistake]:
+def check_console(section: object) -> list[Problem]:
     """The shape of `[console]` (absent: nothing to check), without reading its files: the
     daemon's check-config checks it so, as it checks `[display]`."""
+    problems = Problems()
     if section is None:
         return []
     if not isinstance(section, dict):
-        return [(("console",), "must be a table ([console])")]
-    mistakes: list[Mistake] = []
-    _shape(section, mistakes)
+        problems.wrong(_WHERE, "must be a table ([console])", section)
+        return problems.found
+    _shape(section, problems)
     if not isinstance(section.get("table"), str) or not section.get("table"):
-        mistakes.append((("console", "table"), "required: the id of the table this console serves"))
+        problems.wrong((*_WHERE, "table"), "required: the id of the table this console serves")
     if not isinstance(section.get("dealers_file"), str) or not section.get("dealers_file"):
-        mistakes.append((("console", "dealers_file"), "required: the file of the dealers' PINs"))
-    https = section.get("https")
-    if https is not None and (not isinstance(https, dict) or set(https) != _HTTPS_KEYS):
-        mistakes.append((("console", "https"), "a table with cert_file and key_file"))
-    return mistakes
+        problems.wrong((*_WHERE, "dealers_file"), "required: the file of the dealers' PINs")
+    https_context(section.get("https"), _WHERE, problems, read=False)
+    return problems.found
 
 
-def _shape(section: dict[str, Any], mistakes: list[Mistake]) -> None:
-    def wrong(key: str, message: str) -> None:
-        mistakes.append((("console", key), message))
-
-    for key in sorted(set(section) - _KEYS - {"password"}):
-        wrong(key, f"unknown setting; settings: {', '.join(sorted(_KEYS))}")
-    if "password" in section:
-        wrong("password", "the password must not be in this file: use password_file")
-    bind = section.get("bind", DEFAULT_BIND)
-    if not isinstance(bind, str) or not _is_address(bind):
-        wrong("bind", "an IP address to listen on, e.g. '127.0.0.1' or '0.0.0.0'")
-    port = section.get("port", DEFAULT_PORT)
-    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-        wrong("port", "a whole number from 1 to 65535")
-    _chips(section.get("chips", list(DEFAULT_CHIPS)), mistakes)
+def _shape(section: dict[str, Any], problems: Problems) -> None:
+    problems.unknown(_WHERE, {k: v for k, v in section.items() if k != "password"}, _KEYS)
+    check_no_password(section, _WHERE, problems)
+    check_listening(section, _WHERE, problems, DEFAULT_PORT)
+    _chips(section.get("chips", list(DEFAULT_CHIPS)), problems)
 
 
-def _console(
-    section: dict[str, Any], tables: object, mistakes: list[Mistake]
-) -> ConsoleSettings | None:
-    _shape(section, mistakes)
-    table = _table(section.get("table"), tables, mistakes)
-    chips = _chips(section.get("chips", list(DEFAULT_CHIPS)), [])
-    dealers = _dealers(section.get("dealers_file"), mistakes)
-    https = _https(section.get("https"), mistakes)
-    if mistakes or table is None or chips is None or dealers is None:
+def _console(section: dict[str, Any], tables: object, problems: Problems) -> ConsoleSettings | None:
+    _shape(section, problems)
+    table = _table(section.get("table"), tables, problems)
+    chips = _chips(section.get("chips", list(DEFAULT_CHIPS)), Problems())
+    dealers = _dealers(section.get("dealers_file"), problems)
+    https = https_context(section.get("https"), _WHERE, problems)
+    if problems.found or table is None or chips is None or dealers is None:
         return None
     return ConsoleSettings(
         table,
@@ -190,33 +167,31 @@ def _console(
     )
 
 
-def _table(table_id: object, tables: object, mistakes: list[Mistake]) -> TableConfig | None:
+def _table(table_id: object, tables: object, problems: Problems) -> TableConfig | None:
     where: FieldPath = ("console", "table")
     if not isinstance(table_id, str) or not table_id:
-        mistakes.append((where, "required: the id of the table this console serves"))
+        problems.wrong(where, "required: the id of the table this console serves", table_id)
         return None
     for index, table in enumerate(tables if isinstance(tables, list) else []):
         if isinstance(table, dict) and table.get("id") == table_id:
             try:
                 return TableConfig.from_mapping({k: v for k, v in table.items() if k != "shoe"})
             except ConfigError as exc:
-                mistakes.extend(
-                    (("table", index, *p.field.split(".")), p.detail) for p in exc.problems
-                )
+                problems.record(("table", index), exc)
                 return None
     message = (
         f"no [[table]] with id = {table_id!r} in this file: the console takes the table's "
         "game, seats and limits from it"
     )
-    mistakes.append((where, message))
+    problems.wrong(where, message, table_id)
     return None
 
 
-def _chips(value: object, mistakes: list[Mistake]) -> tuple[Cents, ...] | None:
+def _chips(value: object, problems: Problems) -> tuple[Cents, ...] | None:
     where: FieldPath = ("console", "chips")
     message = 'a list of 1 to 8 amounts in quotes, e.g. ["5.00", "25.00", "100.00"]'
     if not isinstance(value, list) or not 1 <= len(value) <= 8:
-        mistakes.append((where, message))
+        problems.wrong(where, message, value)
         return None
     chips = []
     for item in value:
@@ -225,7 +200,7 @@ def _chips(value: object, mistakes: list[Mistake]) -> tuple[Cents, ...] | None:
         except AmountError:
             amount = 0
         if amount <= 0:
-            mistakes.append((where, message))
+            problems.wrong(where, message, value)
             return None
         chips.append(amount)
     return tuple(chips)
@@ -255,81 +230,40 @@ def parse_dealers(text: str) -> dict[str, Secret]:
     return dealers
 
 
-def _dealers(value: object, mistakes: list[Mistake]) -> dict[str, Secret] | None:
+def _dealers(value: object, problems: Problems) -> dict[str, Secret] | None:
     where: FieldPath = ("console", "dealers_file")
     if not isinstance(value, str) or not value:
-        mistakes.append((where, "required: the file of the dealers' names and PINs"))
+        problems.wrong(where, "required: the file of the dealers' names and PINs", value)
         return None
     try:
         text = read_secret_file(Path(value), reader="the console").reveal()
         return parse_dealers(text)
     except UnreadableSecret as exc:
-        mistakes.append((where, exc.reason))
+        problems.wrong(where, exc.reason, value)
     except ValueError as exc:
-        mistakes.append((where, f"{value}: {exc}"))
+        problems.wrong(where, f"{value}: {exc}", value)
     return None
 
 
-def _https(value: object, mistakes: list[Mistake]) -> ssl.SSLContext | None:
-    if value is None:
+def _broker(section: object, console: dict[str, Any], problems: Problems) -> MqttSettings | None:
+    settings = broker(section, problems)
+    if settings is None:
         return None
-    where: FieldPath = ("console", "https")
-    if not isinstance(value, dict):
-        mistakes.append((where, "must be a table ([console.https]) with cert_file and key_file"))
-        return None
-    mistakes.extend(
-        ((*where, key), "unknown setting; settings: cert_file, key_file")
-        for key in sorted(set(value) - _HTTPS_KEYS)
-    )
-    files = {}
-    for key in sorted(_HTTPS_KEYS):
-        path = value.get(key)
-        if not isinstance(path, str) or not path:
-            mistakes.append(((*where, key), "required: a file path in quotes"))
-        elif not os.access(path, os.R_OK):
-            mistakes.append(((*where, key), f"cannot read {path!r}"))
-        else:
-            files[key] = path
-    if len(files) != len(_HTTPS_KEYS):
-        return None
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    try:
-        context.load_cert_chain(files["cert_file"], files["key_file"])
-    except (ssl.SSLError, OSError) as exc:
-        mistakes.append(((*where, "cert_file"), f"the certificate and key do not load ({exc})"))
-        return None
-    return context
-
-
-def _broker(  # noqa: PLR0911 - one return per mistake, each said apart
-    section: object, console: dict[str, Any], mistakes: list[Mistake]
-) -> MqttSettings | None:
-    if not isinstance(section, dict):
-        mistakes.append((("mqtt",), "required: an [mqtt] section with at least `host`"))
-        return None
-    shared: dict[str, Any] = {k: v for k, v in section.items() if k not in _DAEMONS_OWN}
-    if isinstance(shared.get("tls"), dict):
-        shared["tls"] = {k: v for k, v in shared["tls"].items() if k not in _DAEMONS_OWN_TLS}
-    try:
-        settings = MqttSettings.from_mapping(shared, environ={})
-    except MqttSettingsError as exc:
-        mistakes.extend((tuple(p.field.split(".")), p.message) for p in exc.problems)
-        return None
+    where: FieldPath = _WHERE
     username, password = console.get("username"), None
     if username is not None and (not isinstance(username, str) or not username):
-        mistakes.append((("console", "username"), "the console's broker user, in quotes"))
+        problems.wrong((*where, "username"), "the console's broker user, in quotes", username)
         return None
     password_file = console.get("password_file")
     if password_file is not None:
         if username is None:
             message = "a password needs its broker user: set console.username"
-            mistakes.append((("console", "password_file"), message))
+            problems.wrong((*where, "password_file"), message)
             return None
         try:
             password = read_secret_file(Path(str(password_file)), reader="the console")
         except UnreadableSecret as exc:
-            mistakes.append((("console", "password_file"), exc.reason))
+            problems.wrong((*where, "password_file"), exc.reason, password_file)
             return None
     client_id = console.get("client_id") or f"shoe2mqtt-console-{console.get('table')}"
     try:
@@ -337,25 +271,5 @@ def _broker(  # noqa: PLR0911 - one return per mistake, each said apart
             settings, client_id=str(client_id), username=username, password=password
         )
     except MqttSettingsError as exc:
-        mistakes.append((("console", exc.field.rpartition(".")[2]), exc.message))
+        problems.wrong((*where, exc.field.rpartition(".")[2]), exc.message)
         return None
-
-
-def _logging(section: object, mistakes: list[Mistake]) -> tuple[str, str]:
-    if not isinstance(section, dict):
-        mistakes.append((("logging",), "must be a table"))
-        return "auto", "info"
-    fmt, level = section.get("format", "auto"), section.get("level", "info")
-    if fmt not in LOG_FORMATS:
-        mistakes.append((("logging", "format"), f"one of {list(LOG_FORMATS)}"))
-    if level not in LOG_LEVELS:
-        mistakes.append((("logging", "level"), f"one of {list(LOG_LEVELS)}"))
-    return str(fmt), str(level)
-
-
-def _is_address(text: str) -> bool:
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True

@@ -51,7 +51,7 @@ def console_filters(base: str, table: str) -> list[str]:
         topics.journal_state(table),
         topics.table_state(table),
         topics.round_snapshot(table),
-        topics.event(table, "+"),  # the round after its state (daemon/display/model.py)
+        topics.event(table, "+"),  # the round after its state (daemon/display/table_model.py)
         topics.settlement(table),
         topics.notice(table, "#"),
         topics.response(table, "#"),

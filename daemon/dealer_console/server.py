@@ -1,8 +1,8 @@
 """The console's web side: a login, one page, its live stream, and the requests it sends.
 
 - `GET /login`, `POST /login`: a dealer's name and PIN (or password), slowed after wrong ones
-  by the display's login guard (daemon/display/login_guard.py); a right one gets a session
-  cookie: HttpOnly (no script reads it), SameSite=Strict (no other site's page sends it),
+  by the login guard the display's has too (daemon/web/login_guard.py); a right one gets a
+  session cookie: HttpOnly (no script reads it), SameSite=Strict (no other site's page sends it),
   Secure when the page is served over TLS (by this server, or by a proxy on this PC that
   says so with `X-Forwarded-Proto: https`). `POST /logout` ends the session.
 - `GET /`: the page (the login's, without a session); `GET /events`: Server-Sent Events,
@@ -12,18 +12,15 @@
   what the dealer tapped; JSON in and out, from this page only (a JSON content type and
   the cookie, which no other site's page sends).
 
-No CDN, no build step: the page's files are the package's (static/), the shared look the
-display's own stylesheet, and a Content-Security-Policy that lets the page load nothing else.
+What it shares with the pit display (the headers, the files and their look, the stream, the
+login guard) is daemon/web/'s; its own are the dealers' sessions and the requests.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import html
 import ipaddress
-import json
-import math
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -36,16 +33,18 @@ from aiohttp import web
 from daemon.dealer_console import view
 from daemon.dealer_console.contract import NotYet
 from daemon.dealer_console.link import NotConnected
-from daemon.display.login_guard import LoginGuard
-from daemon.display.server import STATIC as DISPLAY_STATIC
-from daemon.display.server import Changes
+from daemon.web.files import add_files
+from daemon.web.headers import security_headers
+from daemon.web.login_guard import LoginGuard
+from daemon.web.stream import EventStream
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Callable
 
     from daemon.dealer_console.config import ConsoleSettings
     from daemon.dealer_console.contract import Sent
     from daemon.dealer_console.link import ConsoleLink
+    from daemon.web.stream import Changes
 
 log = structlog.get_logger("console")
 
@@ -53,7 +52,6 @@ STATIC: Final = Path(__file__).parent / "static"
 COOKIE: Final = "shoe2mqtt_console"
 SESSION_SECONDS: Final = 12 * 3600.0  # a dealer's shift and then some; logging out ends it
 MAX_SESSIONS: Final = 64
-HEARTBEAT: Final = 5.0
 # What each command may carry from the page; the daemon judges the values.
 FIELDS: Final = {
     "wager": {"seat", "kind", "amount"},
@@ -65,15 +63,6 @@ FIELDS: Final = {
     "void": {"reason"},
     "shuffle": set(),
     "status": set(),
-}
-_SECURITY_HEADERS: Final = {
-    "Content-Security-Policy": (
-        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-        "connect-src 'self'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
-    ),
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "Cache-Control": "no-store",
 }
 _NOBODY: Final = "\x00"  # compared against when the name is unknown: the same work either way
 
@@ -92,7 +81,6 @@ class _State:
     guard: LoginGuard
     clock: Callable[[], float]
     sessions: dict[str, _Session] = field(default_factory=dict)
-    closing: asyncio.Event = field(default_factory=asyncio.Event)
 
     def dealer_of(self, request: web.Request) -> str | None:
         token = request.cookies.get(COOKIE)
@@ -113,7 +101,10 @@ def build_app(
     guard: LoginGuard | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> web.Application:
-    app = web.Application(middlewares=[_security_headers])
+    # The login's form posts to this server; no answer is kept by a browser or a proxy.
+    app = web.Application(
+        middlewares=[security_headers(form_action="'self'", cache_control="no-store")]
+    )
     app[_STATE] = _State(settings, link, changes, guard or LoginGuard(clock=clock), clock)
     app.router.add_get("/", _page)
     app.router.add_get("/login", _login_page)
@@ -123,9 +114,8 @@ def build_app(
     app.router.add_post("/request/{command}", _request)
     app.router.add_post("/again/{transaction}", _again)
     app.router.add_post("/forget/{transaction}", _forget)
-    app.router.add_get("/static/display.css", _display_css)
-    app.router.add_static("/static/", STATIC)
-    app.on_shutdown.append(_close_streams)
+    add_files(app, STATIC)
+    changes.end_streams_on_shutdown(app)
     return app
 
 
@@ -163,7 +153,7 @@ async def _login(request: web.Request) -> web.StreamResponse:
     address = request.remote or "unknown"
     wait = state.guard.wait(address)
     if wait is not None:
-        seconds = max(1, math.ceil(wait.seconds))
+        seconds = wait.retry_after
         if wait.first:
             log.warning("console.login_waiting", address=address, seconds=seconds)
         response = await _login_page(
@@ -221,57 +211,34 @@ async def _logout(request: web.Request) -> web.StreamResponse:
     raise response
 
 
-async def _display_css(_request: web.Request) -> web.FileResponse:
-    """The display's stylesheet, for the look the two share (the display's file, not a copy)."""
-    return web.FileResponse(DISPLAY_STATIC / "display.css")
-
-
 # ---------------------------------------------------------------------- the stream
 async def _events(request: web.Request) -> web.StreamResponse:
     state = request.app[_STATE]
     dealer = state.dealer_of(request)
     if dealer is None:
         raise web.HTTPUnauthorized(text="log in first")
-    response = web.StreamResponse(
-        headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"}
-    )
-    await response.prepare(request)
     settings = state.settings
-    try:
-        await response.write(b"retry: 1000\n\n")
-        first = {"setup": view.setup(settings.table, settings.chips, dealer), **_now(state)}
-        await response.write(_event("full", first))
-        while not state.closing.is_set():
-            wake = state.changes.next()
-            try:
-                await asyncio.wait_for(wake.wait(), HEARTBEAT)
-            except TimeoutError:
-                if state.dealer_of(request) is None:  # the session ended: the page logs in again
-                    await response.write(_event("logout", {}))
-                    break
-                await response.write(_event("beat", {"broker": state.link.model.broker}))
-                continue
-            if not state.closing.is_set():
-                await response.write(_event("update", _now(state)))
-    except ConnectionResetError:
-        pass
-    return response
+    full = True  # the first event: what the page is set up with, then the table now
+    async with EventStream(request) as stream:
+        async for changed in state.changes.ticks():
+            if full:
+                full = False
+                setup = view.setup(settings.table, settings.chips, dealer)
+                await stream.send("full", {"setup": setup, **_now(state)})
+            elif changed:
+                await stream.send("update", _now(state))
+            elif state.dealer_of(request) is None:  # the session ended: the page logs in again
+                await stream.send("logout", {})
+                break
+            else:
+                await stream.send("beat", {"broker": state.link.model.broker})
+    return stream.response
 
 
 def _now(state: _State) -> dict[str, Any]:
     link = state.link
     table = state.settings.table.table_id
     return view.state(link.model, table, link.contract, linked=link.connected)
-
-
-def _event(kind: str, body: dict[str, Any]) -> bytes:
-    return f"event: {kind}\ndata: {json.dumps(body, separators=(',', ':'))}\n\n".encode()
-
-
-async def _close_streams(app: web.Application) -> None:
-    state = app[_STATE]
-    state.closing.set()
-    state.changes.notify()
 
 
 # ---------------------------------------------------------------------- requests
@@ -356,18 +323,3 @@ def _outcome_offline() -> web.Response:
             "do not deal, and wait until the top corner says live",
         }
     )
-
-
-# ---------------------------------------------------------------------- middleware
-@web.middleware
-async def _security_headers(
-    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-) -> web.StreamResponse:
-    try:
-        response = await handler(request)
-    except web.HTTPException as exc:
-        exc.headers.update(_SECURITY_HEADERS)
-        raise
-    if not response.prepared:
-        response.headers.update(_SECURITY_HEADERS)
-    return response

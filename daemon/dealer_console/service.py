@@ -2,7 +2,8 @@
 
 Tasks (named, children of one TaskGroup): `console-broker` follows the table and sends the
 dealer's requests, `console-signals` turns SIGTERM/SIGINT into a clean stop, `watchdog`
-pings systemd. `running_console` is the same without the signals and systemd, for tests.
+pings systemd (daemon/web/site.py, as the display's). `running_console` is the same without
+the signals and systemd, for tests.
 """
 
 from __future__ import annotations
@@ -10,39 +11,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
-import signal
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 import structlog
-from aiohttp import web
 
 from daemon.dealer_console.contract import Contract
 from daemon.dealer_console.link import ConsoleLink
 from daemon.dealer_console.server import build_app
 from daemon.display.model import PitModel
-from daemon.display.server import Changes
 from daemon.system.notify import Notifier
+from daemon.web.site import serving, until_stopped, url_of
+from daemon.web.stream import Changes
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     from daemon.dealer_console.config import ConsoleConfig
-    from daemon.display.login_guard import LoginGuard
+    from daemon.web.login_guard import LoginGuard
 
 log = structlog.get_logger("console")
-_SHUTDOWN_TIMEOUT: Final = 2.0
-
-
-class _Stop(Exception):
-    """Raised inside the TaskGroup to end it: the console was asked to stop."""
-
-
-def url_of(config: ConsoleConfig) -> str:
-    settings = config.console
-    scheme = "https" if settings.https is not None else "http"
-    host = f"[{settings.bind}]" if ":" in settings.bind else settings.bind
-    return f"{scheme}://{host}:{settings.port}/"
 
 
 def plain_http_warning(bind: str, *, https: bool) -> str | None:
@@ -74,24 +62,17 @@ async def running_console(
     changes = Changes()
     model = PitModel(config.mqtt.base_topic, only_table=table)
     link = ConsoleLink(config.mqtt, table, model, Contract(config.mqtt.client_id), changes.notify)
-    runner = web.AppRunner(
-        build_app(settings, link, changes, guard=guard),
-        shutdown_timeout=_SHUTDOWN_TIMEOUT,
-        access_log=None,
-        handle_signals=False,
-    )
-    await runner.setup()
-    try:
-        site = web.TCPSite(runner, settings.bind, settings.port, ssl_context=settings.https)
-        await site.start()
-        async with asyncio.TaskGroup() as group:
-            follower = group.create_task(link.follow(), name="console-broker")
-            try:
-                yield RunningConsole(url_of(config), link)
-            finally:
-                follower.cancel()
-    finally:
-        await runner.cleanup()
+    app = build_app(settings, link, changes, guard=guard)
+    url = url_of(settings.bind, settings.port, https=settings.https is not None)
+    async with (
+        serving(app, settings.bind, settings.port, settings.https),
+        asyncio.TaskGroup() as group,
+    ):
+        follower = group.create_task(link.follow(), name="console-broker")
+        try:
+            yield RunningConsole(url, link)
+        finally:
+            follower.cancel()
 
 
 async def serve(config: ConsoleConfig, *, notifier: Notifier | None = None) -> None:
@@ -104,29 +85,8 @@ async def serve(config: ConsoleConfig, *, notifier: Notifier | None = None) -> N
             log.warning("console.plain_http", bind=settings.bind, message=warning)
         log.info("console.serving", url=console.url, table=settings.table.table_id)
         notifier.ready(f"serving {console.url}")
-        try:
-            async with asyncio.TaskGroup() as group:
-                group.create_task(_signals(notifier), name="console-signals")
-                group.create_task(notifier.watchdog_loop(), name="watchdog")
-        except* _Stop:
-            pass
+        await until_stopped("console", notifier, {})
     log.info("console.stopped")
-
-
-async def _signals(notifier: Notifier) -> None:
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    stopping = (signal.SIGTERM, signal.SIGINT)
-    for signum in stopping:
-        loop.add_signal_handler(signum, stop.set)
-    try:
-        await stop.wait()
-    finally:
-        for signum in stopping:
-            loop.remove_signal_handler(signum)
-    log.info("console.stopping")
-    notifier.stopping("stopping")
-    raise _Stop
 
 
 def run_console(config: ConsoleConfig) -> int:

@@ -49,7 +49,7 @@ DOUBT_ADVICE: Final = {
     "crossed_request": "a request crossed a card: check the cards on the layout against "
     "this screen, then Confirm, or Void the round",
 }
-# What the dealer does about each of the pit's alerts (daemon/display/model.py), by its label.
+# What the dealer does about each of the pit's alerts (daemon/display/alerts.py), by its label.
 ALERT_ADVICE: Final = {
     "OFFLINE": "do not deal: the table is not live; call the floorperson",
     "CONTESTED": "do not deal: two daemons serve this table; call the floorperson",

@@ -13,7 +13,8 @@ from daemon.display.config import (
     check_display,
     load_display_config,
 )
-from daemon.display.model import PitModel, TableModel
+from daemon.display.model import PitModel
+from daemon.display.table_model import TableModel
 
 __all__ = [
     "DisplayConfig",

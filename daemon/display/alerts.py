@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from daemon.display.wording import AWAITED, REVIEW_REASONS, reader_text, words
 
 if TYPE_CHECKING:
-    from daemon.display.model import TableModel
+    from daemon.display.table_model import TableModel
 
 
 def alerts(

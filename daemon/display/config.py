@@ -31,49 +31,48 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import os
-import ssl
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from daemon.configuration.file import (
-    LOG_FORMATS,
-    LOG_LEVELS,
-    ConfigErrors,
-    ConfigFileError,
-    FieldPath,
-    format_field,
-    locate,
-    read_toml,
+from daemon.configuration.file import ConfigErrors, ConfigFileError, read_toml
+from daemon.configuration.problems import Problem, Problems
+from daemon.configuration.served_page import (
+    DEFAULT_BIND,
+    HTTPS_KEYS,
+    broker,
+    check_listening,
+    check_no_password,
+    https_context,
+    logging_choices,
 )
 from daemon.mqtt.errors import MqttSettingsError
 from daemon.mqtt.secret import Secret, UnreadableSecret, read_secret_file
 from daemon.mqtt.settings import MqttSettings, default_node
 
 if TYPE_CHECKING:
+    import ssl
     from collections.abc import Mapping
 
-DEFAULT_BIND: Final = "127.0.0.1"
+    from daemon.configuration.file import FieldPath
+
+__all__ = ["DEFAULT_BIND", "DEFAULT_PORT", "DisplayConfig", "DisplaySettings", "Login"]
+
 DEFAULT_PORT: Final = 8080
 DEFAULT_TITLE: Final = "shoe2mqtt"
 # `password` is known so that its mistake says where a password belongs.
 _KEYS: Final = frozenset(
     {"bind", "port", "username", "password_file", "client_id", "title", "https", "login"}
 )
-_HTTPS_KEYS: Final = frozenset({"cert_file", "key_file"})
 _LOGIN_KEYS: Final = frozenset({"username", "password_file"})
-# [mqtt] settings that are the daemon's own: its name, its credentials, its client key.
-_DAEMONS_OWN: Final = frozenset({"node", "client_id", "username", "password_file", "password_env"})
-_DAEMONS_OWN_TLS: Final = frozenset({"cert_file", "key_file"})
-
-Mistake = tuple[FieldPath, str]
+_WHERE: Final = ("display",)
 
 
 def setting_names() -> list[str]:
     """Every `[display]` setting, dotted, for the configuration reference."""
     return [
         *(f"display.{key}" for key in _KEYS - {"https", "login"}),
-        *(f"display.https.{key}" for key in _HTTPS_KEYS),
+        *(f"display.https.{key}" for key in HTTPS_KEYS),
         *(f"display.login.{key}" for key in _LOGIN_KEYS),
     ]
 
@@ -111,48 +110,41 @@ class DisplayConfig:
 
 def check_display(
     section: object, *, read_files: bool = True
-) -> tuple[DisplaySettings | None, list[Mistake]]:
-    """The `[display]` section (absent: the defaults), and every mistake in it.
+) -> tuple[DisplaySettings | None, list[Problem]]:
+    """The `[display]` section (absent: the defaults), and every problem in it.
 
     `read_files=False` checks the section's shape only, without reading its password and
     certificate files: the daemon checks it so, since those files are the display's, which
     the daemon's user may rightly be unable to read (and then settings are not returned).
     """
-    mistakes: list[Mistake] = []
+    problems = Problems()
     if section is None:
-        return DisplaySettings(), mistakes
+        return DisplaySettings(), []
     if not isinstance(section, dict):
-        return None, [(("display",), "must be a table ([display])")]
-
-    def wrong(key: str | tuple[str, ...], message: str) -> None:
-        mistakes.append((("display", *((key,) if isinstance(key, str) else key)), message))
-
-    for key in sorted(set(section) - _KEYS - {"password"}):
-        wrong(key, f"unknown setting; settings: {', '.join(sorted(_KEYS))}")
-    bind = section.get("bind", DEFAULT_BIND)
-    if not isinstance(bind, str) or not _is_address(bind):
-        wrong("bind", "an IP address to listen on, e.g. '127.0.0.1' or '0.0.0.0'")
-    port = section.get("port", DEFAULT_PORT)
-    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-        wrong("port", "a whole number from 1 to 65535")
-    texts = _optional_texts(section, ("username", "client_id", "title"), mistakes)
-    password = _password(section, "password_file", ("display",), mistakes, read=read_files)
+        problems.wrong(_WHERE, "must be a table ([display])", section)
+        return None, problems.found
+    problems.unknown(_WHERE, {k: v for k, v in section.items() if k != "password"}, _KEYS)
+    check_listening(section, _WHERE, problems, DEFAULT_PORT)
+    texts = _optional_texts(section, ("username", "client_id", "title"), problems)
+    password = _password(section, _WHERE, problems, read=read_files)
     if "password_file" in section and texts["username"] is None:
-        wrong("password_file", "a password needs its broker user: set display.username")
-    https = _https(section.get("https"), mistakes, read=read_files)
-    login = _login(section.get("login"), mistakes, read=read_files)
-    if mistakes or not read_files:
-        return None, mistakes
+        problems.wrong(
+            (*_WHERE, "password_file"), "a password needs its broker user: set display.username"
+        )
+    https = https_context(section.get("https"), _WHERE, problems, read=read_files)
+    login = _login(section.get("login"), problems, read=read_files)
+    if problems.found or not read_files:
+        return None, problems.found
     return DisplaySettings(
-        bind=bind,
-        port=port,
+        bind=section.get("bind", DEFAULT_BIND),
+        port=section.get("port", DEFAULT_PORT),
         username=texts["username"],
         password=password,
         client_id=texts["client_id"],
         title=texts["title"] or DEFAULT_TITLE,
         https=https,
         login=login,
-    ), mistakes
+    ), []
 
 
 def load_display_config(path: Path, *, environ: Mapping[str, str] | None = None) -> DisplayConfig:
@@ -162,18 +154,13 @@ def load_display_config(path: Path, *, environ: Mapping[str, str] | None = None)
         document, text = read_toml(path)
     except ConfigFileError as exc:
         raise ConfigErrors([exc]) from None
-    mistakes: list[Mistake] = []
+    problems = Problems()
     display, found = check_display(document.get("display"))
-    mistakes += found
-    mqtt = _broker(document.get("mqtt"), display, environ, mistakes)
-    log_format, log_level = _logging(document.get("logging", {}), mistakes)
-    if mistakes or mqtt is None or display is None:
-        raise ConfigErrors(
-            [
-                ConfigFileError(str(path), locate(text, where), format_field(where), message)
-                for where, message in mistakes
-            ]
-        )
+    problems.extend(found)
+    mqtt = _broker(document.get("mqtt"), display, environ, problems)
+    log_format, log_level = logging_choices(document.get("logging"), problems)
+    if problems.found or mqtt is None or display is None:
+        raise problems.said_in(path, text).errors()
     return DisplayConfig(path, mqtt, display, log_format, log_level)
 
 
@@ -190,11 +177,8 @@ def file_problems(path: Path) -> list[ConfigFileError]:
     if section is None:
         return []
     shape = set(check_display(section, read_files=False)[1])
-    return [
-        ConfigFileError(str(path), locate(text, where), format_field(where), message)
-        for where, message in check_display(section)[1]
-        if (where, message) not in shape
-    ]
+    located = Problems().said_in(path, text)
+    return [located.error(problem) for problem in check_display(section)[1] if problem not in shape]
 
 
 def plain_http_warning(bind: str, *, https: bool, login: bool) -> str | None:
@@ -228,29 +212,19 @@ def file_warnings(path: Path) -> list[ConfigFileError]:
     )
     if warning is None:
         return []
-    where = ("display", "bind")
-    return [ConfigFileError(str(path), locate(text, where), format_field(where), warning)]
+    return [Problems().said_in(path, text).error(Problem((*_WHERE, "bind"), warning))]
 
 
 def _broker(
     section: object,
     display: DisplaySettings | None,
     environ: Mapping[str, str],
-    mistakes: list[Mistake],
+    problems: Problems,
 ) -> MqttSettings | None:
-    if not isinstance(section, dict):
-        mistakes.append((("mqtt",), "required: an [mqtt] section with at least `host`"))
+    settings = broker(section, problems)
+    if settings is None or display is None:
         return None
-    shared: dict[str, Any] = {k: v for k, v in section.items() if k not in _DAEMONS_OWN}
-    if isinstance(shared.get("tls"), dict):
-        shared["tls"] = {k: v for k, v in shared["tls"].items() if k not in _DAEMONS_OWN_TLS}
-    try:
-        settings = MqttSettings.from_mapping(shared, environ={})
-    except MqttSettingsError as exc:
-        mistakes.extend((tuple(p.field.split(".")), p.message) for p in exc.problems)
-        return None
-    if display is None:
-        return None
+    assert isinstance(section, dict)  # broker() read it as one
     node = section.get("node") if isinstance(section.get("node"), str) else None
     own_id = f"shoe2mqtt-display-{node or default_node(environ)}"
     try:
@@ -261,137 +235,58 @@ def _broker(
             password=display.password,
         )
     except MqttSettingsError as exc:
-        mistakes.append((("display", exc.field.rpartition(".")[2]), exc.message))
+        problems.wrong((*_WHERE, exc.field.rpartition(".")[2]), exc.message)
         return None
 
 
 def _optional_texts(
-    section: dict[str, Any], keys: tuple[str, ...], mistakes: list[Mistake]
+    section: dict[str, Any], keys: tuple[str, ...], problems: Problems
 ) -> dict[str, str | None]:
     texts: dict[str, str | None] = {}
     for key in keys:
         value = section.get(key)
         if value is not None and (not isinstance(value, str) or not value.strip()):
-            mistakes.append((("display", key), "a non-empty quoted string, or left out"))
+            problems.wrong((*_WHERE, key), "must be a non-empty quoted string, or left out", value)
             value = None
         texts[key] = value
     return texts
 
 
-def _logging(section: object, mistakes: list[Mistake]) -> tuple[str, str]:
-    """`format` and `level` of `[logging]` (`raw_frames` is the daemon's: the display reads
-    no frames)."""
-    if not isinstance(section, dict):
-        mistakes.append((("logging",), "must be a table"))
-        return "auto", "info"
-    fmt, level = section.get("format", "auto"), section.get("level", "info")
-    if fmt not in LOG_FORMATS:
-        mistakes.append((("logging", "format"), f"one of {list(LOG_FORMATS)}"))
-    if level not in LOG_LEVELS:
-        mistakes.append((("logging", "level"), f"one of {list(LOG_LEVELS)}"))
-    return str(fmt), str(level)
-
-
-def _sub_table(
-    section: object,
-    name: str,
-    keys: frozenset[str],
-    mistakes: list[Mistake],
-    *,
-    shape: str,
-    judged_apart: frozenset[str] = frozenset(),
-) -> dict[str, Any] | None:
-    """`[display.<name>]` if it is a table, each unknown key in it a mistake; None if absent or
-    not a table. `judged_apart`: keys that are not settings but get a message of their own."""
-    if section is None:
+def _login(value: object, problems: Problems, *, read: bool) -> Login | None:
+    if value is None:
         return None
-    where = ("display", name)
-    if not isinstance(section, dict):
-        mistakes.append((where, f"must be a table ([display.{name}]) with {shape}"))
+    where: FieldPath = (*_WHERE, "login")
+    if not isinstance(value, dict):
+        problems.wrong(where, "must be a table ([display.login]) with username, password_file")
         return None
-    settings = ", ".join(sorted(keys))
-    mistakes.extend(
-        ((*where, key), f"unknown setting; settings: {settings}")
-        for key in sorted(set(section) - keys - judged_apart)
-    )
-    return section
-
-
-def _https(value: object, mistakes: list[Mistake], *, read: bool) -> ssl.SSLContext | None:
-    section = _sub_table(value, "https", _HTTPS_KEYS, mistakes, shape="cert_file and key_file")
-    if section is None:
-        return None
-    where = ("display", "https")
-    files: dict[str, str] = {}
-    for key in sorted(_HTTPS_KEYS):
-        value = section.get(key)
-        if not isinstance(value, str) or not value:
-            mistakes.append(((*where, key), "required: a file path in quotes"))
-        elif read and not os.access(value, os.R_OK):
-            mistakes.append(((*where, key), f"cannot read {value!r}"))
-        else:
-            files[key] = value
-    if len(files) != len(_HTTPS_KEYS) or not read:
-        return None
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    try:
-        context.load_cert_chain(files["cert_file"], files["key_file"])
-    except (ssl.SSLError, OSError) as exc:
-        mistakes.append(((*where, "cert_file"), f"the certificate and key do not load ({exc})"))
-        return None
-    return context
-
-
-def _login(value: object, mistakes: list[Mistake], *, read: bool) -> Login | None:
-    section = _sub_table(
-        value,
-        "login",
-        _LOGIN_KEYS,
-        mistakes,
-        shape="username, password_file",
-        judged_apart=frozenset({"password"}),  # never in this file: `_password` says so
-    )
-    if section is None:
-        return None
-    where = ("display", "login")
-    username = section.get("username")
+    # `password` is never in this file: `_password` says so.
+    problems.unknown(where, {k: v for k, v in value.items() if k != "password"}, _LOGIN_KEYS)
+    username = value.get("username")
     if not isinstance(username, str) or not username or ":" in username:
         # RFC 7617: the user name and password are joined by the first colon.
-        mistakes.append(((*where, "username"), "required: a quoted name without ':'"))
+        problems.wrong((*where, "username"), "required: a quoted name without ':'", username)
         username = None
-    password = _password(section, "password_file", where, mistakes, read=read)
-    if "password_file" not in section:
-        mistakes.append(((*where, "password_file"), "required: the file holding the password"))
+    password = _password(value, where, problems, read=read)
+    if "password_file" not in value:
+        problems.wrong((*where, "password_file"), "required: the file holding the password")
     return None if username is None or password is None else Login(username, password)
 
 
 def _password(
-    section: dict[str, Any], key: str, where: FieldPath, mistakes: list[Mistake], *, read: bool
+    section: dict[str, Any], where: FieldPath, problems: Problems, *, read: bool
 ) -> Secret | None:
-    """The password in the file `section[key]` names; never in the TOML file itself."""
-    if "password" in section:
-        mistakes.append(
-            ((*where, "password"), "the password must not be in this file: use password_file")
-        )
-    value = section.get(key)
+    """The password in the file `section["password_file"]` names; never in the TOML file."""
+    check_no_password(section, where, problems)
+    value = section.get("password_file")
     if value is None:
         return None
     if not isinstance(value, str) or not value:
-        mistakes.append(((*where, key), "a file path in quotes"))
+        problems.wrong((*where, "password_file"), "must be a file path in quotes", value)
         return None
     if not read:
         return None
     try:
         return read_secret_file(Path(value), reader="the display")
     except UnreadableSecret as exc:
-        mistakes.append(((*where, key), exc.reason))
+        problems.wrong((*where, "password_file"), exc.reason, value)
         return None
-
-
-def _is_address(text: str) -> bool:
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True

@@ -1,71 +1,46 @@
 """The display's web side: two pages, their files, and one live stream of Server-Sent Events.
 
-Server-Sent Events rather than a WebSocket: the page only listens (a display cannot move
-money), and the browser's EventSource reconnects by itself when the display process
-restarts. The stream's first event after every (re)connection is `full`: every table the
-display knows, replacing what the page had; then `update` events carry the tables changed
-since, as soon as a message changed them (an update waits for nothing but the event loop);
-a `beat` every `HEARTBEAT` seconds lets the page notice a dead connection that never closed.
+The page only listens (a display cannot move money). The stream's first event after every
+(re)connection is `full`: every table the display knows, replacing what the page had; then
+`update` events carry the tables changed since, as soon as a message changed them (an
+update waits for nothing but the event loop); a `beat` every few seconds lets the page
+notice a dead connection that never closed (daemon/web/stream.py).
 
-Everything is served from the package (static/): no CDN, no build step, nothing from the
-internet, and a Content-Security-Policy that lets the page load nothing from elsewhere.
+What it shares with the dealer console (the headers, the files, the stream, the login
+guard) is daemon/web/'s; its own are the pages, the tables' history and numbers, and the
+login by HTTP Basic.
 """
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
 import hmac
 import html
-import json
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 import structlog
 from aiohttp import web
 
-from daemon.display.login_guard import LoginGuard
+from daemon.web.files import add_files
+from daemon.web.headers import security_headers
+from daemon.web.login_guard import LoginGuard
+from daemon.web.stream import EventStream, dumps
 from daemon.wire.topics import valid_segment
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from daemon.display.config import DisplaySettings, Login
-    from daemon.display.login_guard import Wait
     from daemon.display.model import PitModel
+    from daemon.web.login_guard import Wait
+    from daemon.web.stream import Changes
 
 log = structlog.get_logger("display")
 
 STATIC: Final = Path(__file__).parent / "static"
-HEARTBEAT: Final = 5.0  # seconds between `beat` events; the page gives up after three missed
-RETRY_MS: Final = 1000  # how soon EventSource reconnects after the stream ends
-_SECURITY_HEADERS: Final = {
-    # Only this server's own files, scripts and stream; no inline script, no framing.
-    "Content-Security-Policy": (
-        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-        "connect-src 'self'; base-uri 'self'; form-action 'none'; frame-ancestors 'none'"
-    ),
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-}
-
-
-class Changes:
-    """Wakes every open stream when the model changes: `notify()` after each change."""
-
-    def __init__(self) -> None:
-        self._event = asyncio.Event()
-
-    def notify(self) -> None:
-        self._event.set()
-        self._event = asyncio.Event()
-
-    def next(self) -> asyncio.Event:
-        """The event the next `notify()` sets; take it before looking at the model."""
-        return self._event
 
 
 @dataclass(slots=True)
@@ -75,7 +50,6 @@ class _State:
     settings: DisplaySettings
     page: str
     guard: LoginGuard
-    closing: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 _STATE: Final = web.AppKey("display", _State)
@@ -89,7 +63,7 @@ def build_app(
     guard: LoginGuard | None = None,
 ) -> web.Application:
     """`guard`: who may try the login's password when (a test's own clock; one by default)."""
-    app = web.Application(middlewares=[_security_headers, _login_required])
+    app = web.Application(middlewares=[security_headers(form_action="'none'"), _login_required])
     app[_STATE] = _State(
         model,
         changes,
@@ -103,8 +77,8 @@ def build_app(
     app.router.add_get("/history/{table}", _history)
     app.router.add_get("/numbers/{table}", _numbers_page)  # the shift's numbers, drawn
     app.router.add_get("/stats/{table}", _stats)
-    app.router.add_static("/static/", STATIC)
-    app.on_shutdown.append(_close_streams)
+    add_files(app, STATIC)
+    changes.end_streams_on_shutdown(app)
     return app
 
 
@@ -132,7 +106,7 @@ async def _stats(request: web.Request) -> web.Response:
     stats = request.app[_STATE].model.stats.get(request.match_info["table"])
     if stats is None:
         raise web.HTTPNotFound(text="no numbers for this table yet")
-    return web.json_response(stats, headers={"Cache-Control": "no-store"}, dumps=_dumps)
+    return web.json_response(stats, headers={"Cache-Control": "no-store"}, dumps=dumps)
 
 
 def _page(state: _State, *, view: str, table: str, root: str) -> web.Response:
@@ -152,7 +126,7 @@ async def _history(request: web.Request) -> web.Response:
     if table not in state.model.tables:
         raise web.HTTPNotFound(text="no such table")
     return web.json_response(
-        state.model.history(table), headers={"Cache-Control": "no-store"}, dumps=_dumps
+        state.model.history(table), headers={"Cache-Control": "no-store"}, dumps=dumps
     )
 
 
@@ -162,21 +136,13 @@ async def _events(request: web.Request) -> web.StreamResponse:
     only = request.query.get("table")
     if only is not None and not valid_segment(only):
         raise web.HTTPBadRequest(text="table: not a table id")
-    response = web.StreamResponse(
-        headers={
-            "Content-Type": "text/event-stream",
-            "Cache-Control": "no-store",
-            "X-Accel-Buffering": "no",  # nginx: pass each event on at once
-        }
-    )
-    await response.prepare(request)
     model = state.model
     seen: int | None = None
-    try:
-        await response.write(f"retry: {RETRY_MS}\n\n".encode())
-        while not state.closing.is_set():
-            wake = state.changes.next()
-            if seen != model.version:
+    async with EventStream(request) as stream:
+        async for changed in state.changes.ticks():
+            if not changed:
+                await stream.send("beat", {"broker": model.broker})
+            elif seen != model.version:
                 tables = (
                     list(model.tables) if seen is None else model.changed_since(seen)
                 )  # every table on (re)connection, then what changed
@@ -188,52 +154,16 @@ async def _events(request: web.Request) -> web.StreamResponse:
                 }
                 kind = "full" if seen is None else "update"
                 seen = model.version
-                await response.write(_event(kind, body))
-                continue
-            try:
-                await asyncio.wait_for(wake.wait(), HEARTBEAT)
-            except TimeoutError:
-                await response.write(_event("beat", {"broker": model.broker}))
-    except ConnectionResetError:  # the page went away
-        pass
-    return response
-
-
-def _event(kind: str, body: dict[str, Any]) -> bytes:
-    return f"event: {kind}\ndata: {_dumps(body)}\n\n".encode()
-
-
-def _dumps(body: object) -> str:
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
-
-
-async def _close_streams(app: web.Application) -> None:
-    """On shutdown, end every stream at once rather than after its next heartbeat."""
-    state = app[_STATE]
-    state.closing.set()
-    state.changes.notify()
+                await stream.send(kind, body)
+    return stream.response
 
 
 # ---------------------------------------------------------------------- middleware
 @web.middleware
-async def _security_headers(
-    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-) -> web.StreamResponse:
-    try:
-        response = await handler(request)
-    except web.HTTPException as exc:
-        exc.headers.update(_SECURITY_HEADERS)
-        raise
-    if not response.prepared:  # a stream has sent its headers already: they are set there
-        response.headers.update(_SECURITY_HEADERS)
-    return response
-
-
-@web.middleware
 async def _login_required(
     request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
 ) -> web.StreamResponse:
-    """HTTP Basic, slowed after wrong passwords (daemon/display/login_guard.py): a client
+    """HTTP Basic, slowed after wrong passwords (daemon/web/login_guard.py): a client
     that must wait gets 429 with Retry-After, and its password is not looked at."""
     state = request.app[_STATE]
     login = state.settings.login
@@ -266,7 +196,7 @@ def _challenge() -> web.HTTPUnauthorized:
 
 
 def _too_many(address: str, wait: Wait) -> web.HTTPTooManyRequests:
-    seconds = max(1, math.ceil(wait.seconds))
+    seconds = wait.retry_after
     where = "at this display" if wait.overall else f"from {address}"
     if wait.first:  # once a wait, however many requests it refuses
         log.warning("display.login_waiting", address=address, seconds=seconds, overall=wait.overall)

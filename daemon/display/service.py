@@ -4,7 +4,7 @@ Tasks (named, children of one TaskGroup): `display-broker` follows the broker in
 model, `display-signals` turns SIGTERM/SIGINT into a clean stop, `watchdog` pings systemd.
 `running_display` is the same without the process's signals and systemd, for the demo.
 The web server runs beside them on the same loop (aiohttp's runner), so a message that
-changes the model wakes the page streams in the same loop iteration.
+changes the model wakes the page streams in the same loop iteration (daemon/web/site.py).
 
 Under systemd (Type=notify) READY=1 is sent once the page is served: the pages work before
 the broker answers, and say so, which is what a kiosk should show while it waits.
@@ -14,18 +14,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import structlog
-from aiohttp import web
 
 from daemon.display.broker import follow_broker
 from daemon.display.config import plain_http_warning
 from daemon.display.model import PitModel
-from daemon.display.server import Changes, build_app
+from daemon.display.server import build_app
 from daemon.system.notify import Notifier
+from daemon.web.site import serving, until_stopped, url_of
+from daemon.web.stream import Changes
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Coroutine
@@ -33,20 +33,6 @@ if TYPE_CHECKING:
     from daemon.display.config import DisplayConfig
 
 log = structlog.get_logger("display")
-# How long a stop waits for open requests; the streams end at once (server._close_streams).
-_SHUTDOWN_TIMEOUT: Final = 2.0
-
-
-class _Stop(Exception):
-    """Raised inside the TaskGroup to end it: the display was asked to stop."""
-
-
-def url_of(config: DisplayConfig) -> str:
-    """Where a browser finds the pit view (the table view is `<url>table/<id>`)."""
-    settings = config.display
-    scheme = "https" if settings.https is not None else "http"
-    host = f"[{settings.bind}]" if ":" in settings.bind else settings.bind
-    return f"{scheme}://{host}:{settings.port}/"
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,23 +49,12 @@ async def running_display(config: DisplayConfig) -> AsyncIterator[RunningDisplay
     """The pages served until the block ends (the demo runs one beside its daemon)."""
     model = PitModel(config.mqtt.base_topic)
     changes = Changes()
-    runner = web.AppRunner(
-        build_app(model, changes, config.display),
-        shutdown_timeout=_SHUTDOWN_TIMEOUT,
-        access_log=None,  # a kiosk's one long request per page says nothing worth a line
-        handle_signals=False,
-    )
-    await runner.setup()
-    try:
-        site = web.TCPSite(
-            runner, config.display.bind, config.display.port, ssl_context=config.display.https
-        )
-        await site.start()
-        yield RunningDisplay(
-            url_of(config), lambda: follow_broker(config.mqtt, model, changes.notify)
-        )
-    finally:
-        await runner.cleanup()
+    settings = config.display
+    app = build_app(model, changes, settings)
+    # The pit view; a table's is `<url>table/<id>`.
+    url = url_of(settings.bind, settings.port, https=settings.https is not None)
+    async with serving(app, settings.bind, settings.port, settings.https):
+        yield RunningDisplay(url, lambda: follow_broker(config.mqtt, model, changes.notify))
 
 
 async def serve(config: DisplayConfig, *, notifier: Notifier | None = None) -> None:
@@ -96,30 +71,8 @@ async def serve(config: DisplayConfig, *, notifier: Notifier | None = None) -> N
             "display.serving", url=display.url, broker=f"{config.mqtt.host}:{config.mqtt.port}"
         )
         notifier.ready(f"serving {display.url}")
-        try:
-            async with asyncio.TaskGroup() as group:
-                group.create_task(display.follow(), name="display-broker")
-                group.create_task(_signals(notifier), name="display-signals")
-                group.create_task(notifier.watchdog_loop(), name="watchdog")
-        except* _Stop:
-            pass
+        await until_stopped("display", notifier, {"display-broker": display.follow()})
     log.info("display.stopped")
-
-
-async def _signals(notifier: Notifier) -> None:
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    stopping = (signal.SIGTERM, signal.SIGINT)
-    for signum in stopping:
-        loop.add_signal_handler(signum, stop.set)
-    try:
-        await stop.wait()
-    finally:
-        for signum in stopping:
-            loop.remove_signal_handler(signum)
-    log.info("display.stopping")
-    notifier.stopping("stopping")
-    raise _Stop
 
 
 def run_display(config: DisplayConfig) -> int:

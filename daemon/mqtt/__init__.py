@@ -3,15 +3,8 @@ the one builder of a client for the configured broker."""
 
 from daemon.mqtt.client import new_client
 from daemon.mqtt.errors import InvalidMessage, MqttLinkError, MqttSettingsError, OutboxFull
-from daemon.mqtt.link import (
-    InboundMessage,
-    LinkState,
-    LinkStateChange,
-    MqttLink,
-    OnMessage,
-    OnStateChange,
-    Presence,
-)
+from daemon.mqtt.link import MqttLink
+from daemon.mqtt.link_state import LinkState, LinkStateChange, OnStateChange
 from daemon.mqtt.outbox import (
     MemoryOutbox,
     MessageId,
@@ -21,8 +14,10 @@ from daemon.mqtt.outbox import (
     QoS,
     QueuedMessage,
 )
+from daemon.mqtt.presence import Presence
 from daemon.mqtt.secret import Secret
 from daemon.mqtt.settings import MqttSettings, TlsSettings
+from daemon.mqtt.subscriptions import InboundMessage, OnMessage
 
 __all__ = [
     "InboundMessage",

@@ -7,8 +7,9 @@ they are, a Last Will, how long a round trip may take) is what the caller passes
 
 `connected(client)` is `async with client` made safe to cancel while connecting, and
 `raise_if_cancelled()` honours a stop that aiomqtt swallowed: every long-lived client (the
-daemon's link, the display's subscriber) needs both. What the link needs that aiomqtt does
-not offer in public is in daemon.mqtt.paho_hooks, and only there.
+daemon's link, the display's subscriber) needs both; `describe_error` says what an aiomqtt
+error was, with the reason it wraps. What the link needs that aiomqtt does not offer in
+public is in daemon.mqtt.paho_hooks, and only there.
 """
 
 from __future__ import annotations
@@ -151,3 +152,10 @@ def raise_if_cancelled() -> None:
     task = asyncio.current_task()
     if task is not None and task.cancelling():
         raise asyncio.CancelledError
+
+
+def describe_error(error: BaseException) -> str:
+    """aiomqtt's error and, when it has one, the underlying reason it wraps."""
+    text = str(error) or type(error).__name__
+    cause = error.__cause__
+    return f"{text}: {cause}" if cause is not None and str(cause) else text

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from daemon.mqtt.link import Presence
+from daemon.mqtt.presence import Presence
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

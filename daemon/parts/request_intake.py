@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from daemon.metrics import DaemonMetrics
-    from daemon.mqtt.link import InboundMessage, MqttLink
+    from daemon.mqtt.link import MqttLink
+    from daemon.mqtt.subscriptions import InboundMessage
     from daemon.parts.items import ServedTable
     from daemon.request_gate import RequestGate
     from daemon.table.claims import TableClaims

@@ -8,14 +8,14 @@ import collections
 from typing import TYPE_CHECKING
 
 from daemon.journal.clock import describe_seconds
-from daemon.mqtt.link import LinkState
+from daemon.mqtt.link_state import LinkState
 from daemon.system.status_line import StatusLine
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from daemon.journal.clock import JournalClock
-    from daemon.mqtt.link import LinkStateChange
+    from daemon.mqtt.link_state import LinkStateChange
     from daemon.parts.items import ServedTable
     from daemon.parts.journal_outbox import JournalOutbox
     from daemon.parts.reloading import Reloading

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Final
 
 import structlog
 
-from daemon.mqtt.link import Presence
+from daemon.mqtt.presence import Presence
 from daemon.wire.availability import (
     CONFLICT,
     OFFLINE,

@@ -12,7 +12,8 @@ that can be pulled out (`SocatPair`), shoes behind TCP ports as serial device se
 them (`DeviceServers`), a console gone wrong that floods a request topic (`Flood`), a link
 that drops every connection after a while (`CuttingProxy`), and MQTT
 clients that record what reaches them (`MessageLog`, `Collector`: one `Received` per message). A
-recovery run (`recovery_run`) adds a dealer (`Dealer`) that plays a table through kills,
+recovery run (`recovery_run`) adds a dealer (`daemon.simulator.ConsoleSimulator`, the one the
+demo plays with, seeing the broker through the `Collector`) that plays a table through kills,
 broker restarts and unplugs, and a verdict (`verify`) that holds what was delivered against
 a replay of the journal. `daemon.testing.interleaving` is the ground-truth harness
 (docs/testing.md): the real table service fed a table's two streams in every order their
@@ -21,6 +22,7 @@ pytest: a benchmark runs it as a script.
 """
 
 from daemon.cli.loopback import free_port
+from daemon.simulator import BURN, SHUFFLE, ConsoleSimulator, Disturbance, wager_plan
 from daemon.testing.broker import (
     MOSQUITTO,
     BrokerDidNotStart,
@@ -29,7 +31,6 @@ from daemon.testing.broker import (
     Subscriber,
     subscriber,
 )
-from daemon.testing.dealer import BURN, SHUFFLE, Dealer, Disturbance, wager_plan
 from daemon.testing.device_servers import DeviceServers
 from daemon.testing.flood import Flood, FloodResult
 from daemon.testing.pki import Certificates, make_certificates
@@ -76,10 +77,10 @@ __all__ = [
     "BrokerDidNotStart",
     "Certificates",
     "Collector",
+    "ConsoleSimulator",
     "CuttingProxy",
     "DaemonCrashed",
     "DaemonProcess",
-    "Dealer",
     "DeviceServers",
     "Disturbance",
     "Endpoint",

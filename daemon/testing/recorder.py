@@ -14,42 +14,42 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Self
 
 import aiomqtt
 
+from daemon.simulator import sight
+from daemon.simulator.sight import (
+    STEP_TIMEOUT,
+    Received,
+    Stalled,
+    latest_state,
+    response_to,
+    state_as_of,
+)
 from daemon.wire.availability import ONLINE
 from daemon.wire.topics import Topics
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-STEP_TIMEOUT: Final = 10.0  # seconds the daemon has to answer one step
+# What the harness's users import from here; the message and the waits are the console
+# simulator's (daemon.simulator.sight), which this log serves as a sight.
+__all__ = [
+    "STEP_TIMEOUT",
+    "Collector",
+    "MessageLog",
+    "Received",
+    "Stalled",
+    "latest_state",
+    "response_to",
+    "state_as_of",
+    "until",
+]
+
 _RECONNECT_PAUSE: Final = 0.05  # a broker gives no signal of its return: try again this soon
 _POLL: Final = 0.01  # seconds between looks at what gives no signal
-
-
-class Stalled(TimeoutError):
-    """Nothing the waiter was waiting for arrived in time."""
-
-
-@dataclass(frozen=True)
-class Received:
-    topic: str
-    payload: bytes
-    retain: bool
-
-    @property
-    def body(self) -> dict[str, Any]:
-        value = json.loads(self.payload)
-        assert isinstance(value, dict), self.payload
-        return value
-
-    @property
-    def is_json(self) -> bool:
-        return self.payload.startswith(b"{")
 
 
 @dataclass
@@ -138,53 +138,21 @@ class MessageLog:
 
     def state_after(self, table: str, seq: int) -> Callable[[Received], bool]:
         """A wait's match: a round state of `table` that reflects message `seq`."""
-        topic = self.topics.round_snapshot(table)
-        return lambda m: m.topic == topic and state_as_of(m.body) >= seq
+        return sight.state_after(self.topics, table, seq)
 
     async def answer_shown(self, table: str, response: dict[str, Any], *, after: int) -> None:
-        """After the response to a request the table took, until a round state shows it: the
-        state comes after the response, up to 250 ms later (docs/mqtt.md, "The round
-        state"); none comes for a refusal, a duplicate's answer or `status`."""
-        took = response.get("type") == "response" and response.get("status") == "ok"
-        if took and not response.get("duplicate") and response.get("command") != "status":
-            await self.wait(self.state_after(table, response["seq"]), after=after)
+        """After the response to a request the table took, until a round state shows it
+        (`daemon.simulator.sight.answer_shown`)."""
+        await sight.answer_shown(self, table, response, after=after)
 
     async def card_taken(self, table: str, *, after: int) -> dict[str, Any]:
-        """What `table` made of a card the shoe dealt after message `after`: the round state
-        that reflects its event (`card_dealt`, `card_burned`), the notice that placed it
-        nowhere (refused, or a card the shoe cannot hold), or a round state that holds one
-        more card than before."""
-        topic, state = f"{self.topics.base}/{table}/", self.topics.round_snapshot(table)
-        taken = {topic + "event/card_dealt", topic + "event/card_burned"}
-        refused = (topic + "notice/card_rejected", topic + "notice/foreign_card")  # placed nowhere
-        earlier = [m.body for m in self.messages[:after] if m.topic == state]
-        held = _held(latest_state(earlier) or {})
-
-        def answer(m: Received) -> bool:
-            return m.topic in (*taken, *refused) or (m.topic == state and _held(m.body) > held)
-
-        found = await self.wait(answer, after=after)
-        if found.topic not in taken:
-            return found.body
-        return (await self.wait(self.state_after(table, found.body["seq"]), after=after)).body
-
-
-def _held(view: dict[str, Any]) -> int:
-    """The cards a round state shows the table keeps back: held, or awaiting entry."""
-    return int(view.get("cards_held") or 0) + int(view.get("awaiting_card_entry") or 0)
-
-
-def state_as_of(body: dict[str, Any]) -> int:
-    """The last `seq` a round state reflects: its `as_of` (a contract 2 snapshot, or any
-    numbered message: its `seq`; a state without either: 0)."""
-    return int(body.get("as_of", body.get("seq", 0)) or 0)
-
-
-def latest_state(bodies: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Of round states in arrival order, the latest: the greatest `as_of`, the later of two."""
-    if not bodies:
-        return None
-    return max(enumerate(bodies), key=lambda pair: (state_as_of(pair[1]), pair[0]))[1]
+        """What `table` made of a card the shoe dealt after message `after`
+        (`daemon.simulator.sight.card_taken`)."""
+        earlier = [
+            m.body for m in self.messages[:after] if m.topic == self.topics.round_snapshot(table)
+        ]
+        before = sight.held(latest_state(earlier) or {})
+        return await sight.card_taken(self, table, after=after, held_before=before)
 
 
 async def until(check: Callable[[], bool], *, within: float = STEP_TIMEOUT) -> None:
@@ -192,20 +160,6 @@ async def until(check: Callable[[], bool], *, within: float = STEP_TIMEOUT) -> N
     async with asyncio.timeout(within):
         while not check():  # noqa: ASYNC110 - nothing to await: the state is elsewhere
             await asyncio.sleep(_POLL)
-
-
-def response_to(transaction: str, command: str | None = None) -> Callable[[Received], bool]:
-    """A match for the daemon's response to the request with `transaction`."""
-    topic_part = "/response/" if command is None else f"/response/{command}"
-
-    def match(message: Received) -> bool:
-        return (
-            topic_part in message.topic
-            and message.is_json
-            and message.body.get("transaction") == transaction
-        )
-
-    return match
 
 
 @dataclass

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 import aiomqtt
 
-from daemon.cli.demo import DEMO_TABLES
 from daemon.request_gate import AUTOMATED_CONSOLE
-from daemon.testing.dealer import BURN, Dealer
+from daemon.simulator import BURN, ConsoleSimulator
+from daemon.simulator.tables import DEMO_TABLES
 from daemon.testing.process import DaemonProcess, write_service_config
 from daemon.testing.recorder import STEP_TIMEOUT, Collector, until
 from daemon.testing.verdict import replay_journal
@@ -62,7 +62,7 @@ class RecoveryRun:
     shoe: EmulatedShoe | None
     collector: Collector
     daemon: DaemonProcess
-    dealer: Dealer
+    dealer: ConsoleSimulator
     protocol: str = "reference"  # the shoe's
 
     async def start_daemon(self) -> None:
@@ -158,7 +158,7 @@ async def recovery_run(  # noqa: PLR0913 - keywords only: each a part of the run
     )  # fmt: skip
     daemon = DaemonProcess(config_file, directory / "daemon.log", prefix=daemon_prefix)
     async with Collector(broker.host, broker.port, identifier=collector) as recorder:
-        dealer = Dealer(config, shoe, recorder, rng)
+        dealer = ConsoleSimulator(config, shoe, recorder, rng)
         try:
             yield RecoveryRun(config, state, broker, shoe, recorder, daemon, dealer, protocol)
         finally:

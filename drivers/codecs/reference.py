@@ -70,7 +70,7 @@ KEPT_FRAMES_MIN: Final = 256  # the device keeps at least this many unacknowledg
 RESEND_AFTER: Final = 0.25  # the device resends its oldest unacknowledged frame after this
 RESEND_AFTER_MAX: Final = 2.0  # ... doubling the wait for each further resend, up to this
 HEARTBEAT_AFTER: Final = 1.0  # a device that sent nothing for this long sends a HEARTBEAT
-# (A host repeats STATUS_REQUEST until DEVICE_IDENTITY answers: drivers.driver.GREETING_REPEAT.)
+# (A host repeats STATUS_REQUEST until DEVICE_IDENTITY answers: drivers.session.GREETING_REPEAT.)
 
 HOST_TO_DEVICE: Final = 0x80  # bit 7 of the type byte: set on frames the host sends
 

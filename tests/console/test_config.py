@@ -57,7 +57,7 @@ def test_every_mistake_is_said_with_its_field(tmp_path: Path) -> None:
         load_console_config(_file(tmp_path, section))
     said = {error.field: error.message for error in refused.value.errors}
     assert "no [[table]] with id = 'bj-9'" in said["console.table"]
-    assert said["console.port"] == "a whole number from 1 to 65535"
+    assert said["console.port"] == "must be from 1 to 65535, not 0"
     assert said["console.chips"].startswith("a list of 1 to 8 amounts")
     assert said["console.dealers_file"].startswith("no such file")
     assert said["console.password"].startswith("the password must not be in this file")

@@ -12,11 +12,11 @@ from daemon.dealer_console.contract import Contract
 from daemon.dealer_console.link import ConsoleLink
 from daemon.dealer_console.server import COOKIE, build_app
 from daemon.dealer_console.service import plain_http_warning
-from daemon.display.login_guard import LoginGuard
 from daemon.display.model import PitModel
-from daemon.display.server import Changes
 from daemon.mqtt.secret import Secret
 from daemon.mqtt.settings import MqttSettings
+from daemon.web.login_guard import LoginGuard
+from daemon.web.stream import Changes
 from rules.config import TableConfig
 from tests.console.table import blackjack
 

@@ -17,11 +17,11 @@ import sqlite3
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from daemon.cli.demo import DEMO_TABLES
 from daemon.history.archiving import Archived, archive_due
 from daemon.history.audit import JournalReader
 from daemon.journal import Journal
 from daemon.journal.archive import Archive
+from daemon.simulator.tables import DEMO_TABLES
 from daemon.table.log_lines import checkpoint_of_line
 from daemon.wire.topics import Topics
 from rules.config import TableConfig

@@ -43,6 +43,9 @@ async def test_the_demo_plays_rounds_of_each_game_through_its_embedded_broker() 
     # Every round of a game with a settled wager on the table settles something; the attack
     # wagers are the main wagers of triple attack, so every round there settles.
     assert result.settlements["ta-1"] >= 2
+    # Every wager and decision the players make is one the table takes: the same attack
+    # wager three times at Triple Attack, no bonus above its main wager at Double Attack.
+    assert result.refused == {"bj-1": 0, "da-1": 0, "ta-1": 0}
     assert "shoe2mqtt/bridge/demo/state" in seen
     assert {"shoe2mqtt/bj-1/availability", "shoe2mqtt/ta-1/availability"} <= set(seen)
     assert {"shoe2mqtt/bj-1/round", "shoe2mqtt/da-1/round", "shoe2mqtt/ta-1/round"} <= set(seen)

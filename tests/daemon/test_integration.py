@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from daemon.cli.demo import DEMO_TABLES
 from daemon.round_log import replay
+from daemon.simulator.tables import DEMO_TABLES
 from daemon.testing import DaemonProcess, write_service_config
 from daemon.wire.topics import has_envelope
 from drivers.emulator import EmulatedShoe, EmulatorSettings

@@ -22,8 +22,8 @@ from daemon.testing import (
     BURN,
     TABLE_SETTINGS,
     Collector,
+    ConsoleSimulator,
     DaemonProcess,
-    Dealer,
     table_config,
     write_service_config,
 )
@@ -131,7 +131,7 @@ async def daemon_log(tmp_path: Path, mosquitto: Mosquitto) -> tuple[Path, Line]:
         await daemon.start()
         try:
             await collector.wait_online(mark)
-            dealer = Dealer(table_config(), shoe, collector, rng)
+            dealer = ConsoleSimulator(table_config(), shoe, collector, rng)
             await dealer.resync()
             await dealer.step(BURN)
             await dealer.play_round(lambda: None)

@@ -3,7 +3,8 @@ what its shoe says (daemon.service): bounded, the shoe waiting for room where it
 dropped and told where it keeps nothing, and noise told once, in the stream's order.
 
 The daemon here is the real one, its journal a real file, run step by step: the shoe's driver
-is played by calling the daemon's own `emit`, and the table's consumer by taking its items.
+is played by putting its events in the way the daemon's own reader task does
+(`DriverInbox.put`), and the table's consumer by taking its items.
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from daemon.configuration.service_config import load_config
-from daemon.parts.driver_inbox import driver_emit
-from daemon.parts.items import OverflowItem, RequestItem
+from daemon.parts.driver_inbox import DriverInbox
+from daemon.parts.items import OverflowItem, RequestItem, ShoeItem
 from daemon.service import Daemon
 from daemon.table.shoe_line import LineNotice, ShoeLine
 from drivers.events import CardDrawn, LockChanged
 from drivers.noise import LineNoise, LineNoiseBegan, LineQuiet
+from drivers.transports import SerialSettings, transport_factory
+from tests.drivers.test_driver import HELLO, driver_for, reference
+from tests.drivers.test_transports import Pty
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -139,12 +143,12 @@ async def test_a_shoe_that_keeps_nothing_is_read_on_and_what_overflows_is_told(
     tmp_path: Path,
 ) -> None:
     async with started(tmp_path, "enq") as (daemon, table):
-        emit = driver_emit(table, daemon.storage)
+        inbox = DriverInbox(table, daemon.storage)
         capacity = table.queue.shoe_capacity
         for seq in range(capacity):
-            await emit(LockChanged(locked=bool(seq % 2), seq=seq))  # never waits
-        await emit(card("KH", 0))  # the inbox is full: dropped, counted, its place kept
-        await emit(LockChanged(locked=True, seq=1))
+            await inbox.put(LockChanged(locked=bool(seq % 2), seq=seq))  # never waits
+        await inbox.put(card("KH", 0))  # the inbox is full: dropped, counted, its place kept
+        await inbox.put(LockChanged(locked=True, seq=1))
         assert len(table.queue) == capacity + 1
         assert isinstance(list(table.queue._items)[-1][1], OverflowItem)
         assert daemon._readings().overflowed == {"bj-1": 2}
@@ -159,12 +163,12 @@ async def test_a_shoe_that_keeps_nothing_is_read_on_and_what_overflows_is_told(
 
 async def test_a_shoe_that_keeps_its_frames_waits_for_room(tmp_path: Path) -> None:
     async with started(tmp_path, "reference") as (daemon, table):
-        emit = driver_emit(table, daemon.storage)
+        inbox = DriverInbox(table, daemon.storage)
         for seq in range(table.queue.shoe_capacity):
-            await emit(LockChanged(locked=True, seq=seq))
+            await inbox.put(LockChanged(locked=True, seq=seq))
 
         async def one_more() -> None:
-            await emit(card("KH", 300))
+            await inbox.put(card("KH", 300))
 
         waiting = asyncio.create_task(one_more())
         await asyncio.sleep(0.01)
@@ -174,17 +178,45 @@ async def test_a_shoe_that_keeps_its_frames_waits_for_room(tmp_path: Path) -> No
         assert daemon._readings().overflowed == {"bj-1": 0}
 
 
+async def test_the_reader_task_pulls_no_more_while_the_inbox_is_full_and_closes_the_link(
+    tmp_path: Path,
+) -> None:
+    """The daemon's reader task over a real pty: while the inbox has no room it pulls nothing,
+    so the driver reads nothing; cancelled there (the daemon stopping), the link is closed."""
+    with Pty() as pty:
+        async with started(tmp_path, "reference") as (daemon, table):
+            table.driver = driver_for(transport_factory(SerialSettings(pty.path)))
+            reader = asyncio.create_task(DriverInbox(table, daemon.storage).read_shoe())
+            async with asyncio.timeout(5):
+                await pty.read(9)  # the greeting: the link is open
+            for seq in range(table.queue.shoe_capacity - 2):  # Connecting, Connected are in
+                assert table.queue.try_put(ShoeItem(LockChanged(locked=True, seq=seq)))
+            pty.write(HELLO + reference("KH", 1))
+            async with asyncio.timeout(5):
+                while table.driver.line.bytes_read == 0:  # noqa: ASYNC110 - the driver has no event for a read
+                    await asyncio.sleep(0.01)
+            read = table.driver.line.bytes_read
+            pty.write(reference("QH", 2))
+            await asyncio.sleep(0.1)
+            assert table.driver.line.bytes_read == read  # the identity waits for room
+            assert table.driver.connected
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+            assert not table.driver.connected
+
+
 async def test_noise_costs_the_journal_a_notice_and_holds_cards_at_stake(tmp_path: Path) -> None:
     async with started(tmp_path, "enq") as (daemon, table):
-        emit = driver_emit(table, daemon.storage)
+        inbox = DriverInbox(table, daemon.storage)
         table.queue.offer(RequestItem("shuffle", b"{}"))  # a burn is due: cards at stake
         await take_all(daemon, table)
-        await emit(LineNoiseBegan("/dev/ttyUSB0"))
+        await inbox.put(LineNoiseBegan("/dev/ttyUSB0"))
         await take_all(daemon, table)
         assert table.service.doubt == "line_noise"
-        await emit(card("KH", 1))  # held: no second doubt while the table holds its cards
-        await emit(NOISE)
-        await emit(LineQuiet("/dev/ttyUSB0"))
+        await inbox.put(card("KH", 1))  # held: no second doubt while the table holds its cards
+        await inbox.put(NOISE)
+        await inbox.put(LineQuiet("/dev/ttyUSB0"))
         await take_all(daemon, table)
         notices = journaled(tmp_path, "notice")
         assert [(n["kind"], n.get("hold", False)) for n in notices] == [
@@ -196,11 +228,11 @@ async def test_noise_costs_the_journal_a_notice_and_holds_cards_at_stake(tmp_pat
 
 async def test_noise_between_rounds_holds_the_first_card_that_comes_in_it(tmp_path: Path) -> None:
     async with started(tmp_path, "enq") as (daemon, table):
-        emit = driver_emit(table, daemon.storage)
-        await emit(LineNoiseBegan("/dev/ttyUSB0"))
+        inbox = DriverInbox(table, daemon.storage)
+        await inbox.put(LineNoiseBegan("/dev/ttyUSB0"))
         await take_all(daemon, table)
         assert journaled(tmp_path, "notice") == []  # nothing at stake: nothing yet
-        await emit(card("KH", 1))
+        await inbox.put(card("KH", 1))
         await take_all(daemon, table)
         [notice] = journaled(tmp_path, "notice")
         assert (notice["kind"], notice["hold"]) == ("line_noise", True)

@@ -6,8 +6,8 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
-from daemon.cli.demo import DEMO_TABLES
 from daemon.configuration.service_config import load_config
+from daemon.simulator.tables import DEMO_TABLES
 from daemon.testing import Mosquitto, write_service_config
 from drivers.transports import SerialSettings
 

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from daemon.display.model import NOTICE_TEXT, ROUND_NOTICES
+from daemon.display.table_model import ROUND_NOTICES
+from daemon.display.views import NOTICE_TEXT
 from daemon.display.wording import settlement_text
 from daemon.request_gate import AUTOMATED_CONSOLE
 from daemon.wire.availability import Availability

@@ -104,8 +104,11 @@ username = "pit:boss"
         load_display_config(path, environ={})
     where = str(path)
     assert [str(error) for error in caught.value.errors] == [
-        f"{where}:19: display.bind: an IP address to listen on, e.g. '127.0.0.1' or '0.0.0.0'",
-        f"{where}:20: display.port: a whole number from 1 to 65535",
+        (
+            f"{where}:19: display.bind: must be an IP address to listen on, e.g. '127.0.0.1' "
+            "or '0.0.0.0'; not a string ('localhost')"
+        ),
+        f"{where}:20: display.port: must be from 1 to 65535, not 80000",
         (f"{where}:21: display.password_file: no such file: '/nonexistent/display-password'"),
         (
             f"{where}:21: display.password_file: a password needs its broker user: set "

@@ -8,13 +8,9 @@ from typing import TYPE_CHECKING
 import pytest
 import structlog
 
-from daemon.display.model import (
-    HISTORY,
-    NOTICE_TEXT,
-    ROUND_NOTICES,
-    ROUND_SETTLEMENTS,
-    PitModel,
-)
+from daemon.display.model import PitModel
+from daemon.display.table_model import HISTORY, ROUND_NOTICES, ROUND_SETTLEMENTS
+from daemon.display.views import NOTICE_TEXT
 from daemon.display.wording import money, settlement_text
 from daemon.table.service import TableService
 from daemon.table.state import MAX_ROUND_NOTICES

@@ -13,12 +13,14 @@ import aiohttp
 import aiomqtt
 import pytest
 
+from daemon.dealer_console.server import STATIC as CONSOLE_STATIC
 from daemon.display.config import DisplayConfig, DisplaySettings, Login
 from daemon.display.server import STATIC
 from daemon.display.service import running_display
 from daemon.mqtt.secret import Secret
 from daemon.mqtt.settings import MqttSettings
 from daemon.testing import free_port
+from daemon.web.files import SHARED
 from daemon.wire.availability import availability_payload
 from tests.display.rounds import BASE, played
 
@@ -147,8 +149,10 @@ async def test_https_serves_with_the_sites_certificate(
 
 
 def test_the_page_loads_nothing_from_elsewhere() -> None:
-    """Self-contained for a casino's closed network: no CDN, no font service, no address."""
-    for path in sorted(STATIC.iterdir()):
+    """Self-contained for a casino's closed network: no CDN, no font service, no address;
+    the display's files, the console's and the look they share."""
+    folders = (STATIC, CONSOLE_STATIC, SHARED)
+    for path in sorted(path for folder in folders for path in folder.iterdir()):
         text = path.read_text(encoding="utf-8")
         for outside in ("http://", "https://", "//cdn", "@import", "fonts.googleapis"):
             assert outside not in text, (path.name, outside)

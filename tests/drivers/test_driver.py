@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pytest
 
 from daemon.testing import SocatPair
-from drivers import driver as driver_module
+from drivers import session as session_module
 from drivers.backoff import Backoff, BackoffPolicy
 from drivers.codecs import enq
 from drivers.codecs.reference import (
@@ -85,15 +85,17 @@ HELLO = encode_device_frame(IDENTITY)
 
 
 class Recorder:
-    """The daemon's side: everything the driver emits, in order, awaited one at a time."""
+    """The daemon's side: everything the driver hands up, in order, pulled one at a time."""
 
     def __init__(self) -> None:
         self.events: list[DriverEvent] = []
         self._queue: asyncio.Queue[DriverEvent] = asyncio.Queue()
 
-    async def emit(self, event: DriverEvent) -> None:
-        self.events.append(event)
-        await self._queue.put(event)
+    async def pull(self, driver: ShoeDriver) -> None:
+        async with contextlib.aclosing(driver.events()) as events:
+            async for event in events:
+                self.events.append(event)
+                await self._queue.put(event)
 
     async def next(self, kind: type[E]) -> E:
         """The next event of `kind`, skipping others (they stay in `events`)."""
@@ -107,7 +109,7 @@ class Recorder:
 @contextlib.asynccontextmanager
 async def running(driver: ShoeDriver) -> AsyncIterator[Recorder]:
     recorder = Recorder()
-    task = asyncio.create_task(driver.run(recorder.emit), name=f"driver {driver.name}")
+    task = asyncio.create_task(recorder.pull(driver), name=f"driver {driver.name}")
     try:
         yield recorder
     finally:
@@ -370,7 +372,7 @@ async def test_the_driver_greets_and_takes_nothing_before_the_answer(
 ) -> None:
     """docs/protocol.md §1.4: STATUS_REQUEST on every open, repeated until DEVICE_IDENTITY;
     a frame before it (a resend the device's timer sent blindly) is not taken."""
-    monkeypatch.setattr(driver_module, "GREETING_REPEAT", 0.05)
+    monkeypatch.setattr(session_module, "GREETING_REPEAT", 0.05)
     with Pty() as pty:
         async with running(driver_for(transport_factory(SerialSettings(pty.path)))) as shoe:
             await shoe.next(Connected)
@@ -400,12 +402,34 @@ async def test_acknowledge_writes_the_protocols_acknowledgement_when_a_link_is_o
             assert host.feed(await pty.read(11)) == [Acknowledge(acknowledged_seq=3)]
 
 
+async def test_nothing_is_read_while_an_event_waits_to_be_pulled() -> None:
+    """Back-pressure: a consumer that stops pulling stops the reading, and the bytes wait in
+    the kernel (a shoe that keeps its frames loses nothing); closing the events closes the
+    link."""
+    with Pty() as pty:
+        driver = driver_for(transport_factory(SerialSettings(pty.path)))
+        async with contextlib.aclosing(driver.events()) as events:
+            assert await anext(events) == Connecting(pty.path, 1)
+            assert await anext(events) == Connected(pty.path)
+            pty.write(HELLO + reference("AS", 1))  # waits in the pty until the driver reads
+            assert await anext(events) == IDENTITY
+            assert await anext(events) == card("AS", 1)
+            read = driver.line.bytes_read
+            pty.write(reference("KD", 2))
+            await asyncio.sleep(0.1)
+            assert driver.line.bytes_read == read  # nothing pulled: nothing read
+            assert await anext(events) == card("KD", 2)
+            assert driver.line.bytes_read > read
+        assert not driver.connected
+        assert await pty.read(9) == encode_host_frame(StatusRequest(), seq=0)
+
+
 async def test_a_driver_runs_once_at_a_time() -> None:
     driver = driver_for(transport_factory(SerialSettings("/dev/ttyUSB9-not-here")))
     async with running(driver) as shoe:
         await shoe.next(LinkFault)
         with pytest.raises(RuntimeError, match="already running"):
-            await driver.run(shoe.emit)
+            await anext(driver.events())
 
 
 def test_idle_timeout_must_be_positive() -> None:

@@ -1,5 +1,5 @@
 """Noise on a shoe's line: told once per episode, never event by event (drivers.noise), and the
-replies to no command counted, not handed up (drivers.driver).
+replies to no command counted, not handed up (drivers.session, through drivers.driver).
 
 The watch is sans-I/O: fed running totals and times, its reports are checked against an
 oracle written here from the rule in words (an episode ends after `QUIET` seconds of quiet,

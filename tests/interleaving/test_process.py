@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from daemon.cli.demo import DEMO_TABLES
 from daemon.request_gate import AUTOMATED_CONSOLE
+from daemon.simulator.tables import DEMO_TABLES
 from daemon.testing import Collector, DaemonProcess, until, write_service_config
 from daemon.testing.interleaving import check
 from daemon.testing.interleaving.live import LiveTable, script

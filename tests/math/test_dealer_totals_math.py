@@ -69,6 +69,7 @@ def test_hitting_soft_17_moves_probability_out_of_17() -> None:
     assert hits["22"] + hits["over_22"] > stands["22"] + stands["over_22"]
 
 
+@pytest.mark.serial  # a time figure: measured alone, after the parallel run
 def test_an_eight_deck_analysis_takes_under_a_second() -> None:
     """From cold caches: every game's figures for 8 decks (the goal: under 1 s)."""
     for module in (dealer_totals, optional_bonus, twenty_point_bonus):

@@ -120,13 +120,15 @@ def test_return_interval_of_a_known_round_sequence() -> None:
     assert estimate.agrees()
 
 
-@pytest.mark.timeout(180)  # about 30 s alone on two cores; the suite may share them
+# About 10 s alone on two cores; the suite may share them. 30,000 rounds find a common line
+# off by a few per cent of its chance; `shoe2mqtt simulate --rounds 1000000` looks closer.
+@pytest.mark.timeout(180)
 @pytest.mark.parametrize(
     ("game", "settings", "rounds"),
     [
-        (Game.BLACKJACK, {"decks": 6, "paytable": "A"}, 100_000),
-        (Game.DOUBLE_ATTACK, {"decks": 8, "deck_kind": "spanish"}, 100_000),
-        (Game.TRIPLE_ATTACK, {"decks": 8, "deck_kind": "spanish"}, 50_000),
+        (Game.BLACKJACK, {"decks": 6, "paytable": "A"}, 30_000),
+        (Game.DOUBLE_ATTACK, {"decks": 8, "deck_kind": "spanish"}, 30_000),
+        (Game.TRIPLE_ATTACK, {"decks": 8, "deck_kind": "spanish"}, 15_000),
     ],
 )
 def test_simulation_agrees_with_the_exact_figures(

@@ -16,9 +16,9 @@ import functools
 import random
 from datetime import UTC, datetime, timedelta
 
-from daemon.cli.demo import DEMO_TABLES
 from daemon.numbers.records import RoundRecord, Settled, TableSettings
 from daemon.numbers.tally import Numbers
+from daemon.simulator.tables import DEMO_TABLES
 from rules.analysis.simulation import FastRoundPlayer
 from rules.config import TableConfig
 from rules.games import Game

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
-from daemon.cli.demo import DEMO_TABLES
 from daemon.numbers import floor, render
 from daemon.numbers.floor_sql import floor_numbers
 from daemon.numbers.periods import GROUPINGS, Grouped, Shifts
+from daemon.simulator.tables import DEMO_TABLES
 from daemon.testing.floor import Pace, write_journal
 from rules.config import TableConfig
 from rules.games import Game

@@ -8,7 +8,6 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from daemon.cli.demo import DEMO_TABLES
 from daemon.history.audit import JournalReader
 from daemon.journal import JOURNAL_FILE
 from daemon.journal.archive import Archive
@@ -17,6 +16,7 @@ from daemon.numbers import sources
 from daemon.numbers.daemon_side import StatsHub
 from daemon.numbers.periods import Grouped, Shifts
 from daemon.numbers.settings import NumbersConfig
+from daemon.simulator.tables import DEMO_TABLES
 from daemon.testing.floor import Pace, write_journal
 from daemon.wire.topics import Topics
 from rules.config import TableConfig

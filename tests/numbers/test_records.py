@@ -18,9 +18,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from daemon.cli.demo import DEMO_TABLES
 from daemon.numbers.periods import GROUPINGS, Grouped, Shifts
 from daemon.numbers.records import RoundFolder
+from daemon.simulator.tables import DEMO_TABLES
 from daemon.testing.floor import Pace, table_lines
 from rules.config import TableConfig
 from rules.games import Game

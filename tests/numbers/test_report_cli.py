@@ -20,7 +20,7 @@ from typing import Any, Final
 
 import pytest
 
-from daemon.cli.demo import DEMO_TABLES
+from daemon.simulator.tables import DEMO_TABLES
 from daemon.testing.floor import Pace, write_journal
 from rules.config import TableConfig
 from rules.games import Game

@@ -24,8 +24,8 @@ from daemon.testing import (
     BURN,
     TABLE_SETTINGS,
     Collector,
+    ConsoleSimulator,
     DaemonProcess,
-    Dealer,
     Mosquitto,
     write_service_config,
 )
@@ -109,7 +109,7 @@ async def table_pcs(
                 await daemon.stop()
 
 
-async def play(dealers: dict[str, Dealer], tables: list[str]) -> None:
+async def play(dealers: dict[str, ConsoleSimulator], tables: list[str]) -> None:
     async with asyncio.TaskGroup() as group:
         for table in tables:
             group.create_task(dealers[table].play_round(lambda: None), name=f"dealer:{table}")
@@ -133,7 +133,7 @@ async def test_a_floor_sees_every_table_and_settlement_right_through_a_kill_and_
                 everyone = dict.fromkeys(NODES.values(), True)
                 await consoles.wait(lambda _: _live(liveness(consoles)) == everyone)
                 dealers = {
-                    table: Dealer(
+                    table: ConsoleSimulator(
                         TableConfig.from_mapping({**TABLE_SETTINGS, "id": table}),
                         shoes[table],
                         consoles,

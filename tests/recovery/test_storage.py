@@ -173,7 +173,7 @@ async def ride_out(
     mark = run.collector.mark()
     break_storage()
     await shoe.next_card()  # the shoe deals on: the card waits, it is not applied
-    await run.dealer._request("status", {})  # a request the journal cannot take either
+    await run.dealer.request("status", {})  # a request the journal cannot take either
     failing = await run.collector.wait(
         lambda m: m.topic.endswith(f"/{TABLE_ID}/journal") and m.body["state"] == "failing",
         after=mark,
@@ -263,7 +263,7 @@ async def test_a_disk_the_kernel_remounts_read_only_mid_round(
             async def fault() -> None:
                 mark = run.collector.mark()
                 ext4_error(fs)
-                await run.dealer._request("status", {})  # the journal cannot take it
+                await run.dealer.request("status", {})  # the journal cannot take it
                 failing = await run.collector.wait(
                     lambda m: (
                         m.topic.endswith(f"/{TABLE_ID}/journal") and m.body["state"] == "failing"

@@ -21,11 +21,11 @@ import aiohttp
 from structlog.testing import capture_logs
 
 from daemon.display.config import DisplayConfig, DisplaySettings, Login
-from daemon.display.login_guard import FIRST_WAIT, FREE_FAILURES, OVERALL_BURST, OVERALL_RATE
 from daemon.display.service import running_display
 from daemon.mqtt.secret import Secret
 from daemon.mqtt.settings import MqttSettings
 from daemon.testing import free_port
+from daemon.web.login_guard import FIRST_WAIT, FREE_FAILURES, OVERALL_BURST, OVERALL_RATE
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

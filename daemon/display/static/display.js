@@ -4,7 +4,7 @@
 "use strict";
 
 (() => {
-  const HEARTBEAT_MS = 5000; // the server's `beat` interval (daemon/display/server.py)
+  const HEARTBEAT_MS = 5000; // the server's `beat` interval (daemon/web/stream.py)
   const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
   const body = document.body;
   const view = body.dataset.view;

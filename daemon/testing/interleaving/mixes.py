@@ -7,7 +7,7 @@ import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from daemon.cli.demo import DEMO_TABLES
+from daemon.simulator.tables import DEMO_TABLES
 from daemon.testing.interleaving.session import Session
 from daemon.testing.interleaving.shoe_line import ENQ_FAULTS
 from rules.config import TableConfig

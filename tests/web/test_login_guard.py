@@ -1,9 +1,11 @@
-"""The display login's guard on its own clock: what wrong passwords cost, per address and overall,
+"""The login guard on its own clock: what wrong passwords cost, per address and overall,
 and that an attack never locks out a screen of the pit that logged in before."""
 
 from __future__ import annotations
 
-from daemon.display.login_guard import (
+import pytest
+
+from daemon.web.login_guard import (
     FIRST_WAIT,
     FORGET_AFTER,
     FREE_FAILURES,
@@ -97,3 +99,12 @@ def test_what_it_remembers_is_bounded() -> None:
         guard.succeeded(address)
         guard.failed(address)
     assert guard.remembered() == (MAX_ADDRESSES, MAX_ADDRESSES)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "retry_after"), [(0.0, 1), (0.2, 1), (1.0, 1), (1.01, 2), (299.5, 300)]
+)
+def test_a_wait_is_told_in_whole_seconds_never_less_than_one(
+    seconds: float, retry_after: int
+) -> None:
+    assert Wait(seconds, overall=False, first=True).retry_after == retry_after

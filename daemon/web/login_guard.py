@@ -1,4 +1,5 @@
-"""The display's login, slowed after wrong passwords: per client address, and overall.
+"""A login slowed after wrong passwords, per client address and overall: the pit display's
+password and the dealer console's PINs alike.
 
 Without it a client could try 6,000 to 9,500 passwords a second against `[display.login]`
 (measured on a table PC's two cores). With it (docs/security.md, "The pit display"):
@@ -19,11 +20,13 @@ not even looked at: no guess made while waiting can succeed. What is remembered 
 (`MAX_ADDRESSES` of each kind, the oldest forgotten first). Behind a reverse proxy every
 client has the proxy's address, so the count per address becomes one count for the proxy.
 
-Sans-I/O: the clock is injected; the server asks and answers (daemon/display/server.py).
+Sans-I/O: the clock is injected; the servers ask and answer (daemon/display/server.py,
+daemon/dealer_console/server.py).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -46,12 +49,17 @@ _T = TypeVar("_T")
 @dataclass(frozen=True, slots=True)
 class Wait:
     """The client must wait `seconds` before its next try; `overall`: because of the
-    display's overall limit, not of its own address's wrong passwords; `first`: the first
+    guard's overall limit, not of its own address's wrong passwords; `first`: the first
     time this wait is told (the one worth a log line)."""
 
     seconds: float
     overall: bool
     first: bool
+
+    @property
+    def retry_after(self) -> int:
+        """Whole seconds to wait, at least one: what `Retry-After` and the page say."""
+        return max(1, math.ceil(self.seconds))
 
 
 @dataclass(frozen=True, slots=True)
