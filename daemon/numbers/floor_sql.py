@@ -50,9 +50,9 @@ _GROUP_COLUMNS = {
     "floor": ("'all tables'", "''"),
 }
 Groups = dict[tuple[str, str], Numbers]  # (g1, g2) -> the group's numbers
-# A small server's share for the report (docs/numbers.md, "A floor"): a year of a hundred
-# tables fits in it, spilling the rest to disk.
-MEMORY_LIMIT = "1GB"
+# A small server's share for the report (docs/numbers.md, "A floor"): a month of a hundred
+# tables fits in 1 GiB, a year needs 2 (docs/performance.md, "A year of a floor").
+MEMORY_LIMIT = "2GB"
 THREADS = 2
 _SETTINGS = "hash(game, decks, deck_kind, paytable, dealer_hits_soft_17)"
 

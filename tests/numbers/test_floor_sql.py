@@ -112,7 +112,7 @@ def test_duckdb_is_held_to_its_limits_and_leaves_nothing_behind(
             "('memory_limit', 'threads', 'temp_directory')"
         ).fetchall()
     )
-    assert settings["memory_limit"] == "953.6 MiB"  # 1 GB as DuckDB shows it
+    assert settings["memory_limit"] == "1.8 GiB"  # 2 GB as DuckDB shows it
     assert settings["threads"] == "2"
     assert Path(settings["temp_directory"]).parent == Path(tempfile.gettempdir())
     databases = [
