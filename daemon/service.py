@@ -262,6 +262,8 @@ class Daemon:
                 group.create_task(self.archiving.run(), name="archive")
                 group.create_task(self.clock.watch(), name="clock")
                 group.create_task(self.stats.rebuild(self.journal), name="stats")  # numbers
+                days = self.stats.keep_days(self.journal.path, self.config.archive_path)
+                group.create_task(days, name="stats-days")  # numbers: the closed days
         except* _Stop:
             pass
 

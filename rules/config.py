@@ -402,7 +402,10 @@ class _Parser:
         elif low is not None and kind is WagerKind.OPTIONAL_BONUS and low < OPTIONAL_BONUS_FLOOR:
             self.refuse(f"{where}.min", "must be at least $1.00 (13:69F-26.6(b))")
         elif low is not None and high is not None and high < low:
-            self.refuse(f"{where}.max", "must not be below the minimum")
+            self.refuse(
+                f"{where}.max",
+                f"must not be below the minimum, {format_amount(low)}; not {format_amount(high)}",
+            )
         if len(self.problems) > refused or low is None or high is None:
             return None
         return WagerLimits(low, high)

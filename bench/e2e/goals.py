@@ -49,7 +49,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from bench.e2e.harness import add_nice_argument, apply_nice, machine
+from bench.e2e.harness import (
+    add_daemon_tree_argument,
+    add_nice_argument,
+    apply_nice,
+    machine,
+    run_daemons_from,
+)
 from bench.e2e.openloop import (
     BASELINE_NAMES,
     Floor,
@@ -330,8 +336,10 @@ async def main() -> int:
     parser.add_argument("--tcp", action="store_true", help="goals 1-3, 6 and 7 over TCP, not ptys")
     parser.add_argument("--seed", type=int, default=1)
     add_nice_argument(parser)
+    add_daemon_tree_argument(parser)
     args = parser.parse_args()
     apply_nice(args.nice)
+    run_daemons_from(args.daemon_tree)
     if args.record is None:
         args.record = Path(tempfile.mkdtemp(prefix="shoe2mqtt-goal5-"))
     print(f"machine: {machine()}", flush=True)

@@ -199,11 +199,32 @@ def rss_mib(pid: int) -> float:
     return 0.0
 
 
+# Another tree's daemon (a checkout of an earlier commit) under today's bench: a before and
+# after measured by the same load and the same baselines (`--daemon-tree`).
+_daemon_tree: list[Path] = []
+
+
+def run_daemons_from(tree: Path | None) -> None:
+    """Every `ReadyDaemon` started from now on runs the daemon of `tree` (its `daemon`,
+    `drivers` and `rules` packages first on the path), or this checkout's with None."""
+    _daemon_tree[:] = [tree.resolve()] if tree else []
+
+
+def add_daemon_tree_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--daemon-tree", type=Path, metavar="DIR",
+        help="run the daemon of another checkout (e.g. `git worktree add /tmp/before REV`), "
+        "with this checkout's bench, load and baselines: a before and after",
+    )  # fmt: skip
+
+
 class ReadyDaemon:
     """`shoe2mqtt run` as systemd starts it; `start()` returns once it said READY=1."""
 
     def __init__(self, config: Path, directory: Path) -> None:
-        self.process = DaemonProcess(config, directory / "daemon.log")
+        # `env` execs the daemon: its PID stays the one the bench measures.
+        prefix = ("env", f"PYTHONPATH={_daemon_tree[0]}") if _daemon_tree else ()
+        self.process = DaemonProcess(config, directory / "daemon.log", prefix=prefix)
         self.directory = directory
         self._listener: NotifyListener | None = None
 

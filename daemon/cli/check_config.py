@@ -54,6 +54,11 @@ def _add_arguments(cmd: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> ExitCode:
     paths = [*args.config, *args.files] or [DEFAULT_CONFIG]
     results = [_check(path, out, err, display=not args.daemon) for path in paths]
+    if not [*args.config, *args.files] and not DEFAULT_CONFIG.exists():
+        err.write(
+            f"(with no file named, check-config checks {DEFAULT_CONFIG}, the file `run` reads: "
+            "name yours with --config FILE; scripts/install puts one there)\n"
+        )
     # EX_CONFIG, as `run` answers the same file: a script or a unit can test either alike.
     return ExitCode.OK if all(results) else ExitCode.CONFIG
 
@@ -68,9 +73,9 @@ def _check(path: Path, out: TextIO, err: TextIO, *, display: bool) -> bool:
     except ConfigErrors as exc:
         write_config_errors(err, exc)
         if display:
-            _write_display_problems(path, err)
+            _write_page_problems(path, err)
         return False
-    if display and _write_display_problems(path, err):
+    if display and _write_page_problems(path, err):
         return False
     err.writelines(f"{note} (deprecated)\n" for note in config.deprecations)
     if display:
@@ -82,23 +87,32 @@ def _check(path: Path, out: TextIO, err: TextIO, *, display: bool) -> bool:
     return True
 
 
-def _write_display_problems(path: Path, err: TextIO) -> bool:
-    """What `shoe2mqtt display` would refuse in the file's `[display]` section that the
-    daemon's own check does not see: the daemon checks that section's shape only (the
-    display's password and certificate files are the display's, which the daemon's user may
-    rightly be unable to read), so a file that `run` accepts could still stop the display.
-    True when there were any; they are listed under their own heading."""
-    from daemon.display.config import file_problems
+def _write_page_problems(path: Path, err: TextIO) -> bool:
+    """What `shoe2mqtt display` and `shoe2mqtt console` would refuse in the file's
+    `[display]` and `[console]` sections that the daemon's own check does not see: the daemon
+    checks those sections' shape only (their password, dealers and certificate files are
+    theirs, which the daemon's user may rightly be unable to read), so a file that `run`
+    accepts could still stop either. True when there were any; each has its own heading."""
+    from daemon.dealer_console.config import file_problems as console_problems
+    from daemon.display.config import file_problems as display_problems
 
-    problems = file_problems(path)
-    if problems:
-        err.write(DISPLAY_PROBLEMS_HEADING)
-        err.writelines(f"{problem}\n" for problem in problems)
-    return bool(problems)
+    found = False
+    for heading, problems in (
+        (DISPLAY_PROBLEMS_HEADING, display_problems(path)),
+        (CONSOLE_PROBLEMS_HEADING, console_problems(path)),
+    ):
+        if problems:
+            err.write(heading)
+            err.writelines(f"{problem}\n" for problem in problems)
+            found = True
+    return found
 
 
 DISPLAY_PROBLEMS_HEADING: Final = (
     "problems for the pit display (`shoe2mqtt display` needs them mended; `run` does not):\n"
+)
+CONSOLE_PROBLEMS_HEADING: Final = (
+    "problems for the dealer console (`shoe2mqtt console` needs them mended; `run` does not):\n"
 )
 
 

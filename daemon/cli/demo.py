@@ -353,7 +353,12 @@ async def _in_view(demo: Callable[..., Awaitable[DemoResult]], console: Console)
             if pit.apply(topic, payload):
                 live.update(render(pit), refresh=True)
 
-        return await demo(on_view=redraw)
+        result = await demo(on_view=redraw)
+    if not console.is_terminal:
+        # Off a terminal Live leaves its last frame without a line's end, and the summary
+        # that follows (on the other stream, often the same file) ran into it.
+        console.line()
+    return result
 
 
 async def _as_json(demo: Callable[..., Awaitable[DemoResult]], console: Console) -> DemoResult:

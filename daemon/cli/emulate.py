@@ -197,6 +197,10 @@ class Dealing:
     step: bool = False  # one card per line read from standard input, not at the pace
 
 
+def _how_it_stops(dealing: Dealing) -> str:
+    return "it exits when the host has taken all" if dealing.exit_at_end else "Ctrl-C to stop"
+
+
 async def emulate(
     settings: EmulatorSettings, out: TextIO, err: TextIO, dealing: Dealing | None = None
 ) -> ExitCode:
@@ -214,9 +218,10 @@ async def emulate(
             print_line(out, f"seed: {shoe.seed}")
             log = logging.getLogger("drivers.emulator")
             log.info(
-                "emulating a shoe (%s protocol); open %s; Ctrl-C to stop",
+                "emulating a shoe (%s protocol); open %s; %s",
                 settings.protocol,
                 shoe.path,
+                _how_it_stops(dealing),
             )
             await _deal_until_done(shoe, out, dealing, log)
     except EmulatorError as exc:
@@ -302,11 +307,12 @@ async def play_capture(
 async def _play_until_done(shoe: CapturePlayback, dealing: Dealing, log: logging.Logger) -> None:
     capture = shoe.capture
     log.info(
-        "playing a capture (%s protocol, %d chunks, %.1f s recorded); open %s; Ctrl-C to stop",
+        "playing a capture (%s protocol, %d chunks, %.1f s recorded); open %s; %s",
         capture.header.protocol,
         len(capture.received),
         capture.duration,
         shoe.path,
+        _how_it_stops(dealing),
     )
     if dealing.wait_for_host:
         log.info("waiting for a host to open %s before playing", shoe.path)

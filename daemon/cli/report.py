@@ -149,6 +149,7 @@ def _settings(
     numbers = config.numbers if config is not None else NumbersConfig()
     if args.confidence is None:
         args.confidence = numbers.confidence
+    args.surveillance = None if config is None else config.surveillance  # its count system
     try:
         shifts = Shifts.parse(
             args.shifts.split(",") if args.shifts else numbers.shifts,
@@ -192,15 +193,18 @@ def _journal_report(
         reader = JournalReader(path, Archive(archive), Topics(base))
     except (ArchiveError, JournalError) as exc:
         return failure(err, "report", exc)
+    stands = sources.Stands() if args.surveillance is None else sources.Stands(args.surveillance)
     try:
         grouped = Grouped(args.by, shifts, posted)
-        for record in sources.records(reader, args.table):
+        for record in sources.records(reader, args.table, stands=stands):
             if _wanted(record, args, shifts):
                 grouped.add(record)
     except (ArchiveError, JournalError) as exc:
         return failure(err, "report", exc)
     finally:
         reader.close()
+    if args.last_day is None:  # the report reaches the journal's end: how each table stands
+        stands.add_sections(grouped)
     return write_report(grouped.numbers(), args, confidence, out, err)
 
 

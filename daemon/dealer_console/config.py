@@ -43,7 +43,7 @@ from daemon.configuration.served_page import (
 )
 from daemon.mqtt.errors import MqttSettingsError
 from daemon.mqtt.secret import Secret, UnreadableSecret, read_secret_file
-from rules.config import TableConfig
+from rules.config import TableConfig, describe_value
 from rules.errors import ConfigError
 from rules.money import AmountError, parse_amount
 
@@ -73,6 +73,7 @@ _KEYS: Final = frozenset(
     }
 )
 _WHERE: Final = ("console",)
+_DEALERS_REQUIRED: Final = "required: the file of the dealers' names and PINs"
 
 
 def setting_names() -> list[str]:
@@ -137,9 +138,34 @@ def check_console(section: object) -> list[Problem]:
     if not isinstance(section.get("table"), str) or not section.get("table"):
         problems.wrong((*_WHERE, "table"), "required: the id of the table this console serves")
     if not isinstance(section.get("dealers_file"), str) or not section.get("dealers_file"):
-        problems.wrong((*_WHERE, "dealers_file"), "required: the file of the dealers' PINs")
+        problems.wrong((*_WHERE, "dealers_file"), _DEALERS_REQUIRED)
     https_context(section.get("https"), _WHERE, problems, read=False)
     return problems.found
+
+
+def file_problems(path: Path) -> list[ConfigFileError]:
+    """What `shoe2mqtt console` would refuse in `path` that the check of `[console]`'s shape
+    (the daemon's) cannot see: a table it names that the file lacks, its dealers' or
+    password file missing, unreadable or malformed, its certificate unreadable. None when the
+    file does not read as TOML (the daemon's check says why) or has no `[console]`."""
+    try:
+        document, text = read_toml(path)
+    except ConfigFileError:
+        return []
+    section = document.get("console")
+    if not isinstance(section, dict):
+        return []
+    problems = Problems()
+    _console(section, document.get("table"), problems)
+    _broker(document.get("mqtt"), section, problems)
+    # The shape of `[console]` and every `[[table]]` are the daemon's own check's to name.
+    said = set(check_console(section))
+    located = Problems().said_in(path, text)
+    return [
+        located.error(problem)
+        for problem in problems.found
+        if problem not in said and problem.where[:1] != ("table",)
+    ]
 
 
 def _shape(section: dict[str, Any], problems: Problems) -> None:
@@ -189,18 +215,23 @@ def _table(table_id: object, tables: object, problems: Problems) -> TableConfig 
 
 def _chips(value: object, problems: Problems) -> tuple[Cents, ...] | None:
     where: FieldPath = ("console", "chips")
-    message = 'a list of 1 to 8 amounts in quotes, e.g. ["5.00", "25.00", "100.00"]'
+    example = 'e.g. ["5.00", "25.00", "100.00"]'
     if not isinstance(value, list) or not 1 <= len(value) <= 8:
-        problems.wrong(where, message, value)
+        said = f"must be a list of 1 to 8 amounts in quotes, {example}; not {describe_value(value)}"
+        problems.wrong(where, said, value)
         return None
     chips = []
-    for item in value:
+    for number, item in enumerate(value, 1):
         try:
             amount = parse_amount(item) if isinstance(item, str) else 0
         except AmountError:
             amount = 0
         if amount <= 0:
-            problems.wrong(where, message, value)
+            said = (
+                f"chip {number} must be an amount above zero in quotes, {example}; "
+                f"not {describe_value(item)}"
+            )
+            problems.wrong(where, said, item)
             return None
         chips.append(amount)
     return tuple(chips)
@@ -233,7 +264,7 @@ def parse_dealers(text: str) -> dict[str, Secret]:
 def _dealers(value: object, problems: Problems) -> dict[str, Secret] | None:
     where: FieldPath = ("console", "dealers_file")
     if not isinstance(value, str) or not value:
-        problems.wrong(where, "required: the file of the dealers' names and PINs", value)
+        problems.wrong(where, _DEALERS_REQUIRED, value)
         return None
     try:
         text = read_secret_file(Path(value), reader="the console").reveal()

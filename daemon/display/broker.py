@@ -39,6 +39,7 @@ def display_filters(base: str, only_table: str | None = None) -> list[str]:
         topics.availability(table),
         topics.journal_state(table),
         topics.stats(table),
+        topics.days(table),
         topics.table_state(table),
         topics.round_snapshot(table),
         topics.event(table, "+"),  # followed after the round state (display/following.py)

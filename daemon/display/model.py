@@ -42,6 +42,7 @@ class PitModel:
     liveness: Liveness = field(default_factory=Liveness)
     version: int = 0
     stats: dict[str, dict[str, Any]] = field(default_factory=dict)  # <table>/stats: the shift
+    days: dict[str, dict[str, Any]] = field(default_factory=dict)  # <table>/days: closed days
 
     # ------------------------------------------------------------ the broker connection
     def broker_connected(self) -> None:
@@ -75,19 +76,20 @@ class PitModel:
                 self.liveness.on_availability(table_id, payload)
                 self._touch(self._table(table_id))
                 return True
-            case [table_id, "stats"]:  # the shift's numbers (daemon/display/numbers.py)
-                return self._take_stats(table_id, payload)
+            case [table_id, "stats" | "days" as kind]:  # the numbers (display/numbers.py)
+                return self._take_numbers(table_id, kind, payload)
         body = _json_object(payload)
         changed = body is not None and self._table(route[0]).take(route[1:], body)
         if changed:
             self._touch(self.tables[route[0]])
         return changed
 
-    def _take_stats(self, table_id: str, payload: bytes) -> bool:
+    def _take_numbers(self, table_id: str, kind: str, payload: bytes) -> bool:
+        """The shift's numbers (`stats`) or the closed days (`days`, the numbers page's)."""
         body = _json_object(payload)
         if body is None:
             return False
-        self.stats[table_id] = body
+        (self.stats if kind == "stats" else self.days)[table_id] = body
         self._touch(self._table(table_id))
         return True
 

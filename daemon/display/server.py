@@ -77,6 +77,7 @@ def build_app(
     app.router.add_get("/history/{table}", _history)
     app.router.add_get("/numbers/{table}", _numbers_page)  # the shift's numbers, drawn
     app.router.add_get("/stats/{table}", _stats)
+    app.router.add_get("/days/{table}", _days)
     add_files(app, STATIC)
     changes.end_streams_on_shutdown(app)
     return app
@@ -99,6 +100,14 @@ async def _numbers_page(request: web.Request) -> web.Response:
     if not valid_segment(table):
         raise web.HTTPNotFound(text="no such table id")
     return _page(request.app[_STATE], view="numbers", table=table, root="../")
+
+
+async def _days(request: web.Request) -> web.Response:
+    """The table's retained `<table>/days` as the display last received it."""
+    days = request.app[_STATE].model.days.get(request.match_info["table"])
+    if days is None:
+        raise web.HTTPNotFound(text="no closed days for this table yet")
+    return web.json_response(days, headers={"Cache-Control": "no-store"}, dumps=dumps)
 
 
 async def _stats(request: web.Request) -> web.Response:

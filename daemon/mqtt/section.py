@@ -187,7 +187,7 @@ def _path(
             MqttSettingsError(
                 f"{table_name}.{key}",
                 "must be an absolute file path in quotes, e.g. '/etc/shoe2mqtt/ca.crt'; "
-                f"not {describe_value(value, show=False)}",
+                f"not {describe_value(value)}",
             )
         )
         return None

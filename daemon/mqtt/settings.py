@@ -207,15 +207,13 @@ def _host_problem_of(host: object) -> str | None:
         return None
     return (
         "must be a host name (ASCII letters, digits, '-', '.') or an IP address, "
-        f"not {describe_value(host, show=False)}"
+        f"not {describe_value(host)}"
     )
 
 
 def _whole_number_problem(value: object, low: int, high: int) -> str | None:
     if isinstance(value, bool) or not isinstance(value, int):
-        return (
-            f"must be a whole number from {low} to {high}, not {describe_value(value, show=False)}"
-        )
+        return f"must be a whole number from {low} to {high}, not {describe_value(value)}"
     if not low <= value <= high:
         return out_of_range(low, high, value)
     return None

@@ -2,9 +2,11 @@
 published as the retained `<table>/stats` state and set as metrics when a round ends, and
 rebuilt at start from the journal (the current shift's rounds, replayed off the event loop).
 
-The daemon calls three things (marked in daemon/service.py): `StatsHub(...)` once, `applied`
-after each journaled event is applied, and `rebuild` as a task once its tables are recovered.
-Until a table's rebuild is done, what it applies waits in order and is counted after it.
+The daemon calls four things (marked in daemon/service.py): `StatsHub(...)` once, `applied`
+after each journaled event is applied, and `rebuild` and `keep_days` as tasks once its
+tables are recovered. Until a table's rebuild is done, what it applies waits in order and is
+counted after it. `keep_days` publishes each table's closed days (`<table>/days`,
+daemon/numbers/days.py) at start and whenever a table's round opens a new gaming day.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import structlog
 from daemon.journal import database
 from daemon.journal.rows import JournalEvent
 from daemon.mqtt.outbox import OutboundMessage
+from daemon.numbers.days import TableDays, count_apart
 from daemon.numbers.live import ShiftStats
 from daemon.numbers.periods import Shifts
 from daemon.table.log_lines import archive_lines, journal_line, table_line
@@ -29,6 +32,7 @@ from daemon.table.runner import TableRunner
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Iterable
+    from pathlib import Path
 
     from daemon.journal.rows import Checkpoint, TableRecord
     from daemon.journal.store import Journal
@@ -48,6 +52,7 @@ class _Table:
     ready: bool = False
     settings: TableConfig | None = None
     pending: list[Pending] = field(default_factory=list)
+    day: str | None = None  # the gaming day of the round last counted
 
 
 class StatsHub:
@@ -67,6 +72,9 @@ class StatsHub:
         self._publish = publish
         self._on_counted = on_counted
         self.tables = {t: _Table(ShiftStats(t, shifts, numbers.confidence)) for t in tables}
+        self.days = {t: TableDays(t) for t in self.tables}
+        self._numbers = numbers
+        self._day_closed = asyncio.Event()
 
     @classmethod
     def of_daemon(cls, daemon: Daemon) -> StatsHub:
@@ -106,7 +114,12 @@ class StatsHub:
             self._counted(table_id)
 
     def _counted(self, table_id: str) -> None:
-        stats = self.tables[table_id].stats
+        table = self.tables[table_id]
+        stats = table.stats
+        day = None if stats.shift is None else stats.shift[:10]  # "<gaming day> <start>"
+        if table.day is not None and day != table.day:
+            self._day_closed.set()  # a day closed at this table: keep_days counts it
+        table.day = day
         self._publish(
             OutboundMessage(self._topics.stats(table_id), stats.payload(), qos=1, retain=True)
         )
@@ -137,6 +150,35 @@ class StatsHub:
             self._drain(table_id, seeded_n)
             if shift and table.stats.numbers.rounds == shift:  # rebuilt, nothing since
                 self._counted(table_id)
+
+    async def keep_days(
+        self, journal: Path, archive: Path, now: Callable[[], datetime] | None = None
+    ) -> None:
+        """Each table's closed days, counted from the journal (`journal` and its `archive`
+        directory) at start and again whenever a day closes; runs until cancelled. A journal
+        that cannot be read now is read again at the next day's close."""
+        while True:
+            today = self.shifts.locate(now() if now is not None else datetime.now(UTC))[0]
+            due = {t: d.since(today) for t, d in self.days.items() if d.since(today) < today}
+            if due:
+                job = {
+                    "journal": str(journal), "archive": str(archive), "base": self._topics.base,
+                    "shifts": self._numbers.shifts, "timezone": self._numbers.timezone,
+                    "confidence": self._numbers.confidence,
+                    "tables": {t: [s.isoformat(), today.isoformat()] for t, s in due.items()},
+                }  # fmt: skip
+                try:
+                    counted = await count_apart(job)
+                except Exception:
+                    log.exception("numbers.days_failed", tables=sorted(due))
+                    counted = {}
+                for table_id, days in counted.items():
+                    self.days[table_id].take(days, today)
+                    payload = self.days[table_id].payload()
+                    topic = self._topics.days(table_id)
+                    self._publish(OutboundMessage(topic, payload, qos=1, retain=True))
+            await self._day_closed.wait()
+            self._day_closed.clear()
 
 
 def _shift_events(

@@ -119,3 +119,8 @@ class Grouped:
 
     def numbers(self) -> list[Numbers]:
         return list(self.groups.values())
+
+    def last_group(self, table: str) -> Numbers | None:
+        """The group that holds the table's last round added, if any."""
+        frozen = self._shoe_group.get(table)
+        return None if frozen is None else self.groups[frozen]

@@ -31,7 +31,9 @@ def add_section(name: str, lines: Callable[[Numbers], list[str]]) -> None:
 
 
 def sections(numbers: Numbers) -> dict[str, list[str]]:
-    return {name: found for name, lines in _SECTIONS if (found := lines(numbers))}
+    """The group's own sections (the report's: surveillance), then those added."""
+    added = {name: found for name, lines in _SECTIONS if (found := lines(numbers))}
+    return {**{k: v for k, v in numbers.sections.items() if v}, **added}
 
 
 def _percent(value: float | None) -> str:
@@ -110,19 +112,24 @@ CSV_COLUMNS = (
     "hands_per_round", "cards_per_round", "seats_in_play", "shoes", "penetration", "wager",
     "settlements", "handle", "players_won", "house_win", "hold", "theoretical_hold",
     "band_low", "band_high", "alert", "queen_of_hearts_pairs_paid", "floorperson_calls",
-    "held_rounds", "reviewed_rounds", "unreadable_cards",
+    "held_rounds", "reviewed_rounds", "unreadable_cards", "sections",
 )  # fmt: skip
 
 
 def as_csv(groups: list[Numbers], confidence: float) -> str:
     """One row per group and wager kind (a group with no wager settled: one row, wager
-    empty); amounts in dollars with two decimals, exact."""
+    empty); amounts in dollars with two decimals, exact; the group's sections in each of
+    its rows, "name: line | line", one section after another."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
     for numbers in groups:
         whole = numbers.to_mapping(confidence)
         base = {k: whole.get(k, "") for k in CSV_COLUMNS[:14]}
+        base["sections"] = "\n".join(
+            f"{name}: {' | '.join(line.strip() for line in lines)}"
+            for name, lines in sections(numbers).items()
+        )
         rows = whole["wagers"] or [None]
         for wager in rows:
             row: dict[str, Any] = dict(base)
@@ -136,7 +143,7 @@ def as_csv(groups: list[Numbers], confidence: float) -> str:
                     theoretical_hold=wager["theoretical_hold"] or "", band_low=band[0],
                     band_high=band[1], alert=wager["alert"] or "",
                 )  # fmt: skip
-            for key in CSV_COLUMNS[24:]:
+            for key in CSV_COLUMNS[24:-1]:
                 row[key] = whole[key]
             writer.writerow({k: "" if v is None else v for k, v in row.items()})
     return buffer.getvalue()

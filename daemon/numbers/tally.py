@@ -130,6 +130,7 @@ class Numbers:
     held_rounds: int = 0
     reviewed_rounds: int = 0
     unreadable_cards: int = 0
+    sections: dict[str, list[str]] = field(default_factory=dict)  # lines the report adds
     _last_start: dict[str, datetime] = field(default_factory=dict)  # per table
     _last_length: dict[str, timedelta] = field(default_factory=dict)
 

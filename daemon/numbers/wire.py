@@ -1,5 +1,6 @@
 """The numbers' part of the wire contract, as JSON Schema for docs/asyncapi.json: the
-retained `<table>/stats` state and the `dealer` request's fields (docs/mqtt.md)."""
+retained `<table>/stats` and `<table>/days` states and the `dealer` request's fields
+(docs/mqtt.md)."""
 
 from __future__ import annotations
 
@@ -52,6 +53,33 @@ STATS_PAYLOAD: Final[dict[str, Any]] = {
         "history": {"type": "array", "items": {"type": "object"}},
     },
 }
+DAYS_TEXT: Final = (
+    "The table's closed gaming days, the last 30 before today (retained, QoS 1), each as "
+    "`shoe2mqtt report --by day --format json` gives a group: published once counted at "
+    "start and when a round of a new gaming day closes the day before. A state, so no envelope."
+)
+DAYS_PAYLOAD: Final[dict[str, Any]] = {
+    "type": "object",
+    "required": ["days", "table", "updated"],
+    "properties": {
+        "table": _STR,
+        "updated": {"type": ["string", "null"], "format": "date-time"},
+        "days": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["day", "rounds", "wagers"],
+                "properties": {
+                    "day": {**_STR, "format": "date", "description": "the gaming day"},
+                    "rounds": {"type": "integer"},
+                    "rounds_per_hour": _NUMBER,
+                    "wagers": {"type": "array", "items": _WAGER},
+                },
+            },
+            "description": "oldest first, at most 30, days without a round left out",
+        },
+    },
+}
 
 
 def add_stats_channel(
@@ -60,8 +88,10 @@ def add_stats_channel(
     message: Callable[[str, dict[str, Any], str], dict[str, Any]],
     table: dict[str, Any],
 ) -> None:
-    """`<base>/<table>/stats` into the document, with asyncapi's own `message` and the
-    `table` parameter."""
+    """`<base>/<table>/stats` and `<base>/<table>/days` into the document, with asyncapi's
+    own `message` and the `table` parameter."""
     summary = "retained; a state, so no envelope"
     message_ = message("stats", STATS_PAYLOAD, summary)
     api.add("stats", f"{base}/{{table}}/stats", STATS_TEXT, message_, parameters=table)
+    days = message("days", DAYS_PAYLOAD, summary)
+    api.add("days", f"{base}/{{table}}/days", DAYS_TEXT, days, parameters=table)

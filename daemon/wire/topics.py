@@ -65,6 +65,10 @@ class Topics:
         """Retained JSON: the table's numbers for the current shift (docs/numbers.md)."""
         return f"{self.base}/{table}/stats"
 
+    def days(self, table: str) -> str:
+        """Retained JSON: the table's last closed gaming days' numbers (docs/numbers.md)."""
+        return f"{self.base}/{table}/days"
+
     def table_state(self, table: str) -> str:
         return f"{self.base}/{table}/state"
 

@@ -3,17 +3,18 @@ check-config says of it (daemon/dealer_console/config.py)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
+from daemon.cli.check_config import CONSOLE_PROBLEMS_HEADING
+from daemon.cli.exit_codes import ExitCode
 from daemon.configuration.file import ConfigErrors
 from daemon.configuration.service_config import load_config
 from daemon.dealer_console.config import load_console_config, parse_dealers
 from tests.console.table import console_section, write_dealers
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 TABLE = """[[table]]
 id = "bj-1"
@@ -58,7 +59,8 @@ def test_every_mistake_is_said_with_its_field(tmp_path: Path) -> None:
     said = {error.field: error.message for error in refused.value.errors}
     assert "no [[table]] with id = 'bj-9'" in said["console.table"]
     assert said["console.port"] == "must be from 1 to 65535, not 0"
-    assert said["console.chips"].startswith("a list of 1 to 8 amounts")
+    assert said["console.chips"].startswith("chip 2 must be an amount above zero in quotes")
+    assert said["console.chips"].endswith("; not a string ('lots')")
     assert said["console.dealers_file"].startswith("no such file")
     assert said["console.password"].startswith("the password must not be in this file")
 
@@ -87,3 +89,41 @@ def test_the_daemon_checks_the_console_section_s_shape_and_runs_beside_it(
         load_config(bad)
     fields = sorted(error.field for error in refused.value.errors)
     assert fields == ["console.bind", "console.colour", "console.dealers_file"]
+
+
+def _check_config(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # noqa: S603 - our own command, as a user types it
+        [Path(sys.executable).parent / "shoe2mqtt", "check-config", "--config", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_check_config_names_what_the_console_would_refuse_under_its_own_heading(
+    tmp_path: Path,
+) -> None:
+    """A file `run` accepts can still stop `shoe2mqtt console`: check-config says so, as it
+    says what would stop the display, and the daemon's own check (`--daemon`) does not."""
+    missing = tmp_path / "no-dealers"
+    path = _file(tmp_path, f'[console]\ntable = "bj-2"\ndealers_file = "{missing}"')
+    checked = _check_config(path)
+    assert checked.returncode == ExitCode.CONFIG
+    mistakes, heading, problems = checked.stderr.partition(CONSOLE_PROBLEMS_HEADING)
+    assert (mistakes, heading) == ("", CONSOLE_PROBLEMS_HEADING), checked.stderr
+    assert problems.splitlines() == [
+        (
+            f"{path}:4: console.table: no [[table]] with id = 'bj-2' in this file: the console "
+            "takes the table's game, seats and limits from it"
+        ),
+        f"{path}:5: console.dealers_file: no such file: '{missing}'",
+    ]
+    daemon_only = subprocess.run(  # noqa: S603 - our own command, as a user types it
+        [Path(sys.executable).parent / "shoe2mqtt", "check-config", "--daemon", str(path)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert daemon_only.returncode == ExitCode.OK, daemon_only.stderr
+    dealers = write_dealers(tmp_path / "dealers", {"ann": "1234"})
+    _file(tmp_path, console_section("bj-1", 8123, dealers))
+    assert _check_config(path).returncode == ExitCode.OK

@@ -244,7 +244,13 @@ def test_a_file_with_ten_mistakes_gets_ten_lines(tmp_path: Path) -> None:
                     "not a string ('1000000000000000000000000000000000000...')"
                 ),
             ),
-            (24, "table[1].limits.twenty_point_bonus.max: must not be below the minimum"),
+            (
+                24,
+                (
+                    "table[1].limits.twenty_point_bonus.max: must not be below the minimum, "
+                    "500.00; not 100.00"
+                ),
+            ),
             (30, "table[1].shoe.baudrate: must be a whole number, not a string ('4800')"),
         ]
     ]
@@ -458,6 +464,6 @@ def test_a_relative_file_path_is_a_mistake_not_a_missing_file(tmp_path: Path) ->
     assert _errors(tmp_path, text) == [
         (
             ":3: mqtt.tls.ca_file: must be an absolute file path in quotes, e.g. "
-            "'/etc/shoe2mqtt/ca.crt'; not a string"
+            "'/etc/shoe2mqtt/ca.crt'; not a string ('ca.crt')"
         )
     ]

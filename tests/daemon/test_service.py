@@ -84,7 +84,7 @@ def test_a_reload_with_mistakes_changes_nothing_and_says_why(tmp_path: Path) -> 
     assert len(daemon.tables["bj-1"].queue) == 0  # nothing for the table to apply
     [refused] = [entry for entry in logs if entry["event"] == "config.reload_refused"]
     assert refused["errors"] == [
-        f"{path}:10: table[1].limits.blackjack.max: must not be below the minimum"
+        f"{path}:10: table[1].limits.blackjack.max: must not be below the minimum, 10.00; not 1.00"
     ]
 
 

@@ -25,14 +25,14 @@ import aiomqtt
 from daemon.testing import MessageLog, free_port
 from daemon.wire.console import console_request
 from drivers.emulator import EmulatedShoe, EmulatorSettings
-from rules.cards import Card
+from rules.cards import Card, DeckKind
 from rules.config import TableConfig
 from rules.events import DealCard
 from rules.player import SimulatedRound
 
 if TYPE_CHECKING:
     import random
-    from collections.abc import AsyncIterator, Mapping
+    from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 
     from daemon.request_gate import RequestLimits
     from daemon.testing import Mosquitto
@@ -202,22 +202,26 @@ async def running_floor(
     tables: Mapping[str, tuple[dict[str, Any], str | None]],
     *,
     requests: RequestLimits | None = None,
+    journal: Callable[[Path], Awaitable[None]] | None = None,
 ) -> AsyncIterator[Floor]:
     """The daemon and the display serving `tables` (id → its settings and the script its
     shoe deals, or None for a seeded shoe), both from one configuration file; `requests`:
-    the daemon's `[requests]` limits, for a console faster than a person."""
+    the daemon's `[requests]` limits, for a console faster than a person; `journal` writes
+    the daemon's state directory (its journal of days gone by) before the daemon starts."""
     async with contextlib.AsyncExitStack() as stack:
         shoes = {}
         for table_id, (_, script) in tables.items():
             settings = (
                 EmulatorSettings(protocol="reference", script=script)
                 if script is not None
-                else EmulatorSettings(protocol="reference", seed=7, spanish=True, decks=8)
+                else _seeded_shoe(table_id, tables[table_id][0])
             )
             shoes[table_id] = await stack.enter_async_context(EmulatedShoe(settings))
         floor = Floor(directory, broker, {t: s for t, (s, _) in tables.items()}, shoes, free_port())
         floor.config.write_text(_config_file(floor, requests), encoding="utf-8")
         await floor.connect_console()
+        if journal is not None:
+            await journal(directory / "state")
         try:
             await floor.start_daemon()
             for shoe in shoes.values():
@@ -228,6 +232,14 @@ async def running_floor(
             await floor.stop("display")
             await floor.stop("daemon")
             await floor.disconnect_console()
+
+
+def _seeded_shoe(table_id: str, settings: dict[str, Any]) -> EmulatorSettings:
+    """A seeded shoe of the table's own decks: a shoe of other cards would deal what the
+    table's census flags as a card its shoe cannot hold, and the table would stop."""
+    table = TableConfig.from_mapping({"id": table_id, **settings})
+    spanish = table.deck_kind is DeckKind.SPANISH
+    return EmulatorSettings(protocol="reference", seed=7, spanish=spanish, decks=table.decks)
 
 
 def _config_file(floor: Floor, requests: RequestLimits | None) -> str:

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import os
 import random
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from daemon.testing.floor import Pace, write_journal
+from rules.config import TableConfig
 from rules.games import WagerKind
 from tests.daemon.pit import read_example, shoe_script
 from tests.display.floor import running_floor
@@ -36,7 +39,8 @@ async def test_the_numbers_page_draws_the_shift_and_survives_a_reload(
     keep = os.environ.get("SHOE2MQTT_SCREENSHOTS")
     tables: dict[str, tuple[dict[str, Any], str | None]] = {name: (table, shoe_script(events))}
     if keep:  # docs/display.md's picture: a table dealt from a shuffled shoe, many rounds
-        tables["bj-2"] = ({**table, "id": "bj-2"}, None)
+        # the seeded shoe deals eight Spanish decks: a six-deck table would find a foreign card
+        tables["bj-2"] = ({**table, "id": "bj-2", "decks": 8}, None)
     async with running_floor(tmp_path, mosquitto, tables) as floor:
         browser.open(floor.url)
         await floor.play_log(name, events)
@@ -63,7 +67,7 @@ async def test_the_numbers_page_draws_the_shift_and_survives_a_reload(
     assert tile.startswith("twenty point bonus: house ")
     assert "hold" in tile
     assert "theory 24.7%" in tile
-    assert pace.startswith("shift 1 rounds")
+    assert pace.startswith("shift 1 round · ")
     assert first == again
     wager, rows, bars = first
     assert f"handle ${handle:,.2f}" in wager
@@ -71,6 +75,62 @@ async def test_the_numbers_page_draws_the_shift_and_survives_a_reload(
     assert rows == [str(settled[0]["round"])]
     assert bars == 1
     assert drawn == 0  # nothing from elsewhere: the charts are the page's own SVG
+
+
+async def test_the_numbers_page_draws_the_days_the_daemon_published_and_after_a_reload(
+    tmp_path: Path, mosquitto: Mosquitto, browser: Browser
+) -> None:
+    """Days gone by, written by the journal's own store (the oldest archived); the daemon
+    counts the closed days at start and publishes `<table>/days`; the page draws each day's
+    hold and pace as published, and again after a reload."""
+    table, events, _ = read_example("blackjack-queen-of-hearts.jsonl")
+    name = table["id"]
+    keep = os.environ.get("SHOE2MQTT_SCREENSHOTS")
+    days, pace = (5, Pace(30, opens=18, hours=3)) if keep else (2, Pace(6, opens=18, hours=1))
+    start = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    start -= timedelta(days=days + 1)
+    config = TableConfig.from_mapping(table)
+
+    async def journal(state: Path) -> None:
+        await write_journal(state, [config], start, days, pace, keep_days=1)
+
+    tables: dict[str, tuple[dict[str, Any], str | None]] = {name: (table, shoe_script(events))}
+    async with running_floor(tmp_path, mosquitto, tables, journal=journal) as floor:
+        topic = f"shoe2mqtt/{name}/days"
+        published = (await floor.wait(lambda m: m.topic == topic, within=60)).body
+        browser.open(floor.url + f"numbers/{name}")
+        browser.until(lambda: browser.all("svg.days-hold circle.day-hold"), "the days' chart")
+        first = _days(browser)
+        browser.driver.refresh()
+        browser.until(lambda: browser.all("svg.days-pace rect.bar"), "the days after a reload")
+        again = _days(browser)
+        if keep:
+            browser.screenshot(Path(keep) / "display-numbers-days-1920x1080.png")
+    expected = [
+        (d["day"], w["hold"], f"{d['day'][5:]}={d['rounds_per_hour']}")
+        for d in published["days"]
+        for w in d["wagers"]
+        if w["wager"] == "twenty_point_bonus"
+    ]
+    assert [d["day"] for d in published["days"]] == [
+        (start + timedelta(days=i)).date().isoformat() for i in range(days)
+    ]
+    assert first == again
+    holds, paces = first
+    assert holds == [(day, hold) for day, hold, _ in expected]
+    assert paces == [p for _, _, p in expected]
+
+
+def _days(browser: Browser) -> tuple[list[tuple[str, float]], list[str]]:
+    holds = browser.script(
+        "return [...document.querySelectorAll('svg.days-hold circle.day-hold')]"
+        ".map(c => [c.dataset.day, Number(c.dataset.hold)])"
+    )
+    paces = browser.script(
+        "return [...document.querySelectorAll('svg.days-pace rect.bar')]"
+        ".map(b => b.dataset.label + '=' + b.dataset.value)"
+    )
+    return [tuple(h) for h in holds], paces
 
 
 def _page(browser: Browser) -> tuple[str, list[str], int]:

@@ -3,6 +3,7 @@ rebuild of the shift from a real journal, each held to what a report counts."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -17,6 +18,7 @@ from daemon.numbers.daemon_side import StatsHub
 from daemon.numbers.periods import Grouped, Shifts
 from daemon.numbers.settings import NumbersConfig
 from daemon.simulator.tables import DEMO_TABLES
+from daemon.testing import until
 from daemon.testing.floor import Pace, write_journal
 from daemon.wire.topics import Topics
 from rules.config import TableConfig
@@ -95,3 +97,41 @@ async def test_a_restart_rebuilds_the_shift_as_a_report_counts_it(tmp_path: Path
     [message] = published
     assert message.topic == "shoe2mqtt/bj-1/stats"
     assert message.retain
+
+
+async def test_the_closed_days_are_published_as_a_report_counts_them(tmp_path: Path) -> None:
+    """Three days written by the journal's own store, the first archived; on the third the
+    hub publishes the two closed days (not today), each as `report --by day` counts it, and
+    counts a day again only when a round of a new day closes it."""
+    start = datetime(2026, 11, 27, tzinfo=UTC)
+    config = TableConfig.from_mapping(dict(DEMO_TABLES[Game.BLACKJACK]))
+    await write_journal(tmp_path, [config], start, 3, Pace(8, opens=19, hours=1), keep_days=1)
+    numbers = NumbersConfig()
+    published: list[OutboundMessage] = []
+    hub = StatsHub(["bj-1", "bj-9"], numbers, Topics(), published.append)
+    now = start + timedelta(days=2, hours=23)
+    days = hub.keep_days(tmp_path / JOURNAL_FILE, tmp_path / "archive", lambda: now)
+    task = asyncio.create_task(days, name="days")
+    try:
+        await until(lambda: len(published) == 2)
+        hub._day_closed.set()  # a round closed a day, but today is still the 29th: nothing new
+        await asyncio.sleep(0.1)
+        assert len(published) == 2
+    finally:
+        task.cancel()
+        await asyncio.wait([task])
+    reader = JournalReader(tmp_path / JOURNAL_FILE, Archive(tmp_path / "archive"))
+    try:
+        grouped = Grouped("day", Shifts.parse(numbers.shifts))
+        for record in sources.records(reader):
+            grouped.add(record)
+        archived = reader.archive_files("bj-1")
+    finally:
+        reader.close()
+    expected = [g.to_mapping() for g in grouped.numbers() if g.key["day"] < "2026-11-29"]
+    assert [d["day"] for d in expected] == ["2026-11-27", "2026-11-28"]
+    assert archived  # the closed days are read from the archive too
+    by_topic = {m.topic: json.loads(m.payload) for m in published}
+    assert all(m.retain for m in published)
+    assert by_topic["shoe2mqtt/bj-1/days"]["days"] == expected
+    assert by_topic["shoe2mqtt/bj-9/days"]["days"] == []  # a table the journal has not met

@@ -137,3 +137,31 @@ def test_a_wrong_option_is_a_usage_error(floor: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 2
     assert re.search(r"--posted 'bj-1': say ID=PAYTABLE", done.stderr)
+
+
+@pytest.mark.timeout(300)  # four processes, each importing the daemon
+def test_the_surveillance_stands_in_the_report_as_the_journal_ends(floor: Path) -> None:
+    """Each table's shoe in play and its seats' sessions, in the group of its last round, in
+    text, CSV and JSON alike; a report that stops short of the journal's end has none."""
+    config = floor / "etc" / "shoe2mqtt.toml"
+    typed = f"shoe2mqtt report --config {config} --by day"
+    text = _shell(typed, floor).stdout
+    rows = list(csv.DictReader(io.StringIO(_shell(f"{typed} --format csv", floor).stdout)))
+    groups = json.loads(_shell(f"{typed} --format json", floor).stdout)
+    earlier = _shell(f"{typed} --to 2026-11-27 --format json", floor).stdout
+    watched = {(g["table"], g["day"]): g["sections"].get("surveillance") for g in groups}
+    assert set(watched) == {(t, d) for t in ("bj-1", "da-1") for d in ("2026-11-27", "2026-11-28")}
+    shoes = {"bj-1": 6 * 52, "da-1": 8 * 48}  # the demo tables' shoes: cards in each
+    for table in ("bj-1", "da-1"):
+        assert watched[table, "2026-11-27"] is None
+        lines = watched[table, "2026-11-28"]
+        head = re.fullmatch(r"table (\S+): shoe \d+, (\d+) cards seen, (\d+) left", lines[0])
+        assert head is not None, lines[0]
+        assert head[1] == table
+        assert int(head[2]) + int(head[3]) == shoes[table]
+        seats = [re.match(r"  seat (\d+): (\d+) rounds over (\d+) shoes: ", x) for x in lines[1:]]
+        assert all(seats), lines
+        assert "\n".join(["surveillance:", *(f"  {x}" for x in lines)]) in text
+        [row] = {r["sections"] for r in rows if (r["table"], r["day"]) == (table, "2026-11-28")}
+        assert row == "surveillance: " + " | ".join(x.strip() for x in lines)
+    assert "surveillance" not in earlier

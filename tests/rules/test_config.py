@@ -435,7 +435,7 @@ def test_every_wrong_field_is_reported_at_once() -> None:
     assert [(p.field, p.detail) for p in error.problems] == [
         ("decsk", "unknown setting; did you mean 'decks'?"),
         ("seats", "must be from 1 to 7, not 9"),
-        ("limits.twenty_point_bonus.max", "must not be below the minimum"),
+        ("limits.twenty_point_bonus.max", "must not be below the minimum, 500.00; not 100.00"),
         (
             "paytable",
             "unknown paytable 'C': name one of ['A', 'B'] or give the odds of every line",

@@ -268,7 +268,7 @@
       line.append(el("span", "pace", "shift: no round yet"), more);
       return line;
     }
-    line.append(el("span", "pace", "shift " + shift.rounds + " rounds · " + shift.pace));
+    line.append(el("span", "pace", `shift ${shift.rounds} round${shift.rounds === 1 ? "" : "s"} · ${shift.pace}`));
     shift.wagers.forEach((w) => line.append(el("span", w.alert ? "bonus off" : "bonus", w.text)));
     line.append(more);
     return line;

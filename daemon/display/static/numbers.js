@@ -1,7 +1,8 @@
 // shoe2mqtt display: a table's numbers page. Draws the table's retained <table>/stats (the
-// current shift, docs/numbers.md) as SVG made here, in the page: no library, no CDN. The
-// state is fetched from the display (stats/<table>) when the page loads and again whenever
-// the display's stream says the table changed, so a reload shows the whole shift at once.
+// current shift, docs/numbers.md) and <table>/days (its last closed days) as SVG made here,
+// in the page: no library, no CDN. Both are fetched from the display (stats/<table>,
+// days/<table>) when the page loads and again whenever the display's stream says the table
+// changed, so a reload shows the whole shift and the days at once.
 "use strict";
 
 (() => {
@@ -88,6 +89,91 @@
     );
   }
 
+  // Each closed day's hold (a dot) inside its band (a bar) around the theoretical hold (a
+  // dash), one column a day; the band is clipped to the chart as the shift's is.
+  function dayHoldChart(wager, days) {
+    const rows = days.map((d) => [d.day, (d.wagers || []).find((w) => w.wager === wager)]);
+    const values = rows.flatMap(([, w]) => (w ? [w.hold, w.theoretical_hold, ...(w.band || [])] : []))
+      .filter((v) => v !== null && v !== undefined && Number.isFinite(v));
+    if (!values.length) return null;
+    const lo = Math.max(Math.min(...values), -5);
+    const hi = Math.min(Math.max(...values), 1);
+    const clip = (v) => Math.min(Math.max(v, lo), hi);
+    const y = (v) => HEIGHT - PAD - ((clip(v) - lo) * (HEIGHT - 2 * PAD)) / (hi - lo || 1);
+    const title = wager.replaceAll("_", " ") + ": hold per day, inside its band around the theoretical hold";
+    const box = svg("svg", { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, role: "img", class: "chart days-hold" });
+    box.append(svg("title", {}, title), svg("text", { x: PAD, y: 14 }, title));
+    [lo, (lo + hi) / 2, hi].forEach((v) => {
+      box.append(svg("text", { x: 4, y: y(v) + 4 }, (100 * v).toFixed(0) + "%"));
+      box.append(svg("line", { x1: PAD, x2: WIDTH - PAD, y1: y(v), y2: y(v), stroke: "#223" }));
+    });
+    const width = (WIDTH - 2 * PAD) / Math.max(rows.length, 1);
+    rows.forEach(([day, w], i) => {
+      const middle = PAD + (i + 0.5) * width;
+      box.append(svg("text", { x: middle - 14, y: HEIGHT - PAD + 14 }, day.slice(5)));
+      if (!w || w.hold === null) return;
+      if (w.band) {
+        box.append(svg("rect", {
+          x: middle - 6, width: 12, y: y(w.band[1]), height: Math.max(y(w.band[0]) - y(w.band[1]), 1),
+          fill: "#2e3d52", stroke: "#6b7f99", class: "day-band",
+        }));
+      }
+      if (w.theoretical_hold !== null) {
+        box.append(svg("line", {
+          x1: middle - 10, x2: middle + 10, y1: y(w.theoretical_hold), y2: y(w.theoretical_hold),
+          stroke: "#9fd69f", "stroke-width": 2, class: "day-theory",
+        }));
+      }
+      const dot = svg("circle", {
+        cx: middle, cy: y(w.hold), r: 5, fill: w.alert ? "#ff8c1a" : "#ffd34d", class: "day-hold",
+        "data-day": day, "data-hold": w.hold,
+      });
+      dot.append(svg("title", {}, `${day}: hold ${percent(w.hold)}, theoretical ` +
+        `${percent(w.theoretical_hold)}` + (w.band ? `, band [${percent(w.band[0])}, ${percent(w.band[1])}]` : "")));
+      box.append(dot);
+    });
+    return box;
+  }
+
+  // Bars: one a label, its value written above it.
+  function bars(css, title, labels, values, top, tip) {
+    const box = svg("svg", { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, role: "img", class: "chart " + css });
+    box.append(svg("title", {}, title), svg("text", { x: PAD, y: 14 }, title));
+    const width = (WIDTH - 2 * PAD) / Math.max(labels.length, 1);
+    values.forEach((value, i) => {
+      const h = (value * (HEIGHT - 2 * PAD)) / top;
+      const bar = svg("rect", {
+        x: PAD + i * width + 2, y: HEIGHT - PAD - h, width: Math.max(width - 4, 1), height: h,
+        fill: "#4a7ab5", class: "bar", "data-label": labels[i], "data-value": value,
+      });
+      bar.append(svg("title", {}, tip(labels[i], value)));
+      box.append(bar);
+      box.append(svg("text", { x: PAD + i * width + 4, y: HEIGHT - PAD + 14 }, labels[i]));
+      box.append(svg("text", { x: PAD + i * width + 4, y: HEIGHT - PAD - h - 4 }, value.toFixed(0)));
+    });
+    return box;
+  }
+
+  function daysCharts(days) {
+    const section = el("section", "days");
+    section.append(el("h2", null, "The last days (" + days.length + " closed)"));
+    if (!days.length) {
+      section.append(el("p", "empty", "no closed day with a round yet"));
+      return section;
+    }
+    const wagers = [...new Set(days.flatMap((d) => (d.wagers || []).map((w) => w.wager)))].sort();
+    wagers.forEach((wager) => {
+      const plot = dayHoldChart(wager, days);
+      if (plot) section.append(plot);
+    });
+    const pace = days.map((d) => d.rounds_per_hour || 0);
+    section.append(bars(
+      "days-pace", "rounds per hour of play, per gaming day", days.map((d) => d.day.slice(5)), pace,
+      Math.max(60, ...pace), (label, value) => `${label}: ${value.toFixed(1)} rounds an hour`,
+    ));
+    return section;
+  }
+
   function paceChart(history) {
     const hours = new Map();
     history.forEach((r) => {
@@ -96,23 +182,10 @@
     });
     const labels = [...hours.keys()];
     const counts = labels.map((h) => hours.get(h));
-    const top = Math.max(60, ...counts);
-    const box = svg("svg", { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, role: "img", class: "chart pace" });
-    box.append(svg("title", {}, "rounds per hour"));
-    box.append(svg("text", { x: PAD, y: 14 }, "rounds per hour (UTC hours of the shift)"));
-    const width = (WIDTH - 2 * PAD) / Math.max(labels.length, 1);
-    counts.forEach((count, i) => {
-      const h = (count * (HEIGHT - 2 * PAD)) / top;
-      const bar = svg("rect", {
-        x: PAD + i * width + 2, y: HEIGHT - PAD - h, width: Math.max(width - 4, 1), height: h,
-        fill: "#4a7ab5", class: "bar",
-      });
-      bar.append(svg("title", {}, labels[i] + ":00 " + count + " rounds"));
-      box.append(bar);
-      box.append(svg("text", { x: PAD + i * width + 4, y: HEIGHT - PAD + 14 }, labels[i].slice(11) + "h"));
-      box.append(svg("text", { x: PAD + i * width + 4, y: HEIGHT - PAD - h - 4 }, String(count)));
-    });
-    return box;
+    return bars(
+      "pace", "rounds per hour (UTC hours of the shift)", labels.map((h) => h.slice(11) + "h"), counts,
+      Math.max(60, ...counts), (label, count) => `${label} ${count} rounds`,
+    );
   }
 
   function roundsTable(history) {
@@ -132,12 +205,13 @@
     return grid;
   }
 
-  function draw(stats) {
+  function draw(stats, days) {
     const page = el("section", "numbers");
     page.append(el("h2", null, "Table " + table + " · shift " + (stats.shift || "–")));
     const numbers = stats.numbers;
     if (!numbers) {
       page.append(el("p", "empty", "no round counted this shift yet"));
+      if (days) page.append(daysCharts(days.days || []));
       main.replaceChildren(page);
       return;
     }
@@ -161,7 +235,9 @@
       const plot = holdChart(w.wager, stats.history);
       if (plot) page.append(plot);
     });
-    page.append(paceChart(stats.history), el("h2", null, "The shift's last rounds"), roundsTable(stats.history));
+    page.append(paceChart(stats.history));
+    if (days) page.append(daysCharts(days.days || []));
+    page.append(el("h2", null, "The shift's last rounds"), roundsTable(stats.history));
     main.replaceChildren(page);
   }
 
@@ -170,8 +246,11 @@
     if (asked) return asked;
     asked = (async () => {
       try {
-        const response = await fetch("stats/" + encodeURIComponent(table), { cache: "no-store" });
-        if (response.ok) draw(await response.json());
+        const [response, closed] = await Promise.all(["stats/", "days/"].map(
+          (path) => fetch(path + encodeURIComponent(table), { cache: "no-store" })));
+        const days = closed.ok ? await closed.json() : null;
+        if (response.ok) draw(await response.json(), days);
+        else if (days) draw({ shift: null, numbers: null, history: [] }, days);
         else main.replaceChildren(el("p", "waiting", "no numbers for table " + table + " yet…"));
       } finally {
         asked = null;

@@ -1,0 +1,149 @@
+"""A table's closed gaming days, for the display's numbers page: `<table>/days`.
+
+Each day's numbers are the report's (`shoe2mqtt report --by day`, the same folder and the
+same `Numbers`), read from the table's archive and live journal (`sources.py`) by a
+read-only snapshot, in a process of its own at the lowest CPU priority (`count_apart`: this
+module run as `python -m daemon.numbers.days`): a month of the live journal is replayed
+event by event, minutes of one core that must not hold the tables' event loop back. The
+daemon counts them at start (the last `DAYS` days before today) and again when a day closes
+(a table's first round of the next gaming day), then only the days since the last it
+counted. Today is not among them: it is not over, and its current shift is `<table>/stats`.
+
+The state is a pure function of the journal, like `<table>/stats`, and is not journaled; it
+carries no envelope: the table, when it was counted, and its days, oldest first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from daemon.history.audit import JournalReader
+from daemon.journal.archive import Archive
+from daemon.numbers import sources
+from daemon.numbers.periods import Shifts
+from daemon.numbers.records import RoundFolder, RoundRecord
+from daemon.numbers.tally import Numbers
+from daemon.wire.topics import Topics
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+DAYS: Final = 30  # the closed days the state carries: a month of the table's days
+COMMAND: Final = (sys.executable, "-m", "daemon.numbers.days")
+_LIMIT: Final = 1 << 26  # bytes of the answer's one line
+_MARGIN: Final = timedelta(days=2)  # archive files are named by UTC day, gaming days local
+
+
+def count_days(
+    reader: JournalReader, table_id: str, shifts: Shifts, since: date, before: date
+) -> list[Numbers]:
+    """The table's gaming days from `since` up to (not including) `before`, each with rounds,
+    oldest first (the archive's and the live journal's rounds alike, as `sources` reads them)."""
+    first, last = since.isoformat(), before.isoformat()
+    days: dict[str, Numbers] = {}
+    folder, counting = RoundFolder(table_id), None
+    for line in sources.table_lines(reader, table_id, (since - _MARGIN).isoformat()):
+        for record in folder.feed(line):
+            if isinstance(record, RoundRecord):
+                day = shifts.day_label(record.started)
+                counting = None
+                if first <= day < last:
+                    if (counting := days.get(day)) is None:
+                        counting = days[day] = Numbers({"table": table_id, "day": day})
+                    counting.add(record)
+            elif counting is not None:  # a shoe counts where the table's last round did
+                counting.add_shoe(record)
+    return [days[d] for d in sorted(days)]
+
+
+@dataclass(slots=True)
+class TableDays:
+    """One table's closed days as last counted, and how far they reach."""
+
+    table: str
+    through: date | None = None  # the last day counted (closed), rounds or none
+    days: list[dict[str, Any]] = field(default_factory=list)
+    updated: str | None = None
+
+    def since(self, today: date) -> date:
+        """The first day still to count before `today`."""
+        oldest = today - timedelta(days=DAYS)
+        return oldest if self.through is None else max(self.through + timedelta(1), oldest)
+
+    def take(self, counted: list[dict[str, Any]], today: date) -> None:
+        """`counted` days, up to the day before `today`, after those held (the oldest let go)."""
+        self.days.extend(counted)
+        oldest = (today - timedelta(days=DAYS)).isoformat()
+        self.days = [d for d in self.days if d["day"] >= oldest][-DAYS:]
+        self.through = today - timedelta(days=1)
+        self.updated = datetime.now(UTC).isoformat(timespec="milliseconds")
+
+    def state(self) -> dict[str, Any]:
+        return {"table": self.table, "updated": self.updated, "days": list(self.days)}
+
+    def payload(self) -> bytes:
+        return json.dumps(self.state(), separators=(",", ":")).encode()
+
+
+async def count_apart(job: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Each table's days of `job` (below, `count_job`), counted by a process of its own;
+    killed if the daemon stops meanwhile. Raises RuntimeError when it fails."""
+    process = await asyncio.create_subprocess_exec(
+        *COMMAND,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        limit=_LIMIT,
+    )
+    try:
+        out, err = await process.communicate(json.dumps(job).encode())
+    except BaseException:
+        if process.returncode is None:
+            process.kill()
+        await process.wait()
+        raise
+    if process.returncode != 0:
+        said = err.decode(errors="replace").strip().splitlines()[-3:]
+        raise RuntimeError(f"the days' count exited with {process.returncode}: {said}")
+    answer: dict[str, list[dict[str, Any]]] = json.loads(out)
+    return answer
+
+
+def count_job(job: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """`job`: the journal and archive paths, the base topic, the shifts, their time zone, the
+    band's confidence, and `tables`: each table's [since, before] (ISO dates). The answer:
+    each table's days, as `report --by day --format json` gives a group."""
+    shifts = Shifts.parse(job["shifts"], job["timezone"])
+    reader = JournalReader(Path(job["journal"]), Archive(Path(job["archive"])), Topics(job["base"]))
+    try:
+        known = set(reader.tables())
+        return {
+            table: [
+                n.to_mapping(job["confidence"])
+                for n in count_days(reader, table, shifts, date.fromisoformat(since),
+                                    date.fromisoformat(before))
+            ]
+            if table in known
+            else []  # a table the journal has not met yet
+            for table, (since, before) in job["tables"].items()
+        }  # fmt: skip
+    finally:
+        reader.close()
+
+
+def main() -> None:
+    """The job on standard input, the answer on standard output, one line."""
+    os.nice(19)  # the tables' own work comes first
+    answer = count_job(json.loads(sys.stdin.buffer.read()))
+    sys.stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
+
+
+if __name__ == "__main__":
+    main()
