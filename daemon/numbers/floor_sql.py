@@ -20,7 +20,12 @@ day) for the penetration. The result is the same `Numbers` the fold gives, field
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
+import tempfile
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from daemon.numbers.floor import settings_of, shoe_of
@@ -30,7 +35,7 @@ from daemon.numbers.tally import BREAK, Numbers, WagerNumbers
 from daemon.numbers.theory import ROUND_IS_UNIT, unit_distribution
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterator, Mapping
 
     import duckdb
 
@@ -45,6 +50,10 @@ _GROUP_COLUMNS = {
     "floor": ("'all tables'", "''"),
 }
 Groups = dict[tuple[str, str], Numbers]  # (g1, g2) -> the group's numbers
+# A small server's share for the report (docs/numbers.md, "A floor"): a month of a hundred
+# tables fits in 1 GiB, a year needs 2 (docs/performance.md, "A year of a floor").
+MEMORY_LIMIT = "2GB"
+THREADS = 2
 _SETTINGS = "hash(game, decks, deck_kind, paytable, dealer_hits_soft_17)"
 
 
@@ -59,12 +68,55 @@ def floor_numbers(
     """The numbers of each group of the floor's rounds (grouped `by` one of GROUPINGS), in
     order of first round, as `Grouped` gives them: only `tables` when given, and only the
     rounds and shoes whose gaming day lies within `days` (first, last; either open)."""
-    _boundaries(con, shifts)
-    _chosen_rounds(con, by, tables, days)
-    groups = _groups(con, by, posted)
-    _add_money(con, groups, posted)
-    _add_shoes(con, groups, days)
+    bound(con)
+    with _working_tables(con):
+        _boundaries(con, shifts)
+        _chosen_rounds(con, by, tables, days)
+        groups = _groups(con, by, posted)
+        _add_money(con, groups, posted)
+        _add_shoes(con, groups, days)
     return list(groups.values())
+
+
+@contextlib.contextmanager
+def _working_tables(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """The report's own tables (a row per round, a row per settlement: a year of a floor is
+    tens of millions) in a database file of their own, removed after: on disk DuckDB keeps
+    them compressed and pages them through its memory limit, where temporary tables (in
+    memory) outgrew it and failed the month by day at one GiB."""
+    directory = Path(tempfile.mkdtemp(prefix=f"shoe2mqtt-work-{os.getpid()}-"))
+    before = con.execute("SELECT current_database()").fetchall()[0][0]
+    con.execute("ATTACH ? AS floor_work", [str(directory / "work.duckdb")])
+    con.execute("USE floor_work")
+    try:
+        yield
+    finally:
+        con.execute(f'USE "{before}"')
+        con.execute("DETACH floor_work")
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def bound(
+    con: duckdb.DuckDBPyConnection,
+    memory: str = MEMORY_LIMIT,
+    threads: int = THREADS,
+    spill: Path | None = None,
+) -> None:
+    """DuckDB held to `memory` and `threads`, spilling what does not fit to `spill` (a
+    directory of its own under the system's temporary directory unless given; DuckDB
+    removes its files when the connection closes). Its defaults (80 % of the machine's
+    memory, a thread per core) let a year of a floor take gigabytes beside the tables'
+    own work on a small server; bounded, it spills, and the report takes a little longer."""
+    spill = spill or Path(tempfile.gettempdir()) / f"shoe2mqtt-report-{os.getpid()}"
+    for setting, value in (
+        ("memory_limit", memory),
+        ("threads", threads),
+        ("temp_directory", str(spill)),
+        # No query here relies on the order rows were inserted in (each orders what it
+        # needs); without it DuckDB streams its copies and joins in less memory.
+        ("preserve_insertion_order", False),
+    ):
+        con.execute(f"SET {setting} = ?", [value])
 
 
 def _boundaries(con: duckdb.DuckDBPyConnection, shifts: Shifts) -> None:
@@ -86,9 +138,7 @@ def _boundaries(con: duckdb.DuckDBPyConnection, shifts: Shifts) -> None:
                 at = (moment - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
                 rows[at] = (shifts.day_label(moment), shifts.shift_label(moment))
             day += timedelta(days=1)
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE floor_bounds (at_us BIGINT, day VARCHAR, shift VARCHAR)"
-    )
+    con.execute("CREATE OR REPLACE TABLE floor_bounds (at_us BIGINT, day VARCHAR, shift VARCHAR)")
     if rows:
         con.executemany(
             "INSERT INTO floor_bounds VALUES (?, ?, ?)", [(at, *rows[at]) for at in sorted(rows)]
@@ -114,7 +164,7 @@ def _chosen_rounds(
         params = [*params, tables]  # type: ignore[list-item] # DuckDB binds a list as a list
     con.execute(
         f"""
-        CREATE OR REPLACE TEMP TABLE floor_rounds AS
+        CREATE OR REPLACE TABLE floor_rounds AS
         WITH r AS (
             SELECT *, epoch_us(started::TIMESTAMPTZ) AS s_us,
                    epoch_us(ended::TIMESTAMPTZ) AS e_us FROM rounds
@@ -175,7 +225,7 @@ def _add_money(
     """Each group's money per wager kind, its queen of hearts pairs, and its stakes counted."""
     con.execute(
         """
-        CREATE OR REPLACE TEMP TABLE floor_money AS
+        CREATE OR REPLACE TABLE floor_money AS
         SELECT c.g1, c.g2, c.tbl, c.round, c.sid, s.wager, s.stake_cents AS stake,
                s.won_cents AS won, s.result, s.outcome
         FROM settlements s JOIN floor_rounds c ON c.tbl = s."table" AND c.round = s.round
@@ -243,23 +293,41 @@ def _add_shoes(
     days: tuple[str | None, str | None],
 ) -> None:
     """Each shoe to the group of its table's last counted round before the next shoe began
-    (or its table's last, for its last shoes); the last shoe only if its cut card came."""
+    (or its table's last, for its last shoes); the last shoe only if its cut card came.
+    A table's rounds are first cut into runs of one group (a day's, a shift's, a dealer's
+    rounds in a row), and each shoe joined to the last run begun before it: the last round
+    before a shoe is in that run. Joined to the rounds themselves, DuckDB held every round
+    in memory and failed a month by day at one GiB (and two)."""
     where, params = _day_filter(days)
+    # The shoes read into a table first, and their anchors added from it: DuckDB's window
+    # straight over the Parquet scan (and its ASOF join over that window) took a GiB for a
+    # month's 160,000 shoes; from a table, megabytes.
+    con.execute(
+        "CREATE OR REPLACE TABLE floor_shoes AS SELECT *, epoch_us(started::TIMESTAMPTZ) AS s_us "
+        "FROM shoes WHERE cards_at_cut > 0"
+    )
+    con.execute(
+        """
+        CREATE OR REPLACE TABLE floor_shoes AS
+        SELECT *, coalesce(lead(s_us) OVER w, 9223372036854775807) AS anchor,
+               lead(s_us) OVER w IS NULL AS is_last
+        FROM floor_shoes WINDOW w AS (PARTITION BY "table" ORDER BY s_us)
+        """
+    )
     rows = con.execute(
         f"""
-        WITH s AS (
-            SELECT *, epoch_us(started::TIMESTAMPTZ) AS s_us FROM shoes WHERE cards_at_cut > 0
-        ), n AS (
-            SELECT *, coalesce(lead(s_us) OVER w, 9223372036854775807) AS anchor,
-                   lead(s_us) OVER w IS NULL AS is_last
-            FROM s WINDOW w AS (PARTITION BY "table" ORDER BY s_us)
-        ), d AS (
-            SELECT n.* FROM n ASOF JOIN floor_bounds b ON n.s_us >= b.at_us
+        WITH d AS (
+            SELECT n.* FROM floor_shoes n ASOF JOIN floor_bounds b ON n.s_us >= b.at_us
             WHERE (NOT is_last OR cut_card_seen) AND {where}
+        ), runs AS (
+            SELECT tbl, s_us, g1, g2 FROM (
+                SELECT tbl, s_us, g1, g2, lag(g1) OVER w AS p1, lag(g2) OVER w AS p2
+                FROM floor_rounds WINDOW w AS (PARTITION BY tbl ORDER BY s_us)
+            ) WHERE p1 IS DISTINCT FROM g1 OR p2 IS DISTINCT FROM g2
         )
         SELECT c.g1, c.g2, d."table", d.started, d.cards_at_cut, d.cut_card_seen, d.decks,
                d.deck_kind
-        FROM d ASOF JOIN floor_rounds c ON c.tbl = d."table" AND d.anchor > c.s_us
+        FROM d ASOF JOIN runs c ON c.tbl = d."table" AND d.anchor > c.s_us
         ORDER BY d."table", d.s_us
         """,  # noqa: S608 - our own expressions; the values are bound
         params,

@@ -27,6 +27,7 @@ Floats here: a band is a statistic. The money it is held against is exact (cents
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from dataclasses import dataclass
@@ -34,14 +35,17 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
     from rules.analysis.outcomes import WagerAnalysis
 
     Counted = Mapping[tuple["UnitDistribution", int], int]  # (distribution, stake) -> how many
 
 DEFAULT_CONFIDENCE = 0.999  # of the band, both tails together
-_BISECTIONS = 80
+_ITERATIONS = 200  # of `_root`: it stops far sooner, at a float's width
+_WIDTH = 4e-16
+_REMEMBERED = 4096  # bands kept by `band_counted`: a few MiB at most
+_TINY = 1e-300  # a tail below a float's range, so that its log is finite
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +62,11 @@ class UnitDistribution:
             net = -outcome.odds.ratio if outcome.odds is not None else Fraction(1)
             merged[net] = merged.get(net, Fraction(0)) + outcome.probability
         return cls(name, tuple(sorted(merged.items())))
+
+    def __hash__(self) -> int:
+        # Its name says what it is; hashing the exact fractions each time a stake is counted
+        # or a band looked up cost more than the rest of the lookup. Equal ones share a name.
+        return hash(self.name)
 
     @property
     def mean(self) -> Fraction:
@@ -96,8 +105,8 @@ class _Cumulants:
             (
                 count,
                 stake / handle,
-                [float(v) for v, _ in unit.values],
-                [float(p) for _, p in unit.values],
+                [float(v) for v, _ in sorted(unit.values)],
+                [float(p) for _, p in sorted(unit.values)],
             )
             for (unit, stake), count in groups.items()
             if count and stake
@@ -111,20 +120,27 @@ class _Cumulants:
             for i in (0, -1)
         ]
         self.lowest, self.highest = float(ends[0]), float(ends[1])
+        # K'(t) is about the mean plus t variances near 0: a t of one standard deviation.
+        spread = self.at(0.0)[2]
+        self.step = 1.0 / math.sqrt(spread) if spread > 0.0 else 1.0
 
     def at(self, t: float) -> tuple[float, float, float]:
         """K(t), K'(t), K''(t)."""
         k = k1 = k2 = 0.0
         for count, share, values, probabilities in self.terms:
-            exponents = [t * share * v for v in values]
-            top = max(exponents)
-            weights = [p * math.exp(e - top) for p, e in zip(probabilities, exponents, strict=True)]
-            total = math.fsum(weights)
-            first = math.fsum(w * v for w, v in zip(weights, values, strict=True)) / total
-            second = math.fsum(w * v * v for w, v in zip(weights, values, strict=True)) / total
+            scale = t * share
+            # The largest exponent, from the ends of the values (they are sorted).
+            top = scale * (values[-1] if scale >= 0.0 else values[0])
+            total = first = second = 0.0
+            for v, p in zip(values, probabilities, strict=True):
+                weight = p * math.exp(scale * v - top)
+                total += weight
+                first += weight * v
+                second += weight * v * v
+            first /= total
             k += count * (top + math.log(total))
             k1 += count * share * first
-            k2 += count * share * share * max(second - first * first, 0.0)
+            k2 += count * share * share * max(second / total - first * first, 0.0)
         return k, k1, k2
 
 
@@ -151,19 +167,45 @@ def _normal_upper(x: float) -> float:
 
 
 def _solve(cumulants: _Cumulants, tail: float, sign: float) -> float:
-    """The hold whose tail on the side of `sign` is `tail`: bisection on the saddlepoint."""
-    near, far = 0.0, sign * 1.0
+    """The hold whose tail on the side of `sign` is `tail`: the saddlepoint `t` where the
+    log of the tail meets the log of `tail`, bracketed by doubling from a standard deviation's
+    `t` (the saddlepoint is a few of them out), then found by `_root`."""
+    near, far = 0.0, sign * cumulants.step
     while _tail(cumulants, far)[1] > tail:
         near, far = far, far * 2.0
         if abs(far) > 1e12:
+            return _tail(cumulants, far)[0]
+    target = math.log(tail)
+
+    def gap(t: float) -> float:
+        return math.log(max(_tail(cumulants, t)[1], _TINY)) - target
+
+    return _tail(cumulants, _root(gap, near, far))[0]
+
+
+def _root(gap: Callable[[float], float], near: float, far: float) -> float:
+    """Where the monotone `gap` crosses zero between `near` (gap > 0 there, or the mean's
+    side) and `far` (gap <= 0): false position, Illinois's way (a stalled end's value is
+    halved), so about ten evaluations of K where bisection took eighty; the bracket keeps it
+    safe, and it stops when the bracket is down to a float's width."""
+    g_near, g_far = gap(near), gap(far)
+    side = 0
+    for _ in range(_ITERATIONS):
+        if g_far == 0.0 or abs(far - near) <= _WIDTH * max(abs(near), abs(far)):
             break
-    for _ in range(_BISECTIONS):
-        middle = (near + far) / 2.0
-        if _tail(cumulants, middle)[1] > tail:
-            near = middle
+        middle = far - g_far * (far - near) / (g_far - g_near) if g_near != g_far else far
+        if not min(near, far) < middle < max(near, far):
+            middle = (near + far) / 2.0
+        g_middle = gap(middle)
+        if g_middle > 0.0:
+            near, g_near = middle, g_middle
+            g_far = g_far / 2.0 if side == -1 else g_far
+            side = -1
         else:
-            far = middle
-    return _tail(cumulants, (near + far) / 2.0)[0]
+            far, g_far = middle, g_middle
+            g_near = g_near / 2.0 if side == 1 else g_near
+            side = 1
+    return far
 
 
 def _canonical(counted: Counted) -> dict[tuple[UnitDistribution, int], int]:
@@ -186,7 +228,17 @@ def band_counted(counted: Counted, confidence: float = DEFAULT_CONFIDENCE) -> Ba
     """`band` of the stakes counted: each (distribution, stake) with how many were wagered,
     as a report that counted them elsewhere (in SQL) holds them; the same band as `band` of
     the stakes one by one, since a stake's multiplicity is all the distribution sees."""
-    groups = _canonical(counted)
+    return _band_of(tuple(_canonical(counted).items()), confidence)
+
+
+@functools.lru_cache(maxsize=_REMEMBERED)
+def _band_of(
+    counted: tuple[tuple[tuple[UnitDistribution, int], int], ...], confidence: float
+) -> Band | None:
+    """The band of stakes counted in canonical order, remembered: a report asks for a
+    group's band for its text, its mapping and its alert, and groups with the very same
+    stakes (the same table's days at the same few stakes) are solved once."""
+    groups = dict(counted)
     handle = sum(stake * count for (_, stake), count in groups.items())
     if not handle:
         return None
@@ -228,16 +280,14 @@ def chance_counted(counted: Counted, hold: float) -> float:
             else (_extreme_chance(groups, low=extreme))
         )
     sign = 1.0 if hold > mean else -1.0
-    near, far = 0.0, sign
+    near, far = 0.0, sign * cumulants.step
     while (cumulants.at(far)[1] - hold) * sign < 0:
         near, far = far, far * 2.0
-    for _ in range(_BISECTIONS):
-        middle = (near + far) / 2.0
-        if (cumulants.at(middle)[1] - hold) * sign < 0:
-            near = middle
-        else:
-            far = middle
-    return _tail(cumulants, (near + far) / 2.0)[1]
+
+    def gap(t: float) -> float:
+        return (hold - cumulants.at(t)[1]) * sign
+
+    return _tail(cumulants, _root(gap, near, far))[1]
 
 
 def _extreme_chance(groups: Mapping[tuple[UnitDistribution, int], int], *, low: bool) -> float:

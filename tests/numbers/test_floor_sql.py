@@ -7,7 +7,10 @@ and the archive read as it is or as its Parquet export."""
 from __future__ import annotations
 
 import asyncio
+import os
+import tempfile
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import pytest
@@ -94,3 +97,26 @@ def test_the_parquet_export_gives_the_same_numbers(floors: dict[str, Connection]
         assert [n.to_mapping() for n in sql] == [
             n.to_mapping() for n in floor_numbers(floors["archive"], by, NIGHT, {})
         ]
+
+
+def test_duckdb_is_held_to_its_limits_and_leaves_nothing_behind(
+    floors: dict[str, Connection],
+) -> None:
+    """The report's DuckDB is bounded (memory, threads, a spill directory of its own), and its
+    working database is detached and removed when the numbers are made."""
+    con = floors["parquet"]
+    floor_numbers(con, "day", Shifts(), {})
+    settings = dict(
+        con.execute(
+            "SELECT name, value FROM duckdb_settings() WHERE name IN "
+            "('memory_limit', 'threads', 'temp_directory')"
+        ).fetchall()
+    )
+    assert settings["memory_limit"] == "1.8 GiB"  # 2 GB as DuckDB shows it
+    assert settings["threads"] == "2"
+    assert Path(settings["temp_directory"]).parent == Path(tempfile.gettempdir())
+    databases = [
+        r[0] for r in con.execute("SELECT database_name FROM duckdb_databases()").fetchall()
+    ]
+    assert "floor_work" not in databases
+    assert not list(Path(tempfile.gettempdir()).glob(f"shoe2mqtt-work-{os.getpid()}-*"))
