@@ -11,7 +11,7 @@ transports and backoff, the `[mqtt]` settings) cannot import this collector: rul
 drivers/ import nothing of the daemon, and the `[mqtt]` settings are built in code as well as
 from a file. Each raises its own typed error carrying every problem (field, message, and
 the value where it has it); `Problems.record` files each under its key path
-(docs/decisions.md, D30 and D31).
+(docs/decisions.md, D25 and D26).
 """
 
 from __future__ import annotations
