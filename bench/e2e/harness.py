@@ -222,8 +222,10 @@ class ReadyDaemon:
     """`shoe2mqtt run` as systemd starts it; `start()` returns once it said READY=1."""
 
     def __init__(self, config: Path, directory: Path) -> None:
-        # `env` execs the daemon: its PID stays the one the bench measures.
-        prefix = ("env", f"PYTHONPATH={_daemon_tree[0]}") if _daemon_tree else ()
+        # `env` execs the daemon: its PID stays the one the bench measures. PYTHONSAFEPATH:
+        # `python -m` would otherwise put the working directory, this checkout, first.
+        tree = _daemon_tree[0] if _daemon_tree else None
+        prefix = ("env", f"PYTHONPATH={tree}", "PYTHONSAFEPATH=1") if tree else ()
         self.process = DaemonProcess(config, directory / "daemon.log", prefix=prefix)
         self.directory = directory
         self._listener: NotifyListener | None = None
