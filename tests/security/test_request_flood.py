@@ -188,41 +188,48 @@ async def test_a_card_reaches_the_pit_as_fast_under_a_flood_of_requests(
     tmp_path: Path, broker: Mosquitto
 ) -> None:
     """The flood's steady state: once the table is muted and what its burst admitted is
-    answered (docs/performance.md gives the first second of a flood apart)."""
-    script = " ".join(["BURN QH"] * (2 * BLOCKS * CARDS_PER_BLOCK + 20))
+    answered (docs/performance.md gives the first second of a flood apart). The broker
+    receives 5,000 requests a second on the same two cores whoever reads them, so a card
+    under the flood is held to the worse of a quiet phase and the same flood on a topic
+    nobody reads (the broker's share alone), block by block in one run: a quiet suite
+    measured the flooded p99 at 2.4 times the quiet one with the table muted throughout."""
+    script = " ".join(["BURN QH"] * (3 * BLOCKS * CARDS_PER_BLOCK + 20))
     muted = TOPICS.notice(TABLE, "requests_muted")
     async with pit(tmp_path, broker, script) as (daemon, shoe, log, _display):
         await card_latencies(shoe, log, BURNED, 20)  # warm up
         mark = log.mark()
-        quiet: list[float] = []
-        flooded: list[float] = []
+        quiet, control, flooded = _Phase(), _Phase(), _Phase()
         sent: list[FloodResult] = []
-        # Quiet and flooded in turn, so that the machine's other work falls on both alike.
+        # Quiet and flooded in turn, so that the machine's other work falls on all alike.
         for block in range(BLOCKS):
-            quiet += await card_latencies(shoe, log, BURNED, CARDS_PER_BLOCK)
-            flood = Flood(broker.port, TOPICS.request(TABLE, "status"), rate=FLOOD_RATE, seconds=60)
-            await flood.start()
-            try:
-                if block == 0:  # later blocks find the table muted still, or muted again
-                    await log.wait(lambda m: m.topic == muted, after=mark)
-                await asyncio.sleep(SETTLE)
-                flooded += await card_latencies(shoe, log, BURNED, CARDS_PER_BLOCK)
-            finally:
-                sent.append(await flood.stop())
+            await quiet.deal(daemon, shoe, log)
+            for topic, phase in (
+                (f"{TOPICS.base}/{TABLE}/nobody-reads", control),
+                (TOPICS.request(TABLE, "status"), flooded),
+            ):
+                flood = Flood(broker.port, topic, rate=FLOOD_RATE, seconds=60)
+                await flood.start()
+                try:
+                    if block == 0 and phase is flooded:  # later blocks find it muted still
+                        await log.wait(lambda m: m.topic == muted, after=mark)
+                    await asyncio.sleep(SETTLE)
+                    await phase.deal(daemon, shoe, log)
+                finally:
+                    result = await flood.stop()
+                if phase is flooded:
+                    sent.append(result)
         daemon.check()
-        quiet_p99, flood_p99 = _p99(quiet), _p99(flooded)
         requests = sum(s.sent for s in sent)
         rate = requests / sum(s.seconds for s in sent)
         figures = (
-            f"flood {rate:,.0f}/s, {requests:,} requests; card to pit p99 quiet "
-            f"{quiet_p99 * 1e3:.2f} ms, flooded {flood_p99 * 1e3:.2f} ms"
+            f"flood {rate:,.0f}/s, {requests:,} requests; a card to the pit: quiet "
+            f"{quiet.describe()}; the flood nobody reads {control.describe()}; at the table "
+            f"{flooded.describe()}"
         )
+        print(f"\n{figures}")  # noqa: T201 - the figures the test is about
         assert rate > 0.9 * FLOOD_RATE, f"the flood did not reach its rate: {figures}"
-        # Twice the quiet p99: the broker receives the 5,000 requests a second on the same two
-        # cores whoever reads them (the oversized test below measures its share against a
-        # flood nobody reads); a quiet run of the suite measured 4.38 ms quiet, 10.38 flooded
-        # with the table muted throughout, where an unmuted daemon took hundreds of ms.
-        assert flood_p99 <= 2 * quiet_p99 + JITTER, figures
+        worse = max(_p99(quiet.latencies), _p99(control.latencies))
+        assert _p99(flooded.latencies) <= 1.5 * worse + JITTER, figures
         # Answered: what the rate admitted and a few refusals an interval, not the flood.
         responses = [m for m in log.messages[mark:] if m.topic == TOPICS.response(TABLE, "status")]
         assert len(responses) < requests / 20
