@@ -14,15 +14,24 @@ import os
 import ssl
 from typing import TYPE_CHECKING, Any, Final
 
-from daemon.configuration.file import LOG_FORMATS, LOG_LEVELS, LOGGING_KEYS
-from daemon.configuration.problems import whole_number_problem
+from daemon.configuration.file import (
+    LOG_FORMATS,
+    LOG_LEVELS,
+    LOGGING_KEYS,
+    ConfigFileError,
+    read_toml,
+)
+from daemon.configuration.problems import Problems, whole_number_problem
 from daemon.mqtt.errors import MqttSettingsError
 from daemon.mqtt.settings import MqttSettings
 from rules.config import describe_value
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from pathlib import Path
+
     from daemon.configuration.file import FieldPath
-    from daemon.configuration.problems import Problems
+    from daemon.configuration.problems import Problem
 
 DEFAULT_BIND: Final = "127.0.0.1"
 PORTS: Final = range(1, 65536)
@@ -122,3 +131,25 @@ def is_address(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def beyond_shape(
+    path: Path,
+    name: str,
+    full: Callable[[dict[str, Any], dict[str, Any]], Sequence[Problem]],
+    shape: Callable[[dict[str, Any]], Sequence[Problem]],
+) -> list[ConfigFileError]:
+    """What the command serving `[name]` would refuse in `path` that the daemon's check of
+    the section's shape (`shape`) cannot see: `full(section, document)` is the command's own
+    check, files read. None when the file does not read as TOML (the daemon's check says
+    why) or has no such section."""
+    try:
+        document, text = read_toml(path)
+    except ConfigFileError:
+        return []
+    section = document.get(name)
+    if not isinstance(section, dict):
+        return []
+    said = set(shape(section))
+    located = Problems().said_in(path, text)
+    return [located.error(problem) for problem in full(section, document) if problem not in said]

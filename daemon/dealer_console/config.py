@@ -35,6 +35,7 @@ from daemon.configuration.problems import Problem, Problems
 from daemon.configuration.served_page import (
     DEFAULT_BIND,
     HTTPS_KEYS,
+    beyond_shape,
     broker,
     check_listening,
     check_no_password,
@@ -146,26 +147,16 @@ def check_console(section: object) -> list[Problem]:
 def file_problems(path: Path) -> list[ConfigFileError]:
     """What `shoe2mqtt console` would refuse in `path` that the check of `[console]`'s shape
     (the daemon's) cannot see: a table it names that the file lacks, its dealers' or
-    password file missing, unreadable or malformed, its certificate unreadable. None when the
-    file does not read as TOML (the daemon's check says why) or has no `[console]`."""
-    try:
-        document, text = read_toml(path)
-    except ConfigFileError:
-        return []
-    section = document.get("console")
-    if not isinstance(section, dict):
-        return []
-    problems = Problems()
-    _console(section, document.get("table"), problems)
-    _broker(document.get("mqtt"), section, problems)
-    # The shape of `[console]` and every `[[table]]` are the daemon's own check's to name.
-    said = set(check_console(section))
-    located = Problems().said_in(path, text)
-    return [
-        located.error(problem)
-        for problem in problems.found
-        if problem not in said and problem.where[:1] != ("table",)
-    ]
+    password file missing, unreadable or malformed, its certificate unreadable. The shape
+    and every `[[table]]` are the daemon's own check's to name."""
+
+    def full(section: dict[str, Any], document: dict[str, Any]) -> list[Problem]:
+        problems = Problems()
+        _console(section, document.get("table"), problems)
+        _broker(document.get("mqtt"), section, problems)
+        return [problem for problem in problems.found if problem.where[:1] != ("table",)]
+
+    return beyond_shape(path, "console", full, check_console)
 
 
 def _shape(section: dict[str, Any], problems: Problems) -> None:

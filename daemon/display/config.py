@@ -40,6 +40,7 @@ from daemon.configuration.problems import Problem, Problems
 from daemon.configuration.served_page import (
     DEFAULT_BIND,
     HTTPS_KEYS,
+    beyond_shape,
     broker,
     check_listening,
     check_no_password,
@@ -167,18 +168,13 @@ def load_display_config(path: Path, *, environ: Mapping[str, str] | None = None)
 def file_problems(path: Path) -> list[ConfigFileError]:
     """What the display would refuse in `path`'s `[display]` section that a check of its
     shape alone (the daemon's: `check_display(read_files=False)`) cannot see: its password
-    and certificate files missing, unreadable or empty. None when the file does not read
-    as TOML (the daemon's check says why) or has no `[display]`."""
-    try:
-        document, text = read_toml(path)
-    except ConfigFileError:
-        return []
-    section = document.get("display")
-    if section is None:
-        return []
-    shape = set(check_display(section, read_files=False)[1])
-    located = Problems().said_in(path, text)
-    return [located.error(problem) for problem in check_display(section)[1] if problem not in shape]
+    and certificate files missing, unreadable or empty."""
+    return beyond_shape(
+        path,
+        "display",
+        lambda section, _: check_display(section)[1],
+        lambda section: check_display(section, read_files=False)[1],
+    )
 
 
 def plain_http_warning(bind: str, *, https: bool, login: bool) -> str | None:
