@@ -12,7 +12,7 @@ bonus only when the shoe is rich in them is watched by it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rules.cards import Rank
@@ -60,10 +60,22 @@ class ShoeCount:
     running: int = 0
     cards_seen: int = 0
     tens_seen: int = 0
+    # What the system and the shoe fix, worked out once: the surveillance weighs every seat
+    # over up to 600 rounds at each shuffle, and asks for these at every one of them.
+    deck_size: int = field(init=False, repr=False, compare=False)
+    shoe_size: int = field(init=False, repr=False, compare=False)
+    tag_mean: float = field(init=False, repr=False, compare=False)
+    tag_variance: float = field(init=False, repr=False, compare=False)
+    ten_share: float = field(init=False, repr=False, compare=False)
 
-    @property
-    def shoe_size(self) -> int:
-        return self.decks * self.deck_kind.size
+    def __post_init__(self) -> None:
+        ranks = self.deck_kind.ranks
+        self.deck_size = self.deck_kind.size
+        self.shoe_size = self.decks * self.deck_size
+        self.tag_mean = mean = sum(self.tags[rank] for rank in ranks) / len(ranks)
+        self.tag_variance = sum((self.tags[rank] - mean) ** 2 for rank in ranks) / len(ranks)
+        # The share of ten-value cards in a full shoe of this kind.
+        self.ten_share = sum(1 for rank in _TENS if rank in ranks) / len(ranks)
 
     def seen(self, card: Card) -> None:
         self.running += self.tags[card.rank]
@@ -75,25 +87,9 @@ class ShoeCount:
         return max(self.shoe_size - self.cards_seen, 1)
 
     @property
-    def tag_mean(self) -> float:
-        ranks = self.deck_kind.ranks
-        return sum(self.tags[rank] for rank in ranks) / len(ranks)
-
-    @property
-    def tag_variance(self) -> float:
-        ranks = self.deck_kind.ranks
-        mean = self.tag_mean
-        return sum((self.tags[rank] - mean) ** 2 for rank in ranks) / len(ranks)
-
-    @property
     def true_count(self) -> float:
         deviation = self.running - self.cards_seen * self.tag_mean
-        return self.deck_kind.size * deviation / self.unseen
-
-    @property
-    def ten_share(self) -> float:
-        """The share of ten-value cards in a full shoe of this kind."""
-        return sum(1 for rank in _TENS if rank in self.deck_kind.ranks) / len(self.deck_kind.ranks)
+        return self.deck_size * deviation / self.unseen
 
     @property
     def ten_excess(self) -> float:
@@ -109,7 +105,7 @@ class ShoeCount:
 
     def true_count_variance(self, seen: int) -> float:
         """Var(true count) over the shuffle after `seen` cards: d^2 s^2 c / ((N - 1)(N - c))."""
-        size = self.deck_kind.size
+        size = self.deck_size
         return size * size * self.tag_variance * self._depth(seen)
 
     def ten_excess_variance(self, seen: int) -> float:
