@@ -69,6 +69,27 @@ class Thresholds:
     min_moves: int = 4  # entries and exits a wonging flag needs
 
 
+# A table's seats bet the same few amounts round after round: each distinct pair of wagers
+# (main, bonus) is kept once per table, so that its 600 rounds hold a few pairs rather than
+# one for every seat of every round (a floor's daemon holds 600 rounds of each of its tables:
+# docs/performance.md, "A floor's hour on a quiet machine"). Bounded: a table whose seats
+# bet ever-new amounts keeps its later pairs unshared.
+MAX_SHARED_PAIRS = 4096
+SharedPairs = dict[tuple[int, int], tuple[int, int]]
+
+
+def shared(pair: tuple[int, int], pairs: SharedPairs | None) -> tuple[int, int]:
+    """`pair`, or the equal pair `pairs` holds already (kept there if there is room)."""
+    if pairs is None:
+        return pair
+    kept = pairs.get(pair)
+    if kept is not None:
+        return kept
+    if len(pairs) < MAX_SHARED_PAIRS:
+        pairs[pair] = pair
+    return pair
+
+
 @dataclass(frozen=True, slots=True)
 class TableRound:
     """One round the table dealt: the counts at its start, and each seat's wagers (cents)."""
@@ -88,13 +109,18 @@ class TableRound:
         return [self.round_id, self.shoe, self.seen, self.running, self.tens_seen, seats]
 
     @classmethod
-    def from_state(cls, row: Sequence[Any], count: ShoeCount) -> TableRound:
-        """From `state()`, the counts worked out as `count`'s system and shoe work them out."""
+    def from_state(
+        cls, row: Sequence[Any], count: ShoeCount, pairs: SharedPairs | None = None
+    ) -> TableRound:
+        """From `state()`, the counts worked out as `count`'s system and shoe work them out;
+        each seat's wagers taken from `pairs` when it holds the same ones already."""
         round_id, shoe, seen, running, tens_seen, seats = row
         at = ShoeCount(count.tags, count.decks, count.deck_kind).restored(
             {"running": running, "seen": seen, "tens": tens_seen}
         )
-        wagers = {int(seat): (int(pair[0]), int(pair[1])) for seat, pair in seats.items()}
+        wagers = {
+            int(seat): shared((int(pair[0]), int(pair[1])), pairs) for seat, pair in seats.items()
+        }
         return cls(
             int(round_id), int(shoe), int(seen), int(running), at.true_count, at.ten_excess,
             wagers, int(tens_seen),
@@ -173,6 +199,7 @@ class AdvantageWatch:
         self.shoe = 0
         self.rounds: list[TableRound] = []
         self.sessions: dict[int, _Session] = {}
+        self._pairs: SharedPairs = {}
         self._wagers: dict[int, dict[WagerKind, int]] = {}
         # The round, and the cards seen, the running count and the ten-value cards seen at
         # its start.
@@ -211,7 +238,9 @@ class AdvantageWatch:
             return
         round_id, seen, running, tens_seen = self._opening
         seats = {
-            seat: (wagers[self.main], wagers.get(WagerKind.TWENTY_POINT_BONUS, 0))
+            seat: shared(
+                (wagers[self.main], wagers.get(WagerKind.TWENTY_POINT_BONUS, 0)), self._pairs
+            )
             for seat, wagers in sorted(self._wagers.items())
             if self.main in wagers
         }
@@ -347,7 +376,9 @@ class AdvantageWatch:
         watch = cls(config, str(data["system"]), thresholds)
         watch.shoe = int(data["shoe"])
         watch.count.restored(data["count"])
-        watch.rounds = [TableRound.from_state(row, watch.count) for row in data["rounds"]]
+        watch.rounds = [
+            TableRound.from_state(row, watch.count, watch._pairs) for row in data["rounds"]
+        ]
         watch.sessions = {
             int(seat): _Session(int(first), int(last))
             for seat, (first, last) in data["sessions"].items()

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from bench.surveillance import flagged, play_session
+from rules import advantage
 from rules.advantage import AdvantageWatch, Evidence, TableRound, Thresholds, shuffle_z
 from rules.cards import DeckKind, deck
 from rules.counting import ShoeCount
@@ -179,3 +180,39 @@ def test_the_watch_state_round_trips() -> None:
 
 
 HI_LO_TAGS = {card.rank: HI_LO.get(card.rank.value, 0) for card in deck(DeckKind.STANDARD)}
+
+
+def _rounds_of_wagers(watch: AdvantageWatch, stakes: list[tuple[int, int]]) -> None:
+    """One round a stake, seat 3 betting it (main, 20 point bonus), at `watch`'s table."""
+    card = deck(DeckKind.STANDARD)[0]
+    for round_id, (main, bonus) in enumerate(stakes, start=1):
+        outputs: list[Output] = [
+            RoundOpened(round_id),
+            WagerAccepted(round_id, 3, WagerKind.BLACKJACK, main),
+        ]
+        if bonus:
+            outputs.append(WagerAccepted(round_id, 3, WagerKind.TWENTY_POINT_BONUS, bonus))
+        watch.observe([*outputs, CardDealt(round_id, 3, 1, card), RoundEnded(round_id)])
+
+
+def test_a_table_keeps_each_pair_of_wagers_once_however_many_rounds_bet_it() -> None:
+    """The rounds a table keeps for the surveillance (up to 600) hold one object for each
+    distinct pair of wagers, live and restored from a checkpoint; the values are unchanged."""
+    stakes = [(1_000, 500), (2_500, 0), (1_000, 500)] * 100
+    watch = AdvantageWatch(CONFIG)
+    watch.observe([ShoeShuffled(1)])
+    _rounds_of_wagers(watch, stakes)
+    for rounds in (watch.rounds, AdvantageWatch.from_state(CONFIG, watch.state()).rounds):
+        assert [r.seats[3] for r in rounds] == stakes
+        assert len({id(r.seats[3]) for r in rounds}) == 2
+
+
+def test_a_table_of_ever_new_wagers_shares_what_it_can_and_keeps_every_value() -> None:
+    """Past the bound of shared pairs, a new pair is kept as it is: nothing is lost."""
+    limit = advantage.MAX_SHARED_PAIRS
+    stakes = [(100 * (n + 1), 0) for n in range(limit + 50)]
+    watch = AdvantageWatch(CONFIG)
+    watch.observe([ShoeShuffled(1)])
+    _rounds_of_wagers(watch, stakes)
+    assert [r.seats[3] for r in watch.rounds] == stakes[-advantage.MAX_ROUNDS :]
+    assert len(watch._pairs) == limit
