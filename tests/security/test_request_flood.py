@@ -256,9 +256,7 @@ class _Mutes:
     async def lasting(self, seconds: float) -> None:
         """Until the table is muted for at least `seconds` more."""
         while self.ends - time.monotonic() < seconds:
-            notice = await self.log.wait(
-                lambda m: m.topic == self.topic, after=self.after, within=30
-            )
+            await self.log.wait(lambda m: m.topic == self.topic, after=self.after, within=30)
             # The newest of the notices come so far: an older one's mute began earlier.
             messages = self.log.messages
             last = max(
