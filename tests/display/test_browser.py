@@ -9,6 +9,7 @@ the hole card, every event the page received too.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import random
@@ -276,9 +277,10 @@ async def test_seven_seats_of_triple_attack_settlements_are_all_shown(
     assert len(delivered) == 21  # seven seats, three attacks each, each settled once
     assert len({body["seat"] for body, _ in floor.settlements("ta-1")}) == 7
     _report("triple attack, seven seats", latencies)
-    # The goal holds for the round's median; the tail of a 21-settlement burst missed it here
-    # (max 47-130 ms over 15 quiet runs, the display's process idle throughout: docs/display.md),
-    # so the tail is held to twice the goal until the burst's cost is found.
+    # The round's end arrives as one burst and is drawn at once (median and max within 2 ms of
+    # each other): 34-66 ms over 8 quiet runs, against 50-102 before the burst woke the page
+    # once and the fit stopped trying every size (docs/display.md). A loaded machine (CI's)
+    # has doubled it, so the tail is held to twice the goal.
     assert statistics.median(latencies) < LATENCY_GOAL_MS
     assert max(latencies) < 2 * LATENCY_GOAL_MS
 
@@ -312,6 +314,49 @@ async def test_both_views_fit_both_screens_with_nothing_cut_off(
                 )
                 browser.screenshot(target / f"display-{view}-{width}x{height}.png")
                 assert size == [width, height, width, height], (view, size)
+                assert _largest_scale_that_fits(browser), (view, width, height)
+        # A screen that changes size: the type follows it down and back up, to the sizes a
+        # page opened at each size chose.
+        browser.open(floor.url, width=1920, height=1080)
+        large = _scale(browser)
+        browser.open(floor.url, width=1920, height=640)
+        small = _scale(browser)
+        assert small < large
+        browser.open(floor.url, width=1920, height=1080)
+        for width, height, scale in ((1920, 640, small), (1920, 1080, large)):
+            browser.cdp(
+                "Emulation.setDeviceMetricsOverride",
+                {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+            )
+            browser.until(functools.partial(_scale_is, browser, scale), f"--scale {scale}")
+            assert _largest_scale_that_fits(browser)
+
+
+def _scale(browser: Browser) -> float:
+    value = browser.script(
+        "return getComputedStyle(document.documentElement).getPropertyValue('--scale')"
+    )
+    return float(value)
+
+
+def _scale_is(browser: Browser, scale: float) -> bool:
+    return _scale(browser) == scale
+
+
+def _largest_scale_that_fits(browser: Browser) -> bool:
+    """The page fits at its --scale and overflows a twentieth above it (or is at 1)."""
+    fits: bool = browser.script(
+        "const root = document.documentElement;"
+        "const fits = () => root.scrollHeight <= innerHeight + 1;"
+        "const scale = parseFloat(getComputedStyle(root).getPropertyValue('--scale'));"
+        "if (!fits()) return false;"
+        "if (scale >= 1) return true;"
+        "root.style.setProperty('--scale', String(Math.round(scale * 20 + 1) / 20));"
+        "const above = fits();"
+        "root.style.setProperty('--scale', String(scale));"
+        "return !above;"
+    )
+    return fits
 
 
 REFUSED_WAGERS = 1000

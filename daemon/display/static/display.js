@@ -313,23 +313,45 @@
     fit();
   }
 
-  // A kiosk cannot scroll: the type shrinks (--scale) until the page fits the screen, and
-  // grows back when there is room again. Below 0.4 the page scrolls: nothing is ever cut.
-  let scale = 1;
+  // A kiosk cannot scroll: the type shrinks (--scale, in twentieths) to the largest size at
+  // which the page fits the screen, and grows back when there is room again. Below 0.4 the
+  // page scrolls: nothing is ever cut. Each size tried lays the whole page out again, 8-15 ms
+  // in a kiosk's software-drawn browser (tried a twentieth at a time from the last size, the
+  // fit held a seven-seat round's settlements 50 ms), so the first size tried is the
+  // proportion's (the page's height follows its type about in proportion) and the others
+  // only correct it; and the smallest size known to overflow stays known while the page
+  // only grows, so a page that still fits after a change costs the one layout it needed.
+  const WHOLE = 20;
+  const SMALLEST = 8;
+  const fitted = { twentieths: WHOLE, over: WHOLE + 1, height: 0, room: 0 };
   function fit() {
     const root = document.documentElement;
-    const overflows = () => root.scrollHeight > window.innerHeight + 1;
-    const set = (value) => {
-      scale = Math.round(value * 100) / 100;
-      root.style.setProperty("--scale", String(scale));
+    const room = window.innerHeight + 1;
+    const height = () => document.body.getBoundingClientRect().height;
+    const set = (twentieths) => {
+      fitted.twentieths = twentieths;
+      root.style.setProperty("--scale", String(twentieths / WHOLE));
     };
-    while (overflows() && scale > 0.4) set(scale - 0.05);
-    while (!overflows() && scale < 1) {
-      set(scale + 0.05);
-      if (overflows()) {
-        set(scale - 0.05);
-        break;
+    const fits = () => {
+      if (root.scrollHeight > room) {
+        fitted.over = fitted.twentieths;
+        return false;
       }
+      fitted.height = height();
+      return true;
+    };
+    const shown = height();
+    // Less to show, or another screen: a size that overflowed may fit now.
+    if (shown < fitted.height - 1 || room !== fitted.room) fitted.over = WHOLE + 1;
+    fitted.room = room;
+    if (fits() && fitted.twentieths + 1 >= fitted.over) return;
+    const guess = Math.floor((fitted.twentieths * room) / Math.max(1, shown));
+    const first = Math.max(SMALLEST, Math.min(fitted.over - 1, guess));
+    if (first !== fitted.twentieths) set(first);
+    while (!fits() && fitted.twentieths > SMALLEST) set(fitted.twentieths - 1);
+    while (fitted.twentieths + 1 < fitted.over) {
+      set(fitted.twentieths + 1);
+      if (!fits()) set(fitted.twentieths - 1);
     }
   }
 
