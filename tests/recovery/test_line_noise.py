@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
     from daemon.testing import Mosquitto, Received
 
-NOISE_SECONDS: Final = 20.0
+NOISE_SECONDS: Final = 8.0  # some 70 MB of noise and 70 of the quiet table's cards
 QUIET, NOISY = "bj-quiet", "bj-noisy"
 CARD_ON_TIME: Final = 1.0  # seconds from a card's frame to its event at the pit, at most
 RECOVERY: Final = 1.0  # seconds from the end of the noise to the noisy table's card
