@@ -61,27 +61,6 @@ def pytest_asyncio_loop_factories(
     return {"loop": new_leak_aware_loop}
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test that uses a module- or session-wide fixture of the suite's own (a real install,
-    a played journal, two days of a floor, a browser) joins an xdist group, its module's or
-    the session fixture's, so that under `--dist loadgroup` (scripts/test) one worker builds
-    the fixture once, not each of the four workers its own (two days of a floor took 40 s to
-    build beside the rest)."""
-    for item in items:
-        info = getattr(item, "_fixtureinfo", None)
-        if info is None:
-            continue
-        scopes: dict[str, str] = {}
-        for name in info.names_closure:
-            definitions = info.name2fixturedefs.get(name)
-            if definitions and definitions[-1].func.__module__.startswith("tests."):
-                scopes.setdefault(definitions[-1].scope, name)  # the one in force: the last
-        if "module" in scopes:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
-        elif "session" in scopes:
-            item.add_marker(pytest.mark.xdist_group(f"session:{scopes['session']}"))
-
-
 def _inet_sockets() -> set[tuple[Any, ...]]:
     return {
         (c.family, c.type, c.laddr, c.status) for c in psutil.Process().net_connections(kind="inet")

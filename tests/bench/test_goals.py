@@ -28,7 +28,8 @@ def test_goals_print_one_line_each_with_its_verdict(tmp_path: Path) -> None:
     assert 'goal 1  sync = "full": card->settlement p99' in lines[0]
     assert "durable relay (fdatasync)" in lines[0]
     assert "goal 3  CPU per card at 8 cards/s: daemon" in lines[1]
-    assert all(line.endswith(("PASS", "x")) for line in lines), lines  # PASS or MISS by n x
+    # PASS, MISS by n x, or MISS (overload): a daemon that fell behind on a loaded machine.
+    assert all(line.endswith(("PASS", "x", "MISS (overload)")) for line in lines), lines
 
 
 def test_the_link_bench_compares_two_links(tmp_path: Path) -> None:

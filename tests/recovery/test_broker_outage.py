@@ -34,7 +34,7 @@ pytestmark = pytest.mark.serial
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from daemon.testing import Disturbance, Mosquitto
+    from daemon.testing import Disturbance, Mosquitto, Received
 
 SEED = 7
 OUTAGES = 2
@@ -100,23 +100,24 @@ async def test_what_waits_for_the_broker_arrives_in_order_after_it_returns(
     assert verdict.ok, verdict.explain()
     assert verdict.expected > 0
     assert run.collector.connections > OUTAGES  # the collector was cut off too, and came back
-    prefix = f"{run.collector.topics.base}/{TABLE_ID}/"
     for mark, pending in zip(marks, queued_meanwhile, strict=True):
         assert pending, "nothing waited for the broker"
-        enveloped = [
-            m.body
-            for m in run.collector.messages[mark:]
-            if m.topic.startswith(prefix)
-            and "/request/" not in m.topic
-            and has_envelope(m.topic)  # not a state without envelope
-        ]
-        # QoS 1 may hand a message over twice (the broker did not see our PUBACK before it
-        # went down); a subscriber drops the repeat by its id, as docs/mqtt.md says.
-        arrived: list[int] = []
-        seen: set[str] = set()
-        for body in enveloped:
-            if body["id"] not in seen:
-                seen.add(body["id"])
-                arrived.append(body["seq"])
+        arrived = _arrived_after(run.collector.messages[mark:], run.collector.topics.base)
         # Everything that waited came after the outage, in the order it was made.
         assert [seq for seq in arrived if seq in pending][: len(pending)] == pending
+
+
+def _arrived_after(messages: list[Received], base: str) -> list[int]:
+    """The table's numbered messages as a subscriber takes them: its requests and states
+    left out, and a QoS 1 repeat (the broker did not see our PUBACK before it went down)
+    dropped by its id, as docs/mqtt.md says."""
+    prefix = f"{base}/{TABLE_ID}/"
+    arrived: list[int] = []
+    seen: set[str] = set()
+    for m in messages:
+        if not m.topic.startswith(prefix) or "/request/" in m.topic or not has_envelope(m.topic):
+            continue
+        if m.body["id"] not in seen:
+            seen.add(m.body["id"])
+            arrived.append(m.body["seq"])
+    return arrived
