@@ -56,8 +56,10 @@ class Floor(MessageLog):
     _transactions: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     daemon: asyncio.subprocess.Process | None = None
     display: asyncio.subprocess.Process | None = None
+    requests: RequestLimits | None = None  # the daemon's `[requests]` limits, if any
     _console: contextlib.AsyncExitStack | None = None
     _client: aiomqtt.Client | None = None
+    _display_started: bool = False
 
     @property
     def client(self) -> aiomqtt.Client:
@@ -114,12 +116,26 @@ class Floor(MessageLog):
             raise AssertionError(f"the daemon did not start:\n{self.log('daemon')}") from None
 
     async def start_display(self) -> None:
-        self.display = await _shoe2mqtt("display", self.config, self.directory / "display.log")
-        deadline = time.monotonic() + START
-        while not _accepts(self.port):
-            if self.display.returncode is not None or time.monotonic() > deadline:
-                raise AssertionError(f"the display did not start:\n{self.log('display')}")
-            await asyncio.sleep(0.05)
+        """Start the display; its first start may move to another free port if its own was
+        taken meanwhile (by another worker's test: a free port is only free when asked), a
+        restart keeps the port the page has open."""
+        for attempt in range(1, 4):
+            logged = len(self.log("display"))
+            self.display = await _shoe2mqtt("display", self.config, self.directory / "display.log")
+            deadline = time.monotonic() + START
+            while not _accepts(self.port):
+                if self.display.returncode is not None or time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(0.05)
+            else:
+                self._display_started = True
+                return
+            said = self.log("display")[logged:]
+            if self._display_started or attempt == 3 or "address already in use" not in said:
+                raise AssertionError(f"the display did not start:\n{said}")
+            await self.stop("display")
+            self.port = free_port()
+            self.config.write_text(_config_file(self), encoding="utf-8")
 
     async def stop(self, which: str, how: signal.Signals = signal.SIGTERM) -> int | None:
         process: asyncio.subprocess.Process | None = getattr(self, which)
@@ -217,8 +233,11 @@ async def running_floor(
                 else _seeded_shoe(table_id, tables[table_id][0])
             )
             shoes[table_id] = await stack.enter_async_context(EmulatedShoe(settings))
-        floor = Floor(directory, broker, {t: s for t, (s, _) in tables.items()}, shoes, free_port())
-        floor.config.write_text(_config_file(floor, requests), encoding="utf-8")
+        floor = Floor(
+            directory, broker, {t: s for t, (s, _) in tables.items()}, shoes, free_port(),
+            requests=requests,
+        )  # fmt: skip
+        floor.config.write_text(_config_file(floor), encoding="utf-8")
         await floor.connect_console()
         if journal is not None:
             await journal(directory / "state")
@@ -242,7 +261,7 @@ def _seeded_shoe(table_id: str, settings: dict[str, Any]) -> EmulatorSettings:
     return EmulatorSettings(protocol="reference", seed=7, spanish=spanish, decks=table.decks)
 
 
-def _config_file(floor: Floor, requests: RequestLimits | None) -> str:
+def _config_file(floor: Floor) -> str:
     lines = [
         "[mqtt]",
         f'host = "{floor.broker.host}"',
@@ -261,7 +280,7 @@ def _config_file(floor: Floor, requests: RequestLimits | None) -> str:
         f"port = {floor.port}",
         'title = "Pit A"',
     ]
-    if requests is not None:
+    if (requests := floor.requests) is not None:
         lines += ["", "[requests]", f"rate = {requests.rate:.0f}", f"burst = {requests.burst}"]
         lines.append(f"queue = {requests.queue}")
     for table_id, settings in floor.tables.items():
