@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.built_once import built_once
 from tests.deploy.layout import run_script
 
 if TYPE_CHECKING:
@@ -14,7 +15,6 @@ if TYPE_CHECKING:
 
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One real install (a venv with shoe2mqtt and its locked dependencies), shared read-only."""
-    root = tmp_path_factory.mktemp("installed")
-    run_script("install", root)
-    return root
+    """One real install (a venv with shoe2mqtt and its locked dependencies), shared read-only
+    by every worker of the session."""
+    return built_once(tmp_path_factory, "installed", lambda root: run_script("install", root))

@@ -7,6 +7,7 @@ and the archive read as it is or as its Parquet export."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import tempfile
 from datetime import UTC, datetime
@@ -22,6 +23,7 @@ from daemon.simulator.tables import DEMO_TABLES
 from daemon.testing.floor import Pace, write_journal
 from rules.config import TableConfig
 from rules.games import Game
+from tests.built_once import built_once
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -40,19 +42,24 @@ pytestmark = pytest.mark.timeout(180)
 def floors(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Connection]]:
     """Two days of a blackjack and a Double Attack table, archived by the journal's own
     archiver (play from 21:00 UTC for three hours, across midnight and shifts),
-    read as they are ("archive") and as their Parquet export ("parquet")."""
-    state = tmp_path_factory.mktemp("state")
+    read as they are ("archive") and as their Parquet export ("parquet"); built once for the
+    session's workers (tests/built_once.py)."""
+    state = built_once(tmp_path_factory, "floor-sql-state", _two_days)
+    archive = floor.connect([state / "archive"])
+    parquet = floor.connect([state / "parquet"])
+    yield {"archive": archive, "parquet": parquet}
+    archive.close()
+    parquet.close()
+
+
+def _two_days(state: Path) -> None:
     configs = [
         TableConfig.from_mapping(dict(DEMO_TABLES[g])) for g in (Game.BLACKJACK, Game.DOUBLE_ATTACK)
     ]
     pace = Pace(rounds_per_hour=30, opens=21, hours=3, dealer_minutes=50)
     asyncio.run(write_journal(state, configs, START, 2, pace, keep_days=0))
-    archive = floor.connect([state / "archive"])
-    floor.export(archive, state / "parquet")
-    parquet = floor.connect([state / "parquet"])
-    yield {"archive": archive, "parquet": parquet}
-    archive.close()
-    parquet.close()
+    with contextlib.closing(floor.connect([state / "archive"])) as archive:
+        floor.export(archive, state / "parquet")
 
 
 def _both(
