@@ -26,11 +26,8 @@ def built_once(
 ) -> Path:
     """The directory `name` after `build(directory)` ran in it once for the whole session.
     A build that fails leaves no mark: the next worker to ask builds again (and says why)."""
-    if os.environ.get("PYTEST_XDIST_WORKER") is None:  # one process: nothing to share
-        directory = tmp_path_factory.mktemp(name)
-        build(directory)
-        return directory
-    shared = tmp_path_factory.getbasetemp().parent
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # one process: its own
     directory, built = shared / name, shared / f"{name}.built"
     with (shared / f"{name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
