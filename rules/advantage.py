@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from rules.counting import COUNT_SYSTEMS, DEFAULT_SYSTEM, ShoeCount
 from rules.games import WagerKind
@@ -69,61 +70,92 @@ class Thresholds:
     min_moves: int = 4  # entries and exits a wonging flag needs
 
 
-# A table's seats bet the same few amounts round after round: each distinct pair of wagers
-# (main, bonus) is kept once per table, so that its 600 rounds hold a few pairs rather than
-# one for every seat of every round (a floor's daemon holds 600 rounds of each of its tables:
-# docs/performance.md, "A floor's hour on a quiet machine"). Bounded: a table whose seats
-# bet ever-new amounts keeps its later pairs unshared.
+# A table's seats bet the same few amounts round after round, often the same seats the same
+# amounts: each distinct pair of wagers (main, bonus), each seat with its pair and each
+# seating of a round (every seat's pair) is kept once per table, so that its 600 rounds hold a
+# few of each rather than one for every seat of every round (a floor's daemon holds 600
+# rounds of each of its tables: docs/performance.md, "The surveillance's rounds, kept
+# small"). Bounded: a table whose seats bet ever-new amounts keeps its later ones unshared.
 MAX_SHARED_PAIRS = 4096
-SharedPairs = dict[tuple[int, int], tuple[int, int]]
+_Kept = TypeVar("_Kept", bound=Hashable)
 
 
-def shared(pair: tuple[int, int], pairs: SharedPairs | None) -> tuple[int, int]:
-    """`pair`, or the equal pair `pairs` holds already (kept there if there is room)."""
-    if pairs is None:
-        return pair
-    kept = pairs.get(pair)
-    if kept is not None:
-        return kept
-    if len(pairs) < MAX_SHARED_PAIRS:
-        pairs[pair] = pair
-    return pair
+class Shared:
+    """One object for each distinct value a table's rounds hold, up to `MAX_SHARED_PAIRS`."""
+
+    __slots__ = ("_kept",)
+
+    def __init__(self) -> None:
+        self._kept: dict[Hashable, Any] = {}
+
+    def __call__(self, value: _Kept) -> _Kept:
+        """`value`, or the equal one kept already (kept here if there is room)."""
+        kept: _Kept | None = self._kept.get(value)
+        if kept is not None:
+            return kept
+        if len(self._kept) < MAX_SHARED_PAIRS:
+            self._kept[value] = value
+        return value
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+
+def _as_is(value: _Kept) -> _Kept:
+    return value
+
+
+# The seats that played a round, each with its (main wager, 20 point bonus or 0) in cents,
+# by seat: a tuple, not a mapping (a round is one object fewer, its entries shared).
+Seating = tuple[tuple[int, tuple[int, int]], ...]
+
+
+def seating(seats: Mapping[int, tuple[int, int]], shared: Shared | None = None) -> Seating:
+    """`seats` by seat, each entry and pair the one `shared` keeps when it has them."""
+    keep = _as_is if shared is None else shared
+    return tuple(keep((seat, keep(pair))) for seat, pair in sorted(seats.items()))
 
 
 @dataclass(frozen=True, slots=True)
 class TableRound:
-    """One round the table dealt: the counts at its start, and each seat's wagers (cents)."""
+    """One round the table dealt: the counts at its start, and each seat's wagers (cents).
+
+    Kept small (a floor holds 600 of each table's): the counts as the whole numbers they
+    come from, the true count and the ten-value excess worked out from them when asked, by
+    `count`'s system and shoe (the table's, one object for all its rounds)."""
 
     round_id: int
     shoe: int
     seen: int  # cards seen face up before it, since the shuffle
     running: int
-    true_count: float
-    ten_excess: float
-    seats: Mapping[int, tuple[int, int]]  # seat -> (main wager, 20 point bonus or 0)
-    tens_seen: int = 0
+    tens_seen: int
+    seats: Seating  # (seat, (main wager, 20 point bonus or 0)) by seat
+    count: ShoeCount = dataclasses.field(compare=False, repr=False)
+
+    @property
+    def true_count(self) -> float:
+        return self.count.true_count_at(self.seen, self.running)
+
+    @property
+    def ten_excess(self) -> float:
+        return self.count.ten_excess_at(self.seen, self.tens_seen)
 
     def state(self) -> list[Any]:
         """Whole numbers only: the counts are worked out again from them, exactly."""
-        seats = {str(seat): list(wagers) for seat, wagers in self.seats.items()}
+        seats = {str(seat): list(wagers) for seat, wagers in self.seats}
         return [self.round_id, self.shoe, self.seen, self.running, self.tens_seen, seats]
 
     @classmethod
     def from_state(
-        cls, row: Sequence[Any], count: ShoeCount, pairs: SharedPairs | None = None
+        cls, row: Sequence[Any], count: ShoeCount, shared: Shared | None = None
     ) -> TableRound:
-        """From `state()`, the counts worked out as `count`'s system and shoe work them out;
-        each seat's wagers taken from `pairs` when it holds the same ones already."""
+        """From `state()`, the counts worked out by `count`'s system and shoe; its seating
+        and wagers the ones `shared` keeps when it has them."""
         round_id, shoe, seen, running, tens_seen, seats = row
-        at = ShoeCount(count.tags, count.decks, count.deck_kind).restored(
-            {"running": running, "seen": seen, "tens": tens_seen}
-        )
-        wagers = {
-            int(seat): shared((int(pair[0]), int(pair[1])), pairs) for seat, pair in seats.items()
-        }
+        wagers = {int(seat): (int(pair[0]), int(pair[1])) for seat, pair in seats.items()}
         return cls(
-            int(round_id), int(shoe), int(seen), int(running), at.true_count, at.ten_excess,
-            wagers, int(tens_seen),
+            int(round_id), int(shoe), int(seen), int(running), int(tens_seen),
+            seating(wagers, shared), count,
         )  # fmt: skip
 
     def to_mapping(self) -> dict[str, Any]:
@@ -135,9 +167,38 @@ class TableRound:
             "ten_excess": round(self.ten_excess, 2),
             "seats": {
                 str(seat): {"main_cents": main, "bonus_cents": bonus}
-                for seat, (main, bonus) in self.seats.items()
+                for seat, (main, bonus) in self.seats
             },
         }
+
+
+@dataclass(frozen=True, slots=True)
+class _Weighed:
+    """A round as the tests weigh it: its counts worked out and its seats as a dict, once for
+    every seat and scope weighed at one shuffle (the kept round is the smaller of the two)."""
+
+    shoe: int
+    seen: int
+    true_count: float
+    ten_excess: float
+    seats: dict[int, tuple[int, int]]
+
+    @classmethod
+    def of(cls, kept: TableRound) -> _Weighed:
+        return cls(kept.shoe, kept.seen, kept.true_count, kept.ten_excess, dict(kept.seats))
+
+
+class Dealt(Protocol):
+    """What `shuffle_z` reads of a round: its shoe, and the cards seen before it."""
+
+    @property
+    def shoe(self) -> int: ...
+
+    @property
+    def seen(self) -> int: ...
+
+
+_Round = TypeVar("_Round", bound=Dealt)
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,7 +260,9 @@ class AdvantageWatch:
         self.shoe = 0
         self.rounds: list[TableRound] = []
         self.sessions: dict[int, _Session] = {}
-        self._pairs: SharedPairs = {}
+        # The system and the shoe, never counted in: every round works its counts out by it.
+        self._makeup = ShoeCount(COUNT_SYSTEMS[system], config.decks, config.deck_kind)
+        self._shared = Shared()
         self._wagers: dict[int, dict[WagerKind, int]] = {}
         # The round, and the cards seen, the running count and the ten-value cards seen at
         # its start.
@@ -238,14 +301,14 @@ class AdvantageWatch:
             return
         round_id, seen, running, tens_seen = self._opening
         seats = {
-            seat: shared(
-                (wagers[self.main], wagers.get(WagerKind.TWENTY_POINT_BONUS, 0)), self._pairs
-            )
-            for seat, wagers in sorted(self._wagers.items())
+            seat: (wagers[self.main], wagers.get(WagerKind.TWENTY_POINT_BONUS, 0))
+            for seat, wagers in self._wagers.items()
             if self.main in wagers
         }
-        row = [round_id, self.shoe, seen, running, tens_seen, {}]
-        self.rounds.append(dataclasses.replace(TableRound.from_state(row, self.count), seats=seats))
+        played = seating(seats, self._shared)
+        self.rounds.append(
+            TableRound(round_id, self.shoe, seen, running, tens_seen, played, self._makeup)
+        )
         del self.rounds[:-MAX_ROUNDS]
         for seat in seats:
             session = self.sessions.setdefault(seat, _Session(self.shoe, self.shoe))
@@ -256,13 +319,14 @@ class AdvantageWatch:
         """Weigh every seat that played the shoe in play; a seat that sat it out entirely
         ends its session. Called at the shuffle (`observe` does)."""
         evidence: list[Evidence] = []
+        weighable = self._weighable(min((s.first_shoe for s in self.sessions.values()), default=0))
         for seat in sorted(self.sessions):
             session = self.sessions[seat]
             if session.last_shoe != self.shoe:
                 del self.sessions[seat]  # sat out the whole shoe: a new session next time
                 continue
-            evidence += self.weigh(seat, "shoe", self.shoe)
-            evidence += self.weigh(seat, "session", session.first_shoe)
+            evidence += self._weigh(weighable, seat, "shoe", self.shoe)
+            evidence += self._weigh(weighable, seat, "session", session.first_shoe)
         # Rounds before every session still open are weighed no more.
         first = min((s.first_shoe for s in self.sessions.values()), default=self.shoe + 1)
         self.rounds = [r for r in self.rounds if r.shoe >= first]
@@ -270,7 +334,15 @@ class AdvantageWatch:
 
     def weigh(self, seat: int, scope: Scope, first_shoe: int) -> list[Evidence]:
         """The seat's evidence over the table's rounds from `first_shoe` on."""
-        rounds = [r for r in self.rounds if r.shoe >= first_shoe]
+        return self._weigh(self._weighable(first_shoe), seat, scope, first_shoe)
+
+    def _weighable(self, first_shoe: int) -> list[_Weighed]:
+        return [_Weighed.of(r) for r in self.rounds if r.shoe >= first_shoe]
+
+    def _weigh(
+        self, weighable: Sequence[_Weighed], seat: int, scope: Scope, first_shoe: int
+    ) -> list[Evidence]:
+        rounds = [r for r in weighable if r.shoe >= first_shoe]
         played = [r for r in rounds if seat in r.seats]
         if not played:
             return []
@@ -280,7 +352,7 @@ class AdvantageWatch:
         return out
 
     # ---------------------------------------------------------------- the tests
-    def _bet_count(self, seat: int, scope: Scope, played: Sequence[TableRound]) -> Evidence:
+    def _bet_count(self, seat: int, scope: Scope, played: Sequence[_Weighed]) -> Evidence:
         wagers = [r.seats[seat][0] for r in played]
         choice = [math.log(wager) if wager > 0 else 0.0 for wager in wagers]
         z = shuffle_z(played, choice, _true_count, self._count_variance)
@@ -298,7 +370,7 @@ class AdvantageWatch:
             spread=spread, wagers=(least, largest),
         )  # fmt: skip
 
-    def _bonus(self, seat: int, scope: Scope, played: Sequence[TableRound]) -> Evidence:
+    def _bonus(self, seat: int, scope: Scope, played: Sequence[_Weighed]) -> Evidence:
         choice = [1.0 if r.seats[seat][1] else 0.0 for r in played]
         z = shuffle_z(played, choice, _ten_excess, self._ten_variance)
         flagged = len(played) >= self.thresholds.min_rounds and z >= self.thresholds.evidence_z
@@ -307,7 +379,7 @@ class AdvantageWatch:
             seat, "bonus", scope, self.shoe, len(played), rho, z, upper_tail(z), flagged
         )
 
-    def _wonging(self, seat: int, scope: Scope, rounds: Sequence[TableRound]) -> Evidence:
+    def _wonging(self, seat: int, scope: Scope, rounds: Sequence[_Weighed]) -> Evidence:
         presence = [1.0 if seat in r.seats else 0.0 for r in rounds]
         moves = sum(
             1
@@ -337,15 +409,17 @@ class AdvantageWatch:
         """Each seat's session so far, for the pit's report: rounds, shoes, and the
         session's evidence as it stands (flagged at the shoe's end only)."""
         view: dict[int, dict[str, Any]] = {}
+        weighable = self._weighable(min((s.first_shoe for s in self.sessions.values()), default=0))
         for seat, session in sorted(self.sessions.items()):
-            played = [r for r in self.rounds if r.shoe >= session.first_shoe and seat in r.seats]
+            played = [r for r in weighable if r.shoe >= session.first_shoe and seat in r.seats]
             if not played:
                 continue
             view[seat] = {
                 "rounds": len(played),
                 "shoes": len({r.shoe for r in played}),
                 "evidence": [
-                    e.to_mapping() for e in self.weigh(seat, "session", session.first_shoe)
+                    e.to_mapping()
+                    for e in self._weigh(weighable, seat, "session", session.first_shoe)
                 ],
             }
         return view
@@ -377,7 +451,7 @@ class AdvantageWatch:
         watch.shoe = int(data["shoe"])
         watch.count.restored(data["count"])
         watch.rounds = [
-            TableRound.from_state(row, watch.count, watch._pairs) for row in data["rounds"]
+            TableRound.from_state(row, watch._makeup, watch._shared) for row in data["rounds"]
         ]
         watch.sessions = {
             int(seat): _Session(int(first), int(last))
@@ -393,18 +467,18 @@ class AdvantageWatch:
         return watch
 
 
-def _true_count(row: TableRound) -> float:
+def _true_count(row: _Weighed) -> float:
     return row.true_count
 
 
-def _ten_excess(row: TableRound) -> float:
+def _ten_excess(row: _Weighed) -> float:
     return row.ten_excess
 
 
 def shuffle_z(
-    rounds: Sequence[TableRound],
+    rounds: Sequence[_Round],
     choice: Sequence[float],
-    index: Callable[[TableRound], float],
+    index: Callable[[_Round], float],
     variance: Callable[[int], float],
 ) -> float:
     """z of `sum (choice_j - choice_i) * (index_j - index_i)` over consecutive rounds `i`, `j`

@@ -88,15 +88,23 @@ class ShoeCount:
 
     @property
     def true_count(self) -> float:
-        deviation = self.running - self.cards_seen * self.tag_mean
-        return self.deck_size * deviation / self.unseen
+        return self.true_count_at(self.cards_seen, self.running)
 
     @property
     def ten_excess(self) -> float:
         """Percentage points by which ten-value cards are a larger share of the cards not
         yet seen than of a full shoe (a martingale too: rules.advantage)."""
+        return self.ten_excess_at(self.cards_seen, self.tens_seen)
+
+    def true_count_at(self, seen: int, running: int) -> float:
+        """The true count of this system and shoe after `seen` cards at `running`."""
+        deviation = running - seen * self.tag_mean
+        return self.deck_size * deviation / max(self.shoe_size - seen, 1)
+
+    def ten_excess_at(self, seen: int, tens_seen: int) -> float:
+        """`ten_excess` after `seen` cards of which `tens_seen` were ten-valued."""
         tens = self.ten_share * self.shoe_size
-        return 100 * ((tens - self.tens_seen) / self.unseen - self.ten_share)
+        return 100 * ((tens - tens_seen) / max(self.shoe_size - seen, 1) - self.ten_share)
 
     def _depth(self, seen: int) -> float:
         """c / ((N - 1)(N - c)): how far a martingale over the shuffle has spread by card c."""

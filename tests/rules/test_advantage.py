@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING
 
 from bench.surveillance import flagged, play_session
 from rules import advantage
-from rules.advantage import AdvantageWatch, Evidence, TableRound, Thresholds, shuffle_z
+from rules.advantage import (
+    AdvantageWatch,
+    Evidence,
+    TableRound,
+    Thresholds,
+    shuffle_z,
+)
 from rules.cards import DeckKind, deck
 from rules.counting import ShoeCount
 from rules.games import WagerKind
@@ -128,11 +134,10 @@ def test_the_variance_is_the_shuffle_covariance_summed_in_full() -> None:
     """Against Var(c'x) = c' V c with V[i][j] = v(the earlier round), written out."""
     rng = random.Random(5)  # noqa: S311 - a test's numbers
     count = ShoeCount(HI_LO_TAGS, 6, DeckKind.STANDARD)
-    rounds = [
-        TableRound(n, 1 + n // 8, 1 + (n % 8) * 30, 0, rng.gauss(0, 1), 0.0, {}) for n in range(32)
-    ]
+    rounds = [TableRound(n, 1 + n // 8, 1 + (n % 8) * 30, 0, 0, (), count) for n in range(32)]
+    counts = {r.round_id: rng.gauss(0, 1) for r in rounds}  # any index will do
     choice = [rng.choice((0.0, 0.0, 1.0, 2.0)) for _ in rounds]
-    x = [r.true_count for r in rounds]
+    x = [counts[r.round_id] for r in rounds]
     # c: each round's weight in the sum of (change in choice) * (change in count).
     c = [0.0] * len(rounds)
     for i in range(1, len(rounds)):
@@ -149,7 +154,7 @@ def test_the_variance_is_the_shuffle_covariance_summed_in_full() -> None:
     ]
     total = sum(ci * xi for ci, xi in zip(c, x, strict=True))
     spread = sum(c[i] * covariance[i][j] * c[j] for i in range(32) for j in range(32))
-    z = shuffle_z(rounds, choice, lambda r: r.true_count, count.true_count_variance)
+    z = shuffle_z(rounds, choice, lambda r: counts[r.round_id], count.true_count_variance)
     assert math.isclose(z, total / math.sqrt(spread), rel_tol=1e-9)
 
 
@@ -203,8 +208,28 @@ def test_a_table_keeps_each_pair_of_wagers_once_however_many_rounds_bet_it() -> 
     watch.observe([ShoeShuffled(1)])
     _rounds_of_wagers(watch, stakes)
     for rounds in (watch.rounds, AdvantageWatch.from_state(CONFIG, watch.state()).rounds):
-        assert [r.seats[3] for r in rounds] == stakes
-        assert len({id(r.seats[3]) for r in rounds}) == 2
+        assert [dict(r.seats)[3] for r in rounds] == stakes
+        assert len({id(dict(r.seats)[3]) for r in rounds}) == 2
+        assert len({id(r.seats[0]) for r in rounds}) == 2  # each seat's entry once, too
+        assert [dict(r.seats) for r in rounds] == [{3: stake} for stake in stakes]
+
+
+def test_a_round_keeps_the_counts_at_its_start_as_a_counter_works_them_out() -> None:
+    """Six standard decks, Hi-Lo: ten low cards seen before the round, none ten-valued. By
+    hand: true count = 52 * 10 / (312 - 10); ten-value excess = 100 * (96 / 302 - 16 / 52)."""
+    low = next(card for card in deck(DeckKind.STANDARD) if HI_LO.get(card.rank.value) == 1)
+    watch = AdvantageWatch(CONFIG)
+    watch.observe([ShoeShuffled(1), RoundOpened(1)])
+    watch.observe([WagerAccepted(1, 2, WagerKind.BLACKJACK, 1_000)])
+    watch.observe([CardDealt(1, 2, n, low) for n in range(10)] + [RoundEnded(1)])
+    watch.observe([RoundOpened(2), WagerAccepted(2, 2, WagerKind.BLACKJACK, 1_000)])
+    watch.observe([CardDealt(2, 2, 1, low), RoundEnded(2)])
+    first, second = watch.rounds
+    assert (first.true_count, first.ten_excess) == (0.0, 0.0)
+    assert math.isclose(second.true_count, 52 * 10 / 302, rel_tol=1e-12)
+    assert math.isclose(second.ten_excess, 100 * (96 / 302 - 16 / 52), rel_tol=1e-12)
+    restored = AdvantageWatch.from_state(CONFIG, watch.state()).rounds[1]
+    assert (restored.true_count, restored.ten_excess) == (second.true_count, second.ten_excess)
 
 
 def test_a_table_of_ever_new_wagers_shares_what_it_can_and_keeps_every_value() -> None:
@@ -214,5 +239,5 @@ def test_a_table_of_ever_new_wagers_shares_what_it_can_and_keeps_every_value() -
     watch = AdvantageWatch(CONFIG)
     watch.observe([ShoeShuffled(1)])
     _rounds_of_wagers(watch, stakes)
-    assert [r.seats[3] for r in watch.rounds] == stakes[-advantage.MAX_ROUNDS :]
-    assert len(watch._pairs) == limit
+    assert [dict(r.seats)[3] for r in watch.rounds] == stakes[-advantage.MAX_ROUNDS :]
+    assert len(watch._shared) == limit
