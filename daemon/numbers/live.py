@@ -82,7 +82,9 @@ class ShiftStats:
                     self.shift, self.history = label, []
                     self.numbers = Numbers({"table": self.table, "shift": label})
                 self.numbers.add(record)
-                self.mapping = self.numbers.to_mapping(self.confidence)
+                # The shift's stakes are new at every round's end: each band is solved once
+                # and not remembered, where the reports' bands are (rules.analysis.band).
+                self.mapping = self.numbers.to_mapping(self.confidence, remember=False)
                 self.history.append({**_summary(record), "holds": _holds(self.mapping)})
                 del self.history[:-HISTORY]
                 self.updated = record.ended.isoformat(timespec="milliseconds")

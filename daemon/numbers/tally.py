@@ -78,20 +78,26 @@ class WagerNumbers:
     def hold(self) -> float | None:
         return self.house_win / self.handle if self.handle else None
 
-    def band(self, confidence: float = DEFAULT_CONFIDENCE) -> Band | None:
+    def band(self, confidence: float = DEFAULT_CONFIDENCE, *, remember: bool = True) -> Band | None:
+        """The band of this wager's hold (`remember`: as `band_counted` takes it)."""
         if self.without_figures or not self.units:
             return None
-        return band_counted(self.units, confidence)
+        return band_counted(self.units, confidence, remember=remember)
 
     def alert(self, confidence: float = DEFAULT_CONFIDENCE) -> Alert | None:
-        hold, found = self.hold, self.band(confidence)
+        return self._alert(self.band(confidence))
+
+    def _alert(self, found: Band | None) -> Alert | None:
+        hold = self.hold
         if hold is None or found is None or found.contains(hold):
             return None
         return Alert(self.wager, hold, found, chance_counted(self.units, hold))
 
-    def to_mapping(self, confidence: float = DEFAULT_CONFIDENCE) -> dict[str, Any]:
-        found = self.band(confidence)
-        alert = self.alert(confidence) if found is not None else None
+    def to_mapping(
+        self, confidence: float = DEFAULT_CONFIDENCE, *, remember: bool = True
+    ) -> dict[str, Any]:
+        found = self.band(confidence, remember=remember)
+        alert = self._alert(found)
         return {
             "wager": self.wager,
             "settlements": self.settlements,
@@ -217,7 +223,10 @@ class Numbers:
     def alerts(self, confidence: float = DEFAULT_CONFIDENCE) -> list[Alert]:
         return [a for w in self.wagers.values() if (a := w.alert(confidence)) is not None]
 
-    def to_mapping(self, confidence: float = DEFAULT_CONFIDENCE) -> dict[str, Any]:
+    def to_mapping(
+        self, confidence: float = DEFAULT_CONFIDENCE, *, remember: bool = True
+    ) -> dict[str, Any]:
+        """`remember`: as `band_counted` takes it, for every wager's band."""
         return {
             **self.key,
             "rounds": self.rounds,
@@ -231,7 +240,10 @@ class Numbers:
             "seats_in_play": self.per_round(self.seats),
             "shoes": self.shoes,
             "penetration": self.penetration,
-            "wagers": [self.wagers[w].to_mapping(confidence) for w in sorted(self.wagers)],
+            "wagers": [
+                self.wagers[w].to_mapping(confidence, remember=remember)
+                for w in sorted(self.wagers)
+            ],
             "queen_of_hearts_pairs_paid": self.queen_of_hearts_pairs_paid,
             "floorperson_calls": self.floorperson_calls,
             "held_rounds": self.held_rounds,

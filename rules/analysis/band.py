@@ -224,11 +224,16 @@ def band(
     return band_counted(Counter(units), confidence)
 
 
-def band_counted(counted: Counted, confidence: float = DEFAULT_CONFIDENCE) -> Band | None:
+def band_counted(
+    counted: Counted, confidence: float = DEFAULT_CONFIDENCE, *, remember: bool = True
+) -> Band | None:
     """`band` of the stakes counted: each (distribution, stake) with how many were wagered,
     as a report that counted them elsewhere (in SQL) holds them; the same band as `band` of
-    the stakes one by one, since a stake's multiplicity is all the distribution sees."""
-    return _band_of(tuple(_canonical(counted).items()), confidence)
+    the stakes one by one, since a stake's multiplicity is all the distribution sees.
+    `remember=False` solves it without keeping it: stakes that will not be asked again (a
+    live shift's, new at every round's end) would only crowd out the reports' bands."""
+    key = tuple(_canonical(counted).items())
+    return _band_of(key, confidence) if remember else _band_of.__wrapped__(key, confidence)
 
 
 @functools.lru_cache(maxsize=_REMEMBERED)

@@ -177,3 +177,14 @@ def test_a_band_of_many_stakes_takes_few_evaluations(monkeypatch: pytest.MonkeyP
     assert 0 < calls <= 50, calls
     assert band_counted(dict(reversed(stakes.items()))) is first
     assert calls <= 50, calls
+
+
+def test_a_band_not_remembered_is_the_same_band_and_is_not_kept() -> None:
+    """A live shift's stakes are new at every round's end: its bands are solved without
+    filling the reports' cache, to the same values."""
+    stakes = _mixed_stakes(7, 12)
+    band_module._band_of.cache_clear()
+    alone = band_counted(stakes, remember=False)
+    assert band_module._band_of.cache_info().currsize == 0
+    assert alone == band_counted(stakes)
+    assert band_module._band_of.cache_info().currsize == 1

@@ -21,6 +21,7 @@ from daemon.simulator.tables import DEMO_TABLES
 from daemon.testing import until
 from daemon.testing.floor import Pace, write_journal
 from daemon.wire.topics import Topics
+from rules.analysis import band as band_module
 from rules.config import TableConfig
 from rules.games import Game
 from tests.daemon.pit import play, read_example, running_pit, shoe_script
@@ -78,10 +79,13 @@ async def test_a_restart_rebuilds_the_shift_as_a_report_counts_it(tmp_path: Path
     )
     journal = Journal(tmp_path / JOURNAL_FILE)
     await journal.open()
+    band_module._band_of.cache_clear()
     try:
         await hub.rebuild(journal, now=lambda: start + timedelta(days=1, hours=21, minutes=30))
     finally:
         await journal.close()
+    # 45 round ends, each a band of new stakes: solved, and none kept for a report to find.
+    assert band_module._band_of.cache_info().currsize == 0
     reader = JournalReader(tmp_path / JOURNAL_FILE, Archive(tmp_path / "archive"))
     try:
         grouped = Grouped("shift", Shifts.parse(numbers.shifts))
