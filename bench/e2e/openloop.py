@@ -228,6 +228,10 @@ class Tally:
     request_latency: array.array[float] = field(default_factory=lambda: array.array("d"))
     response_time: array.array[float] = field(default_factory=lambda: array.array("d"))
     relay_latency: dict[str, array.array[float]] = field(default_factory=dict)
+    # When each of `card_latency` and of the bare relay's latencies was received: the
+    # tail period by period (`by_period`), to tell a tail that grows from one that comes.
+    card_received: array.array[float] = field(default_factory=lambda: array.array("d"))
+    relay_received: array.array[float] = field(default_factory=lambda: array.array("d"))
     slip: array.array[float] = field(default_factory=lambda: array.array("d"))
     cards: int = 0
     requests: int = 0
@@ -577,7 +581,10 @@ class OpenLoopRun:
         writes = self.relay_writes[kind_part.removeprefix("relay-")][int(index)]
         written, measured = writes.popleft()
         if measured:
-            self.tally.relay_latency[kind_part.removeprefix("relay-")].append(now - written)
+            kind = kind_part.removeprefix("relay-")
+            self.tally.relay_latency[kind].append(now - written)
+            if kind == "bare":
+                self.tally.relay_received.append(now)
 
     def _settlement(self, table: str, watch: TableWatch, body: dict[str, Any], now: float) -> None:
         key = settlement_key(body)
@@ -597,6 +604,8 @@ class OpenLoopRun:
             (self.tally.card_latency if by_card else self.tally.request_latency).append(
                 now - sent.at
             )
+            if by_card:
+                self.tally.card_received.append(now)
             if by_card and self.floor.cards is None:
                 self.timed.append(((table, *key[:2], key[3]), sent.at, now))
 
@@ -753,6 +762,34 @@ def describe(values: Iterable[float]) -> str:
     )
 
 
+PERIOD: Final = 300.0  # seconds: the tail period by period, in runs longer than one
+
+
+def by_period(tally: Tally, period: float = PERIOD) -> str | None:
+    """Card->settlement p99 in each `period` of the run, the bare relay's beside it, or None
+    for a run no longer than one period."""
+    received = list(tally.card_received) + list(tally.relay_received)
+    if not received or max(received) - min(received) <= period:
+        return None
+    start = min(received)
+
+    def p99s(latencies: Iterable[float], times: Iterable[float]) -> dict[int, float]:
+        grouped: dict[int, list[float]] = {}
+        for latency, at in zip(latencies, times, strict=True):
+            grouped.setdefault(int((at - start) // period), []).append(latency)
+        return {n: percentile(sorted(values), 0.99) for n, values in grouped.items()}
+
+    daemon = p99s(tally.card_latency, tally.card_received)
+    relay = p99s(tally.relay_latency.get("bare", ()), tally.relay_received)
+    minutes = period / 60
+    cells = [
+        f"{n * minutes:.0f}-{(n + 1) * minutes:.0f} min {daemon[n] * 1e3:.0f}"
+        + (f"/{relay[n] * 1e3:.0f}" if n in relay else "")
+        for n in sorted(daemon)
+    ]
+    return "  card->settlement p99 by period, ms (daemon/bare relay): " + ", ".join(cells)
+
+
 def report(result: RunResult) -> list[str]:
     """The run's figures, a line each."""
     tally, floor, wall = result.tally, result.floor, result.wall
@@ -776,6 +813,9 @@ def report(result: RunResult) -> list[str]:
         f"  {BASELINE_NAMES[kind]} card->receipt: {describe(values)}"
         for kind, values in tally.relay_latency.items()
     ]
+    periods = by_period(tally)
+    if periods is not None:
+        lines.append(periods)
     per_card = ", ".join(
         f"{name} {ms(seconds / max(tally.cards, 1))} ({seconds / wall:.2f} of a core)"
         for name, seconds in ((BASELINE_NAMES.get(n, n), s) for n, s in result.cpu.items())
