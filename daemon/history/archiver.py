@@ -41,6 +41,7 @@ from daemon.journal import database, schema
 from daemon.journal.archive import Archive, ArchiveError, ArchiveFile, ManifestError
 from daemon.journal.chain import GENESIS, body_text, link_hash
 from daemon.journal.errors import JournalError
+from daemon.system.parent import end_with_parent
 from daemon.table.log_lines import journal_line, rules_lines, table_line
 from daemon.table.runner import ReplayStartError, TableRunner
 from daemon.wire.topics import Topics
@@ -315,7 +316,9 @@ def main() -> int:
     """The job from standard input; the report, a line each, to standard output."""
     with contextlib.suppress(OSError):  # a unit's system call filter may refuse: then not
         os.nice(_NICE)  # the tables first
-    job = Job.from_mapping(json.load(sys.stdin))
+    data = json.load(sys.stdin)
+    end_with_parent(data.get("parent"))  # the archiver ends with its daemon, killed or not
+    job = Job.from_mapping(data)
 
     def report(line: dict[str, Any]) -> None:
         sys.stdout.write(json.dumps(line, separators=(",", ":")) + "\n")

@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import functools
 import json
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -122,7 +123,8 @@ async def _run_archiver(
     try:
         assert process.stdin is not None
         assert process.stdout is not None
-        process.stdin.write(json.dumps(job).encode())
+        # `parent`: the archiver ends with this process, killed or not (daemon.system.parent).
+        process.stdin.write(json.dumps({**job, "parent": os.getpid()}).encode())
         await process.stdin.drain()
         process.stdin.close()
         async for raw in process.stdout:

@@ -16,6 +16,7 @@ carries no envelope: the table, when it was counted, and its days, oldest first.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -30,6 +31,7 @@ from daemon.numbers import sources
 from daemon.numbers.periods import Shifts
 from daemon.numbers.records import RoundFolder, RoundRecord
 from daemon.numbers.tally import Numbers
+from daemon.system.parent import end_with_parent
 from daemon.wire.topics import Topics
 
 if TYPE_CHECKING:
@@ -103,7 +105,8 @@ async def count_apart(job: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]
         limit=_LIMIT,
     )
     try:
-        out, err = await process.communicate(json.dumps(job).encode())
+        # `parent`: the count ends with this process, killed or not (daemon.system.parent).
+        out, err = await process.communicate(json.dumps({**job, "parent": os.getpid()}).encode())
     except BaseException:
         if process.returncode is None:
             process.kill()
@@ -140,8 +143,11 @@ def count_job(job: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
 
 def main() -> None:
     """The job on standard input, the answer on standard output, one line."""
-    os.nice(19)  # the tables' own work comes first
-    answer = count_job(json.loads(sys.stdin.buffer.read()))
+    with contextlib.suppress(OSError):  # the unit's system call filter refuses it (EPERM)
+        os.nice(19)  # the tables' own work comes first
+    job = json.loads(sys.stdin.buffer.read())
+    end_with_parent(job.get("parent"))
+    answer = count_job(job)
     sys.stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
 
 
