@@ -13,19 +13,26 @@ Two figures, both sans-I/O and deterministic (the same seed gives the same bytes
   amounts, 20 rounds a shoe, kept by the surveillance (`AdvantageWatch`): the memory they
   hold, the time the shuffle's weighing of every seat takes over them (median of 15), and
   the size and time of their checkpoint (its state encoded as the journal encodes it).
+- **a shift at its bound**: the live numbers of a Triple Attack table's shift of 540
+  rounds (`<table>/stats` keeps its last 500 for the numbers page): the memory its history
+  holds, and the size and time of the payload published at each round's end.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gc
 import itertools
 import json
 import logging
 import random
 import statistics
+import tempfile
 import time
 import tracemalloc
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import structlog
@@ -33,8 +40,15 @@ import structlog
 from bench.e2e.harness import table_mapping
 from bench.e2e.load import TableLoad
 from bench.messages_per_card import AT, _records
+from daemon.history.audit import JournalReader
+from daemon.journal import JOURNAL_FILE
+from daemon.journal.archive import Archive
+from daemon.numbers import sources
+from daemon.numbers.live import ShiftStats
+from daemon.numbers.periods import Shifts
 from daemon.table.round_state import RoundStates
 from daemon.table.service import TableService
+from daemon.testing.floor import Pace, write_journal
 from daemon.wire.envelope import Envelopes
 from daemon.wire.topics import Topics
 from rules.advantage import MAX_ROUNDS, AdvantageWatch
@@ -141,6 +155,38 @@ def at_the_bound() -> list[str]:
     return [line]
 
 
+def shift_at_the_bound(state: Path) -> list[str]:
+    """A Triple Attack table's shift of 540 rounds (60 an hour for 9 hours), its journal
+    written in `state` by the journal's own store: what `<table>/stats` keeps of its last
+    500 rounds (`history`), and the size and time of the payload at a round's end."""
+    config = TableConfig.from_mapping(table_mapping(Game.TRIPLE_ATTACK, "t1"))
+    start = datetime(2026, 12, 1, tzinfo=UTC)
+    asyncio.run(
+        write_journal(state, [config], start, 1, Pace(rounds_per_hour=60, opens=6, hours=9))
+    )
+    reader = JournalReader(state / JOURNAL_FILE, Archive(state / "archive"))
+    try:
+        records = list(sources.records(reader))
+    finally:
+        reader.close()
+    stats = ShiftStats("t1", Shifts.parse(("00:00",)))
+    tracemalloc.start()
+    stats.take(records)
+    gc.collect()
+    held = tracemalloc.get_traced_memory()[0]  # the shift's numbers, its history most of it
+    tracemalloc.stop()
+    timings = []
+    for _ in range(15):
+        started = time.perf_counter()
+        payload = stats.payload()
+        timings.append(time.perf_counter() - started)
+    line = (
+        f"a shift's {len(stats.history)} last rounds: {held / 1024:.0f} KiB held; the stats "
+        f"payload {len(payload) / 1024:.0f} KiB in {statistics.median(timings) * 1e3:.2f} ms"
+    )
+    return [line]
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=400, help="whole rounds per game")
@@ -151,6 +197,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     for game in args.games:
         print("\n".join(per_round(game, args.rounds, args.top)))
     print("\n".join(at_the_bound()))
+    with tempfile.TemporaryDirectory() as state:
+        print("\n".join(shift_at_the_bound(Path(state))))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ numbers page, which a page loaded later reads from the retained state.
 
 from __future__ import annotations
 
+import collections
 import json
 import re
 from dataclasses import dataclass, field
@@ -42,7 +43,12 @@ class ShiftStats:
     confidence: float = 0.999
     shift: str | None = None
     numbers: Numbers = field(default_factory=Numbers)
-    history: list[dict[str, Any]] = field(default_factory=list)
+    # The shift's last rounds, each as the JSON text `<table>/stats` carries: encoded once,
+    # at the round's end, not again at every later round's (a shift of 500 rounds is some
+    # 150 KiB of JSON; its dicts held a kilobyte a round, the text holds a third of that).
+    history: collections.deque[bytes] = field(
+        default_factory=lambda: collections.deque(maxlen=HISTORY)
+    )
     updated: str | None = None
     mapping: dict[str, Any] | None = None  # the numbers as last counted (band included)
     folder: RoundFolder = field(init=False)
@@ -54,7 +60,7 @@ class ShiftStats:
         """Round-log lines (a replay of the shift, at start); True when a round was counted."""
         counted = False
         for line in lines:
-            counted |= self._take(self.folder.feed(line))
+            counted |= self.take(self.folder.feed(line))
         return counted
 
     def feed(
@@ -70,23 +76,25 @@ class ShiftStats:
                 continue  # most snapshots: nothing of them counts, and they are the largest
             message = json.loads(payload)
             if isinstance(message, dict):
-                counted |= self._take(self.folder.message(message))
+                counted |= self.take(self.folder.message(message))
         return counted
 
-    def _take(self, records: list[Any]) -> bool:
+    def take(self, records: Iterable[Any]) -> bool:
+        """Records the folder made (rounds, shoes); True when a round was counted."""
         counted = False
         for record in records:
             if isinstance(record, RoundRecord):
                 label = self.shifts.shift_label(record.started)
                 if label != self.shift:  # a new shift: counted afresh
-                    self.shift, self.history = label, []
+                    self.shift = label
+                    self.history.clear()
                     self.numbers = Numbers({"table": self.table, "shift": label})
                 self.numbers.add(record)
                 # The shift's stakes are new at every round's end: each band is solved once
                 # and not remembered, where the reports' bands are (rules.analysis.band).
                 self.mapping = self.numbers.to_mapping(self.confidence, remember=False)
-                self.history.append({**_summary(record), "holds": _holds(self.mapping)})
-                del self.history[:-HISTORY]
+                summary = {**_summary(record), "holds": _holds(self.mapping)}
+                self.history.append(_encoded(summary))
                 self.updated = record.ended.isoformat(timespec="milliseconds")
                 counted = True
             elif self.shift is not None:
@@ -94,16 +102,24 @@ class ShiftStats:
         return counted
 
     def state(self) -> dict[str, Any]:
+        return {**self._head(), "history": [json.loads(line) for line in self.history]}
+
+    def payload(self) -> bytes:
+        """`state()` as JSON, its history's rounds as they were encoded at their ends."""
+        head = _encoded(self._head())
+        return head[:-1] + b',"history":[' + b",".join(self.history) + b"]}"
+
+    def _head(self) -> dict[str, Any]:
         return {
             "table": self.table,
             "shift": self.shift,
             "updated": self.updated,
             "numbers": self.mapping,
-            "history": list(self.history),
         }
 
-    def payload(self) -> bytes:
-        return json.dumps(self.state(), separators=(",", ":")).encode()
+
+def _encoded(value: dict[str, Any]) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
 
 
 def _summary(record: RoundRecord) -> dict[str, Any]:

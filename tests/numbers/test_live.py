@@ -13,9 +13,10 @@ from daemon.history.audit import JournalReader
 from daemon.journal import JOURNAL_FILE
 from daemon.journal.archive import Archive
 from daemon.journal.store import Journal
-from daemon.numbers import sources
+from daemon.numbers import live, sources
 from daemon.numbers.daemon_side import StatsHub
 from daemon.numbers.periods import Grouped, Shifts
+from daemon.numbers.records import RoundRecord
 from daemon.numbers.settings import NumbersConfig
 from daemon.simulator.tables import DEMO_TABLES
 from daemon.testing import until
@@ -28,6 +29,8 @@ from tests.daemon.pit import play, read_example, running_pit, shoe_script
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    import pytest
 
     from daemon.mqtt.outbox import OutboundMessage
     from daemon.testing import Mosquitto
@@ -101,6 +104,14 @@ async def test_a_restart_rebuilds_the_shift_as_a_report_counts_it(tmp_path: Path
     [message] = published
     assert message.topic == "shoe2mqtt/bj-1/stats"
     assert message.retain
+    # Each round of the history encoded once, at its end: the payload is still the state's
+    # JSON to the byte, its history the shift's 45 rounds in order.
+    stats = hub.tables["bj-1"].stats
+    assert message.payload == json.dumps(stats.state(), separators=(",", ":")).encode()
+    history = json.loads(message.payload)["history"]
+    assert len(history) == 45
+    assert [r["round"] for r in history] == sorted(r["round"] for r in history)
+    assert all(set(r["holds"]) == {"twenty_point_bonus"} for r in history)
 
 
 async def test_the_closed_days_are_published_as_a_report_counts_them(tmp_path: Path) -> None:
@@ -141,3 +152,28 @@ async def test_the_closed_days_are_published_as_a_report_counts_them(tmp_path: P
     assert all(m.retain for m in published)
     assert by_topic["shoe2mqtt/bj-1/days"]["days"] == expected
     assert by_topic["shoe2mqtt/bj-9/days"]["days"] == []  # a table the journal has not met
+
+
+async def test_the_history_keeps_the_shifts_last_rounds_and_starts_again_with_a_shift(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two days of one table fed as the journal holds them, the history bounded at 10: each
+    new shift starts it again, and the state holds the last 10 rounds of the last shift."""
+    monkeypatch.setattr(live, "HISTORY", 10)
+    start = datetime(2026, 11, 28, tzinfo=UTC)
+    config = TableConfig.from_mapping(dict(DEMO_TABLES[Game.BLACKJACK]))
+    await write_journal(tmp_path, [config], start, 2, Pace(rounds_per_hour=30, opens=19, hours=3))
+    reader = JournalReader(tmp_path / JOURNAL_FILE, Archive(tmp_path / "archive"))
+    try:
+        records = list(sources.records(reader))
+    finally:
+        reader.close()
+    shifts = Shifts.parse(("06:00", "20:30"))
+    stats = live.ShiftStats("bj-1", shifts)
+    assert stats.take(records)
+    rounds = [r for r in records if isinstance(r, RoundRecord)]
+    last_shift = [r for r in rounds if shifts.shift_label(r.started) == stats.shift]
+    assert 10 < len(last_shift) < len(rounds)
+    state = stats.state()
+    assert [r["round"] for r in state["history"]] == [r.round_id for r in last_shift[-10:]]
+    assert stats.payload() == json.dumps(state, separators=(",", ":")).encode()
