@@ -70,12 +70,12 @@ class Thresholds:
     min_moves: int = 4  # entries and exits a wonging flag needs
 
 
-# A table's seats bet the same few amounts round after round, often the same seats the same
-# amounts: each distinct pair of wagers (main, bonus), each seat with its pair and each
-# seating of a round (every seat's pair) is kept once per table, so that its 600 rounds hold a
-# few of each rather than one for every seat of every round (a floor's daemon holds 600
-# rounds of each of its tables: docs/performance.md, "The surveillance's rounds, kept
-# small"). Bounded: a table whose seats bet ever-new amounts keeps its later ones unshared.
+# A table's seats bet the same few amounts round after round: each distinct pair of wagers
+# (main, bonus), and each seat with its pair, is kept once per table, so that its 600 rounds
+# hold a few of each rather than one for every seat of every round (a floor's daemon holds
+# 600 rounds of each of its tables: docs/performance.md, "The surveillance's rounds, kept
+# small"). A round's whole seating is rarely bet twice, and is not shared. Bounded: a table
+# whose seats bet ever-new amounts keeps its later ones unshared.
 MAX_SHARED_PAIRS = 4096
 _Kept = TypeVar("_Kept", bound=Hashable)
 
@@ -149,8 +149,8 @@ class TableRound:
     def from_state(
         cls, row: Sequence[Any], count: ShoeCount, shared: Shared | None = None
     ) -> TableRound:
-        """From `state()`, the counts worked out by `count`'s system and shoe; its seating
-        and wagers the ones `shared` keeps when it has them."""
+        """From `state()`, the counts worked out by `count`'s system and shoe; each seat's
+        entry and wagers the ones `shared` keeps when it has them."""
         round_id, shoe, seen, running, tens_seen, seats = row
         wagers = {int(seat): (int(pair[0]), int(pair[1])) for seat, pair in seats.items()}
         return cls(
