@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import aiomqtt
 
+from daemon.mqtt.bell import Bell
 from daemon.mqtt.client import raise_if_cancelled
 from daemon.mqtt.paho_hooks import Acknowledgements
 
@@ -44,43 +45,33 @@ async def drain_outbox(
 ) -> None:
     """Publish `outbox` on `client` until cancelled or the connection fails; `carried` is
     called for each message the broker acknowledged."""
-    acks = Acknowledgements(client)
+    bell = Bell()  # rung by a read of PUBACKs and by a message put in the outbox
+    acks = Acknowledgements(client, on_arrival=bell.ring)
     flight: InFlight = collections.deque()  # len(flight) is where the unsent begin
     loop = asyncio.get_running_loop()
-    while True:
-        while len(flight) < window and len(outbox) > len(flight):
-            queued = await outbox.next_pending(len(flight))  # at once: it is there
-            message = queued.message
-            mid = acks.publish(message.topic, message.payload, message.qos, retain=message.retain)
-            flight.append((queued.message_id, mid, loop.time()))
-        if not flight:
-            await outbox.next_pending()
-            continue
-        while flight and acks.take(flight[0][1]):
-            outbox.ack(flight.popleft()[0])  # the broker has it, cancelled or not
-            carried()
-        raise_if_cancelled()
-        if flight:
-            await _acknowledged_or_more(
-                acks, outbox, flight, window, round_trip - (loop.time() - flight[0][2])
-            )
-
-
-async def _acknowledged_or_more(
-    acks: Acknowledgements, outbox: Outbox, flight: InFlight, window: int, left: float
-) -> None:
-    """Until a PUBACK comes, or (if the window has room) a message to send; raises the round
-    trip's timeout if the oldest publish has `left` seconds or less to wait for its own."""
-    acks.arrived.clear()  # what came before is counted: the oldest's is not among it
-    waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(acks.arrived.wait())]
-    if len(flight) < window:
-        waits.append(asyncio.ensure_future(outbox.next_pending(len(flight))))
+    outbox.ring_on_arrival(bell.ring)
     try:
-        done, _ = await asyncio.wait(
-            waits, timeout=max(0.0, left), return_when=asyncio.FIRST_COMPLETED
-        )
+        while True:
+            while len(flight) < window and len(outbox) > len(flight):
+                message = outbox.pending_at(len(flight))
+                mid = acks.publish(
+                    message.message.topic, message.message.payload, message.message.qos,
+                    retain=message.message.retain,
+                )  # fmt: skip
+                flight.append((message.message_id, mid, loop.time()))
+            while flight and acks.take(flight[0][1]):
+                outbox.ack(flight.popleft()[0])  # the broker has it, cancelled or not
+                carried()
+            raise_if_cancelled()
+            if not flight:
+                if not len(outbox):
+                    await bell.sleep(None)
+                continue
+            # Until a PUBACK comes, or a message to send (sent if the window has room); the
+            # round trip's timeout once the oldest publish has waited its whole round trip,
+            # however often the bell rings meanwhile.
+            left = round_trip - (loop.time() - flight[0][2])
+            if left <= 0 or not await bell.sleep(left):
+                raise aiomqtt.MqttError("Operation timed out")
     finally:
-        for waiting in waits:
-            waiting.cancel()
-    if not done:
-        raise aiomqtt.MqttError("Operation timed out")
+        outbox.ring_on_arrival(None)

@@ -89,6 +89,14 @@ class Outbox(Protocol):
         oldest after those `after` (the link skips the ones it has in flight)."""
         ...
 
+    def pending_at(self, index: int) -> QueuedMessage:
+        """The pending message at `index` (0: the oldest); IndexError past the last."""
+        ...
+
+    def ring_on_arrival(self, ring: Callable[[], None] | None) -> None:
+        """Call `ring` whenever a message arrives, until called again (None: no more)."""
+        ...
+
     def ack(self, message_id: MessageId) -> None:
         """The broker has it: remove it. Acknowledging twice, or an unknown id, is a no-op."""
         ...
@@ -131,8 +139,10 @@ class PendingMessages:
         self._above_high_water = False
         self._pending: collections.deque[QueuedMessage] = collections.deque()
         self._retained: dict[str, OutboundMessage] = {}  # topic: the latest delivered
-        # Set whenever a message arrives; the publisher sleeps on it instead of polling.
+        # Set whenever a message arrives; a waiter sleeps on it instead of polling, and the
+        # link's publisher is rung (`ring_on_arrival`).
         self._arrived = asyncio.Event()
+        self._ring: Callable[[], None] | None = None
 
     @property
     def capacity(self) -> int:
@@ -146,6 +156,8 @@ class PendingMessages:
         """Append in order, wake the publisher, and call out the high-water mark once."""
         self._pending.append(queued)
         self._arrived.set()
+        if self._ring is not None:
+            self._ring()
         if len(self._pending) >= self._high_water and not self._above_high_water:
             self._above_high_water = True
             _log.warning(
@@ -162,6 +174,12 @@ class PendingMessages:
             self._arrived.clear()
             await self._arrived.wait()
         return self._pending[after]
+
+    def pending_at(self, index: int) -> QueuedMessage:
+        return self._pending[index]
+
+    def ring_on_arrival(self, ring: Callable[[], None] | None) -> None:
+        self._ring = ring
 
     def ack(self, message_id: MessageId) -> None:
         self._remove(message_id)

@@ -322,15 +322,18 @@ class Acknowledgements:
     and the caller a task to hold several in flight: more CPU than the message's bytes. Here
     `publish` hands the message to paho and returns its packet id; the on_publish callback
     (aiomqtt's, chained: its own publishes still reach it) notes each acknowledged id and
-    sets `arrived`, once for a whole read of PUBACKs. Call `Acknowledgements(client)` once
-    connected, on the loop's thread.
+    sets `arrived` (and calls `on_arrival`, if given), once for a whole read of PUBACKs.
+    Call `Acknowledgements(client)` once connected, on the loop's thread.
     """
 
-    def __init__(self, client: aiomqtt.Client) -> None:
+    def __init__(
+        self, client: aiomqtt.Client, on_arrival: Callable[[], None] | None = None
+    ) -> None:
         self._paho = paho_client(client)
         self._ours: set[int] = set()
         self._acknowledged: set[int] = set()
         self.arrived = asyncio.Event()
+        self._on_arrival = on_arrival
         handed_on = self._paho.on_publish  # aiomqtt's
 
         def on_publish(
@@ -343,7 +346,7 @@ class Acknowledgements:
             if mid in self._ours:
                 self._ours.discard(mid)
                 self._acknowledged.add(mid)
-                self.arrived.set()
+                self._arrive()
             elif handed_on is not None:
                 handed_on(caller, userdata, mid, reason_code, properties)  # type: ignore[call-arg]  # aiomqtt's: paho's version-2 signature
 
@@ -357,10 +360,15 @@ class Acknowledgements:
             raise aiomqtt.MqttCodeError(info.rc, "Could not publish message")
         if info.is_published():  # QoS 0 written already: nothing will come back
             self._acknowledged.add(info.mid)
-            self.arrived.set()
+            self._arrive()
         else:
             self._ours.add(info.mid)
         return info.mid
+
+    def _arrive(self) -> None:
+        self.arrived.set()
+        if self._on_arrival is not None:
+            self._on_arrival()
 
     def take(self, mid: int) -> bool:
         """Whether `mid` was acknowledged (then forgotten: packet ids are used again)."""

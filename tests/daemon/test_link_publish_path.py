@@ -50,6 +50,41 @@ async def test_a_puback_that_never_comes_replaces_the_connection_and_the_message
                 await asyncio.sleep(0.01)
 
 
+async def test_a_broker_that_stops_answering_is_found_out_while_messages_keep_coming(
+    mosquitto: Mosquitto, subscribe: Subscribe, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every message put wakes the publisher; none of them may keep it from seeing that the
+    oldest publish has waited its whole round trip (1 s here): the link is replaced while a
+    card's messages still come every 50 ms. Nothing is lost: all arrive, in order."""
+    monkeypatch.setattr(link_module, "_OPERATION_TIMEOUT", 1.0)
+    outbox = MemoryOutbox()
+    watcher = StateWatcher()
+    sent = [f"m{n}".encode() for n in range(60)]
+
+    async def deal() -> None:
+        for payload in sent:  # for 3 s
+            outbox.put(OutboundMessage(TOPIC, payload))
+            await asyncio.sleep(0.05)
+
+    async with (
+        subscribe(TOPIC) as display,
+        MqttLink(settings_for(mosquitto), outbox, on_state_change=watcher),
+    ):
+        await watcher.until(LinkState.CONNECTED)
+        os.kill(mosquitto.pid, signal.SIGSTOP)
+        try:
+            dealing = asyncio.create_task(deal(), name="dealer")
+            lost = await watcher.until(LinkState.DISCONNECTED, within=2.5)
+            await dealing
+        finally:
+            os.kill(mosquitto.pid, signal.SIGCONT)
+        assert "timed out" in (lost.reason or "")
+        received: list[bytes] = []
+        while len(set(received)) < len(sent):  # QoS 1: a copy may come twice
+            received += await display.payloads(1, within=20)
+    assert list(dict.fromkeys(received)) == sent
+
+
 async def test_what_the_socket_did_not_take_goes_first_when_it_can(
     mosquitto: Mosquitto, subscribe: Subscribe
 ) -> None:
