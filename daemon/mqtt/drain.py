@@ -8,10 +8,11 @@ and in order, on the next connection (a subscriber may see a duplicate, which Qo
 and the id in the payload resolves). A PUBACK that does not come within `round_trip` seconds
 of its publish counts as a lost connection (aiomqtt's `MqttError`, as a failed publish).
 
-Each message goes to paho as it is taken, with no task or timer of its own; what a turn of
-the loop publishes leaves in one write, and the PUBACKs of one read are counted together
+Each message goes to paho as it is taken, with no task or timer of its own; what is taken
+together leaves in one write, at once, and the PUBACKs of one read are counted together
 (daemon.mqtt.paho_hooks: `Acknowledgements`, `batch_socket_io`, which the link installs on
-each connection).
+each connection). The publisher sleeps on one `Bell` (daemon.mqtt.bell) that a read of
+PUBACKs and a message put in the outbox ring.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ async def drain_outbox(
     outbox.ring_on_arrival(bell.ring)
     try:
         while True:
+            sending = len(flight)
             while len(flight) < window and len(outbox) > len(flight):
                 message = outbox.pending_at(len(flight))
                 mid = acks.publish(
@@ -59,6 +61,8 @@ async def drain_outbox(
                     retain=message.message.retain,
                 )  # fmt: skip
                 flight.append((message.message_id, mid, loop.time()))
+            if len(flight) > sending:
+                acks.flush()  # in one write, on this turn of the loop
             while flight and acks.take(flight[0][1]):
                 outbox.ack(flight.popleft()[0])  # the broker has it, cancelled or not
                 carried()

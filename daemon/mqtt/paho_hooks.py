@@ -22,6 +22,7 @@ Nagle's algorithm needs none of this: aiomqtt's public `socket_options` turns it
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
 import time
 from dataclasses import dataclass
@@ -369,6 +370,13 @@ class Acknowledgements:
         self.arrived.set()
         if self._on_arrival is not None:
             self._on_arrival()
+
+    def flush(self) -> None:
+        """Write what was published now, not on the loop's next turn: the write
+        `write_without_waking` scheduled then finds nothing left. A write that fails is left
+        to that scheduled one, which meets the failure again and reports it."""
+        with contextlib.suppress(Exception):  # reported by the scheduled write (above)
+            self._paho.loop_write()
 
     def take(self, mid: int) -> bool:
         """Whether `mid` was acknowledged (then forgotten: packet ids are used again)."""
