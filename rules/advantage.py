@@ -172,7 +172,7 @@ class TableRound:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: made 600 at a time, and frozen fields cost to set
 class _Weighed:
     """A round as the tests weigh it: its counts worked out and its seats as a dict, once for
     every seat and scope weighed at one shuffle (the kept round is the smaller of the two)."""
@@ -185,7 +185,11 @@ class _Weighed:
 
     @classmethod
     def of(cls, kept: TableRound) -> _Weighed:
-        return cls(kept.shoe, kept.seen, kept.true_count, kept.ten_excess, dict(kept.seats))
+        count, seen = kept.count, kept.seen
+        return cls(
+            kept.shoe, seen, count.true_count_at(seen, kept.running),
+            count.ten_excess_at(seen, kept.tens_seen), dict(kept.seats),
+        )  # fmt: skip
 
 
 class Dealt(Protocol):
