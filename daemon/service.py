@@ -65,7 +65,6 @@ from daemon.parts.status_report import DaemonStatus
 from daemon.parts.storage import StorageWatch
 from daemon.request_gate import RequestGate
 from daemon.system import logs, signals
-from daemon.system.heap import settle_the_heap
 from daemon.system.notify import Notifier
 from daemon.table.claims import TableClaims
 from daemon.table.inbox import TableInbox
@@ -392,9 +391,7 @@ def run_service(config: ServiceConfig) -> int:
                     message=note.message)  # fmt: skip
 
     async def main() -> None:
-        # The process's own daemon: what start-up made is frozen out of later collections
-        # once it is ready (daemon/system/heap.py); an in-process daemon (a test's) is not.
-        await Daemon(config, on_ready=settle_the_heap).run()
+        await Daemon(config).run()
 
     asyncio.run(main())
     return 0
