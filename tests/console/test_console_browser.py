@@ -251,6 +251,8 @@ def test_the_console_of_one_table_cannot_act_on_another(
     user = (CONSOLE_1, secure_broker.passwords[CONSOLE_1])
     with running_console(tmp_path / "c", mqtt, "bj-2", user) as url:
         log_in(browser, url, live=False)
+        # The page says it once it has drawn itself: read it then, not at the first look.
+        browser.until(lambda: "nothing heard" in browser.text("#doubts"), "the page's warning", 15)
         nothing = browser.text("#doubts")
         _place(browser, 1, 1, "blackjack")
         browser.until(lambda: browser.text("#doubts .unanswered"), "the request unanswered", 15)
