@@ -5,6 +5,7 @@ and in order; a round trip that never ends still replaces the connection."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 from typing import TYPE_CHECKING
@@ -14,11 +15,23 @@ from daemon.mqtt import link as link_module
 from tests.daemon.test_mqtt_link import BASE, StateWatcher, settings_for
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     import pytest
 
     from daemon.testing import Mosquitto, Subscribe
 
 TOPIC = f"{BASE}/publish-path"
+
+
+@contextlib.contextmanager
+def _stopped(mosquitto: Mosquitto) -> Iterator[None]:
+    """The broker stopped (SIGSTOP) for the block: it answers nothing, then resumes."""
+    os.kill(mosquitto.pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(mosquitto.pid, signal.SIGCONT)
 
 
 async def test_a_puback_that_never_comes_replaces_the_connection_and_the_message_arrives(
@@ -35,12 +48,9 @@ async def test_a_puback_that_never_comes_replaces_the_connection_and_the_message
         MqttLink(settings_for(mosquitto), outbox, on_state_change=watcher),
     ):
         await watcher.until(LinkState.CONNECTED)
-        os.kill(mosquitto.pid, signal.SIGSTOP)
-        try:
+        with _stopped(mosquitto):
             outbox.put(OutboundMessage(TOPIC, b"held"))
             lost = await watcher.until(LinkState.DISCONNECTED, within=5)
-        finally:
-            os.kill(mosquitto.pid, signal.SIGCONT)
         assert lost.reason is not None
         assert "timed out" in lost.reason
         await watcher.until(LinkState.CONNECTED, within=10)
@@ -71,13 +81,10 @@ async def test_a_broker_that_stops_answering_is_found_out_while_messages_keep_co
         MqttLink(settings_for(mosquitto), outbox, on_state_change=watcher),
     ):
         await watcher.until(LinkState.CONNECTED)
-        os.kill(mosquitto.pid, signal.SIGSTOP)
-        try:
+        with _stopped(mosquitto):
             dealing = asyncio.create_task(deal(), name="dealer")
             lost = await watcher.until(LinkState.DISCONNECTED, within=2.5)
             await dealing
-        finally:
-            os.kill(mosquitto.pid, signal.SIGCONT)
         assert "timed out" in (lost.reason or "")
         received: list[bytes] = []
         while len(set(received)) < len(sent):  # QoS 1: a copy may come twice
