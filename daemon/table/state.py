@@ -51,6 +51,9 @@ DEFAULT_PROTOCOL: Final = "reference"
 # under 1: every message it made is made again, byte for byte (decision D4). 3: the round
 # snapshot is a state outside the numbering (daemon.table.round_state).
 CONSOLE_CONTRACT: Final = 3
+# The first contract under which a card waits for its place to be declared: fixed, not the
+# current contract, or a journal written under 2 would replay placing cards as they came.
+DECLARED_CONTRACT: Final = 2
 MAX_ROUND_NOTICES = 50  # the snapshot keeps the latest ones: a retained message must stay small
 
 
@@ -179,7 +182,7 @@ class TableState:
     @property
     def declared(self) -> bool:
         """Whether a card waits for its place to be declared (console contract 2)."""
-        return self.contract >= CONSOLE_CONTRACT
+        return self.contract >= DECLARED_CONTRACT
 
     def _awaiting(self) -> Awaiting | None:
         """What the next card waits for; nothing under contract 1, which placed every card
