@@ -1,5 +1,5 @@
-"""QoS 1 messages the daemon publishes per card dealt, over whole rounds, before and after the
-round snapshot became a state (docs/performance.md, "The round snapshot as a state").
+"""QoS 1 messages the daemon publishes per card dealt, over whole rounds, under each console
+contract (docs/performance.md, "The round snapshot as a state" and "One message an input").
 
     uv run python -m bench.messages_per_card [--rounds 2000] [--pace 1.25] [--games ...]
 
@@ -11,7 +11,9 @@ broker is counted, by kind:
 - contract 2: every message is numbered, the round snapshot after each event that changed
   the round among them;
 - contract 3: the numbered messages, and the round states `daemon.table.round_state` lets go on
-  the load's own clock (a change of phase at once, else at most every 250 ms).
+  the load's own clock (a change of phase at once, else at most every 250 ms);
+- contract 4: one numbered round message an input, and the table's own state and the
+  surveillance's messages beside it.
 Sans-I/O and deterministic: no broker, no sleeping; the same seed gives the same figures.
 Only whole rounds count (the last round is played to its end).
 """
@@ -34,6 +36,7 @@ from daemon.table.round_state import RoundStates
 from daemon.table.service import TableService
 from daemon.wire.envelope import Envelopes
 from daemon.wire.requests import request_record
+from daemon.wire.round_message import ROUND_CONTRACT, STATE_CONTRACT, unbundled_outbound
 from daemon.wire.topics import Topics
 from drivers import events as shoe
 from rules.config import TableConfig
@@ -47,6 +50,7 @@ if TYPE_CHECKING:
     from daemon.wire.envelope import Outbound
 
 AT = "2026-12-01T18:00:00.000Z"
+CONTRACTS = (2, STATE_CONTRACT, ROUND_CONTRACT)
 
 
 @dataclass
@@ -99,7 +103,11 @@ def count(game: Game, rounds: int, *, pace: float, contract: int, seed: int = 1)
             published += service.apply_body(kind, json.loads(json.dumps(record)), AT)
             states.applied("t1", service, step.at)
         result.cards += isinstance(step, CardStep)
-        ended = any(m.topic.endswith("/event/round_ended") for m in published)
+        ended = any(
+            part.topic.endswith("/event/round_ended")
+            for message in published
+            for part in unbundled_outbound(message)  # under contract 4, what it carried
+        )
         for message in published:
             result.kinds[_kind(message.topic)] += 1
         published.clear()
@@ -127,9 +135,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR))
-    totals = {2: [0, 0], 3: [0, 0]}
+    totals = {contract: [0, 0] for contract in CONTRACTS}
     for game in args.games:
-        for contract in (2, 3):
+        for contract in CONTRACTS:
             result = count(game, args.rounds, pace=args.pace, contract=contract)
             print(result.line())
             totals[contract][0] += sum(result.kinds.values())

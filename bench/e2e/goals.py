@@ -61,6 +61,7 @@ from bench.e2e.openloop import (
     Floor,
     OpenLoopRun,
     RunResult,
+    add_contract_argument,
     ms,
     report,
     stoppable,
@@ -122,7 +123,7 @@ def verdict(ratio: float, goal: float, result: RunResult) -> str:
 async def latency_goals(args: argparse.Namespace, wanted: Sequence[int]) -> list[GoalLine]:
     floor = Floor(
         shoes=args.shoes, pace=args.pace, seconds=args.seconds, seed=args.seed,
-        transport="tcp" if args.tcp else "pty",
+        contract=args.contract, transport="tcp" if args.tcp else "pty",
     )  # fmt: skip
     lines = []
     if 1 in wanted or 3 in wanted:
@@ -175,7 +176,7 @@ def cpu_goal(full: RunResult) -> GoalLine:
 async def floor_goal(args: argparse.Namespace) -> GoalLine:
     floor = Floor(
         shoes=FLOOR_SHOES, pace=1.0, seconds=args.floor_seconds, transport="tcp",
-        baselines=(), seed=args.seed, games=(Game.TRIPLE_ATTACK,),
+        baselines=(), seed=args.seed, contract=args.contract, games=(Game.TRIPLE_ATTACK,),
     )  # fmt: skip
     many = await measure(floor)
     one = await measure(replace(floor, shoes=1, seconds=args.single_seconds))
@@ -198,7 +199,7 @@ async def ceiling_goal(args: argparse.Namespace) -> tuple[GoalLine, float | None
     """The highest rate over 32 shoes with p99 under 50 ms; returns it too (for goal 7)."""
     floor = Floor(
         shoes=CEILING_SHOES, seconds=args.step_seconds, baselines=(), seed=args.seed,
-        transport="tcp" if args.tcp else "pty",
+        contract=args.contract, transport="tcp" if args.tcp else "pty",
     )  # fmt: skip
     results: dict[float, RunResult] = {}
 
@@ -245,7 +246,7 @@ async def sustained_goal(args: argparse.Namespace) -> GoalLine:
     """Goal 5: a floor's sustained load (the module's docstring)."""
     floor = Floor(
         shoes=args.sustained_tables, pace=args.sustained_pace, seconds=args.sustained_seconds,
-        transport="tcp", baselines=("bare",), seed=args.seed,
+        transport="tcp", baselines=("bare",), seed=args.seed, contract=args.contract,
     )  # fmt: skip
     record = args.record
     stalls = StallWatch(record, py_spy=args.py_spy, limit=args.record_waits_over)
@@ -284,7 +285,8 @@ async def sustained_goal(args: argparse.Namespace) -> GoalLine:
 async def memory_goal(args: argparse.Namespace, rate: float) -> GoalLine:
     floor = Floor(
         shoes=CEILING_SHOES, pace=rate / CEILING_SHOES, cards=args.long_cards, baselines=(),
-        seed=args.seed, drain=120.0, transport="tcp" if args.tcp else "pty",
+        seed=args.seed, contract=args.contract, drain=120.0,
+        transport="tcp" if args.tcp else "pty",
     )  # fmt: skip
     result = await measure(floor)
     samples = result.rss_samples
@@ -335,6 +337,7 @@ async def main() -> int:
     parser.add_argument("--long-cards", type=int, default=LONG_CARDS, help="goal 7")
     parser.add_argument("--tcp", action="store_true", help="goals 1-3, 6 and 7 over TCP, not ptys")
     parser.add_argument("--seed", type=int, default=1)
+    add_contract_argument(parser)
     add_nice_argument(parser)
     add_daemon_tree_argument(parser)
     args = parser.parse_args()

@@ -171,15 +171,17 @@ def write_config(
     *,
     sync: str | None = "full",
     automated: bool = True,
+    contract: int | None = None,
 ) -> Path:
     """The daemon's TOML in `directory` (its journal in `state` there, `[journal] sync` as
     given, None: the daemon's default): one `[[table]]` per (table mapping, serial port or
     (host, port) of a serial device server). `automated`: the players are programs as fast as
-    the daemon (`AUTOMATED_CONSOLE` request limits); else a real table's defaults."""
+    the daemon (`AUTOMATED_CONSOLE` request limits); else a real table's defaults. `contract`:
+    the console contract (`mqtt.contract`; None: the daemon's default)."""
     return write_service_config(
         directory / "shoe2mqtt.toml", broker, node="bench",
         state_directory=directory / "state", tables=tables, baudrate=BAUDRATE, sync=sync,
-        requests=AUTOMATED_CONSOLE if automated else None,
+        requests=AUTOMATED_CONSOLE if automated else None, contract=contract,
     )  # fmt: skip
 
 

@@ -76,6 +76,7 @@ from bench.e2e.profile import PySpy, summarize
 from bench.e2e.shoes import make_shoe
 from daemon.cli.main import build_parser
 from daemon.testing import content
+from daemon.wire.round_message import CONTRACTS, ROUND_CONTRACT, unbundled
 from drivers.codecs import reference
 from rules.config import TableConfig
 from rules.games import Game
@@ -135,6 +136,9 @@ class Floor:
     cards: int | None = None
     drain: float = 60.0  # seconds allowed after the last step for what is still due
     games: tuple[Game, ...] = tuple(Game)  # the tables' games, in turn
+    # The console contract the daemon publishes under: 4, one message an input, is the one
+    # the goals' messages per card are measured under (docs/performance.md).
+    contract: int = ROUND_CONTRACT
 
     @property
     def rate(self) -> float:
@@ -145,7 +149,7 @@ class Floor:
         limit = f"{self.cards:,} cards" if self.cards else f"{self.seconds:g} s"
         return (
             f"{self.shoes} shoes x {self.pace:g} cards/s = {self.rate:g} cards/s over "
-            f"{self.transport}, {limit}, journal sync: {sync}"
+            f"{self.transport}, {limit}, journal sync: {sync}, console contract {self.contract}"
         )
 
 
@@ -404,7 +408,7 @@ class OpenLoopRun:
             (mapping, lane.shoe.shoe_section())
             for mapping, lane in zip(self.mappings, self.lanes, strict=True)
         ]
-        config = write_config(directory, broker, tables, sync=floor.sync)
+        config = write_config(directory, broker, tables, sync=floor.sync, contract=floor.contract)
         daemon = ReadyDaemon(config, directory)
         await daemon.start()
         stack.push_async_callback(daemon.stop)
@@ -558,21 +562,38 @@ class OpenLoopRun:
             if watch is None or rest.startswith("request/"):  # the bench's own requests
                 continue
             self.tally.messages += 1
+            if rest == "round" and payload.startswith(b'{"schema"'):  # contract 4: numbered
+                body = json.loads(payload)
+                self._numbered(watch, body)
+                for part_topic, part in unbundled(topic, body)[:-1]:  # what it carried
+                    self._timed(table, watch, part_topic[prefix + len(table) + 1 :], part, now)
+                continue
             if not rest.startswith(TIMED):
                 continue
             body = json.loads(payload)
-            seq = int(body["seq"])
-            if seq <= watch.last_seq:
-                self.tally.out_of_order += 1
-            watch.last_seq = seq
-            if rest in CARDS_TAKEN:
-                watch.cards_seen += 1
-            if rest == "settlement":
-                self._settlement(table, watch, body, now)
-            elif rest.startswith("response/"):
-                self._response(table, watch, body, now)
-            elif rest.startswith("notice/"):
-                self.tally.notices[rest.removeprefix("notice/")] += 1
+            self._numbered(watch, body)
+            self._timed(table, watch, rest, body, now)
+
+    def _numbered(self, watch: TableWatch, body: dict[str, Any]) -> None:
+        """A numbered message: the daemon's messages arrive in its `seq` order."""
+        seq = int(body["seq"])
+        if seq <= watch.last_seq:
+            self.tally.out_of_order += 1
+        watch.last_seq = seq
+
+    def _timed(
+        self, table: str, watch: TableWatch, rest: str, body: dict[str, Any], now: float
+    ) -> None:
+        """A card taken, a settlement, a response or a notice (`rest`: its topic under the
+        table's), received at `now`."""
+        if rest in CARDS_TAKEN:
+            watch.cards_seen += 1
+        if rest == "settlement":
+            self._settlement(table, watch, body, now)
+        elif rest.startswith("response/"):
+            self._response(table, watch, body, now)
+        elif rest.startswith("notice/"):
+            self.tally.notices[rest.removeprefix("notice/")] += 1
 
     def _relay_frame(self, topic: str, payload: bytes, now: float) -> None:
         kind_part, _, index = topic.partition("/")
@@ -848,6 +869,13 @@ def report(result: RunResult) -> list[str]:
     return lines
 
 
+def add_contract_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--contract", type=int, choices=CONTRACTS, default=ROUND_CONTRACT,
+        help="the console contract the daemon publishes under (mqtt.contract; default 4)",
+    )  # fmt: skip
+
+
 def add_floor_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shoes", type=int, default=8)
     parser.add_argument("--pace", type=float, default=5.0, help="cards a second per shoe")
@@ -856,6 +884,7 @@ def add_floor_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tcp", action="store_true", help="shoes over TCP, not ptys")
     parser.add_argument("--sync", choices=["full", "normal"], help="the daemon's journal sync")
     parser.add_argument("--seed", type=int, default=1)
+    add_contract_argument(parser)
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds not measured")
     parser.add_argument(
         "--drain", type=float, default=60.0,
@@ -879,6 +908,7 @@ async def main() -> int:
         shoes=args.shoes, pace=args.pace, seconds=args.seconds, cards=args.cards,
         transport="tcp" if args.tcp else "pty", sync=args.sync,
         baselines=tuple(args.baselines), seed=args.seed, warmup=args.warmup, drain=args.drain,
+        contract=args.contract,
     )  # fmt: skip
     print(f"machine: {machine()}", flush=True)
     profiling = None

@@ -110,14 +110,20 @@ class ConsoleLink:
         if isinstance(body, dict):
             self.contract.heard(body)
         if "/response/" in topic:
-            sent = self.contract.answer(body) if isinstance(body, dict) else None
-            if sent is not None:
-                waiter = self._waiting.pop(sent.transaction, None)
-                if waiter is not None and not waiter.done():
-                    waiter.set_result(None)
-                self.on_change()
+            self._answered(body)
             return
+        if isinstance(body, dict) and isinstance(body.get("response"), dict):
+            # console contract 4: the response rides on the round message its request made
+            self._answered(body["response"])
         if self.model.apply(topic, payload):
+            self.on_change()
+
+    def _answered(self, body: object) -> None:
+        sent = self.contract.answer(body) if isinstance(body, dict) else None
+        if sent is not None:
+            waiter = self._waiting.pop(sent.transaction, None)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
             self.on_change()
 
     async def send(self, command: str, fields: dict[str, Any], by: str) -> Sent:

@@ -4,7 +4,8 @@ sans I/O (daemon/display/model.py routes each message to its table).
 - A table's round starts from the daemon's round state (retained, `as_of` the last `seq` it
   reflects) and follows the numbered events after it (daemon/display/following.py), so the
   view never lags the events nor shows a settlement beside a hole card still face down; the
-  next state replaces what the events made of the last.
+  next state replaces what the events made of the last. Under console contract 4 every
+  input's one message is such a state, `as_of` its own `seq`: nothing is left to follow.
 - Each table keeps its current round's settlements, all of them, in the order the daemon
   published them (the regulations' order), merged from the retained snapshot and the live
   settlement messages and deduplicated; and the last `HISTORY` rounds for "on demand".
@@ -92,7 +93,9 @@ class TableModel:
             case ["journal"]:
                 self.journal = dict(body)
             case ["round"]:
-                return self.take_state(body)
+                changed = self.take_state(body)
+                self._take_carried(body)
+                return changed
             case ["event", _]:
                 return self.take_event(body)
             case ["settlement"]:
@@ -118,6 +121,14 @@ class TableModel:
         for event in self.followed:
             self._fold(event)
         return True
+
+    def _take_carried(self, body: dict[str, Any]) -> None:
+        """Under console contract 4 the round message carries what its input caused: the
+        state holds the round's settlements and notices, not a notice told between rounds."""
+        events = body.get("events")
+        for event in events if isinstance(events, list) else []:
+            if isinstance(event, dict) and event.get("type") == "notice":
+                self.take_notice(event)
 
     def take_event(self, body: dict[str, Any]) -> bool:
         """A numbered round event: applied to the round the view shows, unless the round

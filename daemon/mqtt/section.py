@@ -54,7 +54,16 @@ def plain_settings(
     return given
 
 
-_PLAIN_KEYS: Final = ("host", "port", "node", "client_id", "keepalive", "base_topic", "username")
+_PLAIN_KEYS: Final = (
+    "host",
+    "port",
+    "node",
+    "client_id",
+    "keepalive",
+    "base_topic",
+    "username",
+    "contract",
+)
 _KNOWN_KEYS: Final = frozenset(
     {
         *_PLAIN_KEYS,

@@ -24,6 +24,7 @@ from daemon.mqtt.section import (
     tls_from,
 )
 from daemon.mqtt.tls_settings import TlsSettings
+from daemon.wire.round_message import CONTRACTS, DEFAULT_CONTRACT
 from daemon.wire.topics import MAX_SEGMENT, Topics, valid_segment
 from drivers.transports import is_host
 from rules.config import describe_value, out_of_range
@@ -119,6 +120,8 @@ class MqttSettings:
     username: str | None = None
     password: Secret | None = None
     reconnect: BackoffPolicy = DEFAULT_RECONNECT
+    # The console contract the tables publish under (docs/mqtt.md): journaled with each start.
+    contract: int = DEFAULT_CONTRACT
 
     def __post_init__(self) -> None:
         if self.client_id == "" and isinstance(self.node, str):
@@ -147,6 +150,14 @@ class MqttSettings:
             or not _BASE_TOPIC.fullmatch(self.base_topic)
         ):
             yield "base_topic", _BASE_TOPIC_RULE
+        if isinstance(self.contract, bool) or self.contract not in CONTRACTS:
+            yield (
+                "contract",
+                (
+                    f"must be one of {', '.join(map(str, CONTRACTS))} (the console contract the "
+                    f"tables publish under), not {describe_value(self.contract)}"
+                ),
+            )
         if self.username is not None and not _is_name(self.username, spaces=True):
             yield "username", f"must be printable text, at most {_MAX_NAME} characters, or left out"
         elif self.password is not None and self.username is None:
@@ -168,9 +179,9 @@ class MqttSettings:
     ) -> MqttSettings:
         """Validate the `[mqtt]` table of the TOML config (as parsed by tomllib).
 
-        Keys: host (required), port, node, client_id, keepalive, base_topic, username, and at most
-        one of password_file / password_env; sub-tables `tls` (ca_file, cert_file, key_file,
-        insecure) and `reconnect` (initial, maximum, multiplier, jitter; seconds).
+        Keys: host (required), port, node, client_id, keepalive, base_topic, contract, username,
+        and at most one of password_file / password_env; sub-tables `tls` (ca_file, cert_file,
+        key_file, insecure) and `reconnect` (initial, maximum, multiplier, jitter; seconds).
         `environ` defaults to `os.environ`; tests pass their own. `read_files=False` reads
         neither the TLS files nor the password (for commands that never connect); the
         settings then carry no password.

@@ -44,14 +44,26 @@ _COLUMNS = (
     "decks: 'BIGINT', deck_kind: 'VARCHAR', paytable: 'JSON', dealer_hits_soft_17: 'BOOLEAN'}"
 )
 
-# Every statement reads the `lines` view, a table of the archive's lines (_COLUMNS).
+# Every statement reads the `lines` view, a table of the archive's lines (_COLUMNS). A round
+# message of console contract 4 is read as what it carried, each with its envelope's table and
+# time, ordered within its `seq` by its place (`seq` here orders; it is no message's number).
 _SQL = """
+CREATE TEMP TABLE published AS
+SELECT filename, CAST(message->>'seq' AS DOUBLE) AS seq, message FROM lines
+WHERE type = 'published' AND json_type(message, '$.events') IS DISTINCT FROM 'ARRAY'
+UNION ALL
+SELECT filename, CAST(message->>'seq' AS DOUBLE) + i / 1000.0 AS seq,
+       json_merge_patch(json_object('table', message->>'table', 'ts', message->>'ts'), e)
+FROM (SELECT filename, message, unnest(CAST(message->'events' AS JSON[])) AS e,
+             generate_subscripts(CAST(message->'events' AS JSON[]), 1) AS i
+      FROM lines WHERE type = 'published' AND json_type(message, '$.events') = 'ARRAY');
+
 CREATE TEMP TABLE msgs AS
 SELECT filename, message->>'table' AS tbl, message->>'type' AS mtype,
-       CAST(message->>'seq' AS BIGINT) AS seq, message->>'ts' AS ts,
+       seq, message->>'ts' AS ts,
        TRY_CAST(message->>'round' AS BIGINT) AS rnd, message AS m
-FROM lines
-WHERE type = 'published' AND message->>'type' IN (
+FROM published
+WHERE message->>'type' IN (
     'round_opened', 'round_ended', 'card_dealt', 'card_burned', 'wager_accepted',
     'settlement', 'notice', 'shoe_shuffled');
 

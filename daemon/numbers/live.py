@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 HISTORY: Final = 500  # the shift's last rounds the state carries (60 an hour, 8 hours)
 _QUIET_SNAPSHOT = re.compile(rb'"doubt":\s*null')  # a snapshot that flags nothing: not read
+# A round message of console contract 4 that carries events: read, however quiet its round.
+_CARRIES = re.compile(rb'"events":\s*\[\s*\{')
 
 
 @dataclass(slots=True)
@@ -72,7 +74,11 @@ class ShiftStats:
         if request is not None:
             self.folder.feed(request)
         for topic, payload in payloads:
-            if topic.endswith("/round") and _QUIET_SNAPSHOT.search(payload):
+            if (
+                topic.endswith("/round")
+                and _QUIET_SNAPSHOT.search(payload)
+                and not _CARRIES.search(payload)
+            ):
                 continue  # most snapshots: nothing of them counts, and they are the largest
             message = json.loads(payload)
             if isinstance(message, dict):

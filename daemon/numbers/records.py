@@ -202,10 +202,18 @@ class RoundFolder:
         return []
 
     def message(self, message: Mapping[str, Any]) -> list[RoundRecord | ShoeRecord]:
-        """One published message (the envelope's `type` says what it is)."""
+        """One published message (the envelope's `type` says what it is). A round message of
+        console contract 4 is what it carried, each with its envelope's time, then itself."""
         kind = message.get("type")
+        done: list[RoundRecord | ShoeRecord] = []
+        carried = message.get("events")
+        if kind == "round_snapshot" and isinstance(carried, list):
+            stamp = {"table": message.get("table"), "ts": message.get("ts")}
+            for event in carried:
+                if isinstance(event, dict):
+                    done += self.message({**stamp, **event})
         handler = _HANDLERS.get(str(kind))
-        return handler(self, message) if handler is not None else []
+        return done + handler(self, message) if handler is not None else done
 
     # ------------------------------------------------------------ shoes
     def _shuffled(self, message: Mapping[str, Any]) -> list[RoundRecord | ShoeRecord]:

@@ -15,7 +15,6 @@ from daemon.journal import StorageFault, journal_error, prepare_state_directory
 from daemon.parts.storage import RETRY_FIRST, RETRY_MAX
 from daemon.table.records import ConfigRecord, StartRecord
 from daemon.table.runner import TableRunner
-from daemon.table.state import CONSOLE_CONTRACT
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
@@ -121,12 +120,14 @@ class Recovery:
         # The start and new settings are the table's first items, journaled by its
         # consumer like any other: on a full disk they wait there, the daemon runs on.
         if new:  # the settings first: a replay from the table's first event starts there
-            table.queue.put_nowait(ConfigRecord(table.setup.table, CONSOLE_CONTRACT))
-        start = StartRecord(table.setup.shoe.protocol, self.config.mqtt.node, CONSOLE_CONTRACT)
+            table.queue.put_nowait(ConfigRecord(table.setup.table, self.config.mqtt.contract))
+        start = StartRecord(
+            table.setup.shoe.protocol, self.config.mqtt.node, self.config.mqtt.contract
+        )
         table.queue.put_nowait(start)
         service = table.service
         if not new and (service.pending_config or service.config).to_mapping() != configured:
-            table.queue.put_nowait(ConfigRecord(table.setup.table, CONSOLE_CONTRACT))
+            table.queue.put_nowait(ConfigRecord(table.setup.table, self.config.mqtt.contract))
         self.storage.ok(table_id)
         log.info(
             "journal.replayed",

@@ -15,7 +15,6 @@ from daemon.configuration.reload import log_plan, plan_reload
 from daemon.configuration.service_config import load_config
 from daemon.system import logs
 from daemon.table.records import ConfigRecord
-from daemon.table.state import CONSOLE_CONTRACT
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -78,7 +77,7 @@ class Reloading:
             # the round in progress ends.
             table = self.tables[setup.table.table_id]
             table.setup = setup
-            table.queue.put_nowait(ConfigRecord(setup.table, CONSOLE_CONTRACT))
+            table.queue.put_nowait(ConfigRecord(setup.table, self.config.mqtt.contract))
         self.config = running
         log_plan(plan)
         info = dataclasses.replace(

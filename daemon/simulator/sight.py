@@ -17,6 +17,8 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
+from daemon.wire.round_message import is_round_message, unbundled
+
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
@@ -34,6 +36,9 @@ class Received:
     topic: str
     payload: bytes
     retain: bool = False
+    # One of what a contract 4 round message carried, as contract 3 published it (`received`):
+    # kept beside that message, so every wait reads both contracts alike.
+    carried: bool = False
 
     @property
     def body(self) -> dict[str, Any]:
@@ -44,6 +49,22 @@ class Received:
     @property
     def is_json(self) -> bool:
         return self.payload.startswith(b"{")
+
+
+def received(topic: str, payload: bytes, *, retain: bool = False) -> list[Received]:
+    """A message as received and, after a contract 4 round message, what it carried, each
+    as contract 3 published it (daemon.wire.round_message)."""
+    message = Received(topic, payload, retain)
+    if not (topic.endswith("/round") and message.is_json):
+        return [message]
+    body = message.body
+    if not is_round_message(topic, body):
+        return [message]
+    parts = unbundled(topic, body)
+    return [message] + [
+        Received(part_topic, json.dumps(part).encode(), retain, carried=True)
+        for part_topic, part in parts
+    ]
 
 
 class Answers(Protocol):
@@ -168,7 +189,7 @@ class TableLog:
 
     def take(self, topic: str, payload: bytes) -> None:
         """A message of this table's (`owns(topic)`), as received."""
-        message = Received(topic, payload)
+        message, *carried = received(topic, payload)
         if message.is_json:
             body = message.body
             seq = body.get("seq", body.get("as_of"))  # a round state says what it reflects
@@ -176,7 +197,7 @@ class TableLog:
                 self._seen = max(self._seen, seq)
             if topic == self.topics.round_snapshot(self.table):
                 self._latest = latest_state([b for b in (self._latest, body) if b is not None])
-        self._messages.append(message)
+        self._messages += [message, *carried]
         self._arrived.set()
 
     def mark(self) -> int:

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from daemon.table.round_state import ROUND_CHANGED, STATE_CONTRACT, state_message
+from daemon.table.round_state import (
+    CARRIED,
+    ROUND_CHANGED,
+    ROUND_CONTRACT,
+    STATE_CONTRACT,
+    state_message,
+)
 from daemon.table.state import MAX_ROUND_NOTICES, TableState
 from daemon.wire.requests import response_body
 from rules.outputs import Notice, Settlement
@@ -38,7 +44,7 @@ class Publishing(TableState):
                 body["review"] = bool(self.review)
                 self._told.settled(self.table_id, output.result.value)
                 self.round_settlements.append(body)
-                out.append(self.envelopes.seal(self.topics.settlement(self.table_id), body))
+                out.append(self._numbered(self.topics.settlement(self.table_id), body))
                 self._log_info(
                     "table.settled",
                     table=self.table_id,
@@ -52,11 +58,9 @@ class Publishing(TableState):
             elif isinstance(output, Notice):
                 self._told.noticed(self.table_id, output.kind)
                 self._keep_notice(body)
-                out.append(
-                    self.envelopes.seal(self.topics.notice(self.table_id, output.kind), body)
-                )
+                out.append(self._numbered(self.topics.notice(self.table_id, output.kind), body))
             else:
-                out.append(self.envelopes.seal(self.topics.event(self.table_id, kind), body))
+                out.append(self._numbered(self.topics.event(self.table_id, kind), body))
         return out, ended
 
     def _flag(self, reason: str, message: str) -> list[Outbound]:
@@ -74,7 +78,37 @@ class Publishing(TableState):
         self._log_info(
             "table.notice", table=self.table_id, round=self.round_id, kind=kind, message=message
         )
-        return self.envelopes.seal(self.topics.notice(self.table_id, kind), body)
+        return self._numbered(self.topics.notice(self.table_id, kind), body)
+
+    def _numbered(self, topic: str, body: dict[str, Any]) -> Outbound:
+        """A round event, settlement or notice: its own numbered message on `topic`; under
+        contract 4, while an input is applied, carried by the input's one message."""
+        if self._applying and self.contract >= ROUND_CONTRACT:
+            self._carried.append(body)
+            return CARRIED
+        return self.envelopes.seal(topic, body)
+
+    def one_message(self, out: list[Outbound]) -> list[Outbound]:
+        """Under contract 4, what an input caused (`out`, as `apply` made it) as one numbered
+        message on `<table>/round`, retained: the round as it stands after the input, `as_of`
+        its own `seq`, with `events` (what it caused, in order) and, for a request, `response`.
+        The table's reader state and the surveillance's messages keep their own topics (their
+        own retained value; their ACL) and come first: the round message is sealed last, so
+        `seq` follows the order the outbox sends them in. Nothing changed, nothing is sent."""
+        carried, self._carried = self._carried, []
+        response, self._response = self._response, None
+        own = [m for m in out if m is not CARRIED and m is not ROUND_CHANGED]
+        if len(own) == len(out) and response is None:
+            return out
+        seq = self.envelopes.next_seq
+        body: dict[str, Any] = {"type": "round_snapshot", "as_of": seq, **self._snapshot_body()}
+        body["events"] = carried
+        if response is not None:
+            body["response"] = response
+        return [
+            *own,
+            self.envelopes.seal(self.topics.round_snapshot(self.table_id), body, retain=True),
+        ]
 
     def _keep_notice(self, body: dict[str, Any]) -> None:
         """For the snapshot, which shows the latest only: a round a console fills with
@@ -123,4 +157,7 @@ class Publishing(TableState):
     def _answer(self, command: str, transaction: object, answer: dict[str, Any]) -> Outbound:
         """The response: `answer` is its status with its data or error (and `duplicate`)."""
         body = response_body(command, transaction, self.node, answer)
+        if self._applying and self.contract >= ROUND_CONTRACT:  # carried: `one_message`
+            self._response = body
+            return CARRIED
         return self.envelopes.seal(self.topics.response(self.table_id, command), body)

@@ -33,20 +33,38 @@ from typing import TYPE_CHECKING, Any, Final
 
 from daemon.wire.envelope import Outbound
 
+# STATE_CONTRACT: the first console contract under which the round snapshot is a state
+# (journaled with each start, so a journal written under 2 replays its numbered snapshots byte
+# for byte); ROUND_CONTRACT: the first under which an input is one numbered message, the round
+# as it stands after it with what the input caused (`Publishing.one_message`).
+from daemon.wire.round_message import ROUND_CONTRACT, STATE_CONTRACT
+
+__all__ = [
+    "CARRIED",
+    "INTERVAL",
+    "ROUND_CHANGED",
+    "ROUND_CONTRACT",
+    "STATE_CONTRACT",
+    "RoundStates",
+    "RoundThrottle",
+    "phase",
+    "state_message",
+]
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from daemon.table.service import TableService
 
 INTERVAL: Final = 0.25  # seconds: the most a published state lags the round it shows
-# The first console contract under which the round snapshot is a state (journaled with each
-# start, so a journal written under 2 replays its numbered snapshots byte for byte).
-STATE_CONTRACT: Final = 3
 
 Phase = tuple[Any, ...]
 # What `TableService.snapshot()` gives inside `TableService.apply` under contract 3: the round
 # changed, no message (`TableService.apply` takes it out); the state is made when it is sent.
 ROUND_CHANGED: Final = Outbound("", b"", 1, True, "", 0)
+# What a numbered message's maker gives inside `TableService.apply` under contract 4: its body
+# is carried by the input's one message on `<table>/round` (`Publishing.one_message`).
+CARRIED: Final = Outbound("", b"", 1, False, "", 0)
 
 
 def state_message(topic: str, body: dict[str, Any], *, as_of: int, ts: str) -> Outbound:

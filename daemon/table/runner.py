@@ -31,6 +31,7 @@ from daemon.journal.rows import Checkpoint, RoundEntry
 from daemon.table.records import read
 from daemon.table.service import TableService
 from daemon.wire.envelope import Envelopes
+from daemon.wire.round_message import unbundled_outbound
 from rules.config import TableConfig
 
 if TYPE_CHECKING:
@@ -193,8 +194,9 @@ class TableRunner:
         self, opened: _OpenRound, n: int, at: str, messages: list[Outbound]
     ) -> RoundEntry:
         ended_topic = self.service.topics.event(self.table.table_id, "round_ended")
+        said = [part for m in messages for part in unbundled_outbound(m)]  # contract 4's too
         voided = any(
-            json.loads(m.payload).get("voided") is True for m in messages if m.topic == ended_topic
+            json.loads(m.payload).get("voided") is True for m in said if m.topic == ended_topic
         )
         return RoundEntry(
             self.table.table_id,

@@ -53,7 +53,7 @@ from daemon.table.records import (
     UnreadableRecord,
     read,
 )
-from daemon.table.round_state import STATE_CONTRACT
+from daemon.table.round_state import ROUND_CONTRACT, STATE_CONTRACT
 
 if TYPE_CHECKING:
     from daemon.journal import EventKind
@@ -80,6 +80,7 @@ class TableService(ConsoleRequests, ReaderEvents, Checkpointing):
         """
         self.envelopes.at = at
         self._applying = True
+        self._carried, self._response = [], None
         try:
             out = self._apply_record(record, at)
         except Exception as exc:  # noqa: BLE001 - the daemon must never stop; see above
@@ -93,10 +94,13 @@ class TableService(ConsoleRequests, ReaderEvents, Checkpointing):
                 error=type(exc).__name__,
                 where="".join(traceback.format_tb(exc.__traceback__)[-3:]),
             )
+            self._carried, self._response = [], None  # what the failed event began: not said
             out = self.internal_error()
         finally:
             self._applying = False
         self.custody.follow_wait(self._awaiting(), at)
+        if self.contract >= ROUND_CONTRACT:  # one numbered message: the round, what it caused
+            return self.one_message(out)
         if self.contract >= STATE_CONTRACT:  # the round state: noted, not numbered
             kept = [m for m in out if m.seq]
             self._round_changed = self._round_changed or len(kept) < len(out)

@@ -49,7 +49,8 @@ DEFAULT_PROTOCOL: Final = "reference"
 # console declared it (no more bets, each hand's decision); 1, before declarations, placed
 # each card as it came. Journaled with every start, so a journal written under 1 replays
 # under 1: every message it made is made again, byte for byte (decision D4). 3: the round
-# snapshot is a state outside the numbering (daemon.table.round_state).
+# snapshot is a state outside the numbering (daemon.table.round_state); 4: one numbered
+# message an input, the round with what the input caused (`mqtt.contract`, decision M5).
 CONSOLE_CONTRACT: Final = 3
 # The first contract under which a card waits for its place to be declared: fixed, not the
 # current contract, or a journal written under 2 would replay placing cards as they came.
@@ -127,6 +128,9 @@ class TableState:
         self.observer: TableObserver = UNOBSERVED
         self._round_changed = False  # the round state to publish changed (table.round_state)
         self._applying = False  # in TableService.apply: a snapshot is only noted, not made
+        # Under contract 4, what the input being applied caused: one message carries it all.
+        self._carried: list[dict[str, Any]] = []
+        self._response: dict[str, Any] | None = None
         # surveillance hook: the shoe's census, the seats' evidence (daemon.table.surveillance)
         self.surveillance = TableSurveillance(config, topics, envelopes)
 

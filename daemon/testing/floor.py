@@ -123,12 +123,20 @@ def _record(event: TableEvent, frame: int) -> tuple[str, dict[str, Any]]:
 
 
 def journal_events(
-    config: TableConfig, start: datetime, days: int, seed: int, pace: Pace = Pace()
+    config: TableConfig,
+    start: datetime,
+    days: int,
+    seed: int,
+    pace: Pace = Pace(),
+    *,
+    contract: int | None = None,
 ) -> Iterator[JournalEvent]:
-    """The events as the journal numbers and chains them (a `config` event first)."""
+    """The events as the journal numbers and chains them (a `config` event first, naming the
+    console `contract` if given, as the daemon journals a new table's)."""
     previous = GENESIS
     opened = start.replace(hour=pace.opens) - timedelta(days=1)
-    first = [("config", {"table": config.to_mapping()}, opened)]
+    named = {} if contract is None else {"contract": contract}
+    first = [("config", {"table": config.to_mapping(), **named}, opened)]
     events = itertools.chain(first, table_events(config, start, days, seed, pace))
     for n, (kind, body, at) in enumerate(events, start=1):
         stamp = at.isoformat(timespec="milliseconds")
@@ -161,17 +169,19 @@ async def write_journal(
     pace: Pace = Pace(),
     *,
     keep_days: int | None = None,
+    contract: int | None = None,
 ) -> None:
     """A state directory's journal of `days` days of `configs`' tables, written by the
     journal's own store (events, checkpoints at each round's end, every message delivered);
     with `keep_days`, the days older than that archived by the journal's own archiver, as
-    the daemon's archive task leaves them at the end of the last day."""
+    the daemon's archive task leaves them at the end of the last day; its tables under the
+    console `contract` if given."""
     prepare_state_directory(state)
     journal = Journal(state / JOURNAL_FILE, sync="normal")
     await journal.open()
     try:
         for index, config in enumerate(configs):
-            events = journal_events(config, start, days, seed=index, pace=pace)
+            events = journal_events(config, start, days, seed=index, pace=pace, contract=contract)
             first = next(events)
             replay = TableRunner.begin(
                 TableRecord(config.table_id, protocol="reference"), Topics(), journal.epoch,

@@ -59,15 +59,18 @@ def write_service_config(  # noqa: PLR0913 - keywords only, each a part of the f
     protocol: str = "reference",
     sync: str | None = None,
     requests: RequestLimits | None = None,
+    contract: int | None = None,
 ) -> Path:
     """The daemon's TOML: the broker (the daemon named `node` on it), the journal in
     `state_directory` (synced as `sync` says, if given), JSON logs at level info
     (production's: every settlement is logged), and a shoe speaking `protocol` on each serial
     port, or behind each (host, port) of a serial device server (TCP); `reconnect` is the
     link's (initial, maximum) backoff; `requests` the `[requests]` limits, for a console faster
-    than a person (daemon.request_gate)."""
+    than a person (daemon.request_gate); `contract` the console contract (`mqtt.contract`)."""
     lines = ["[mqtt]", f"host = {_toml(broker.host)}", f"port = {broker.port}"]
     lines.append(f"node = {_toml(node)}")  # the client id follows: shoe2mqtt-<node>
+    if contract is not None:
+        lines.append(f"contract = {contract}")
     if reconnect is not None:
         lines.append(f"reconnect = {{ initial = {reconnect[0]}, maximum = {reconnect[1]} }}")
     lines += ["[journal]", f"state_directory = {_toml(state_directory)}"]

@@ -70,7 +70,8 @@ class MessageLog:
     def add(self, message: aiomqtt.Message) -> None:
         payload = message.payload
         assert isinstance(payload, bytes), payload  # aiomqtt hands on what the wire carried
-        self.messages.append(Received(str(message.topic), payload, message.retain))
+        # A contract 4 round message, then what it carried as contract 3 published it.
+        self.messages += sight.received(str(message.topic), payload, retain=message.retain)
         self._arrived.set()
 
     async def record(self, client: aiomqtt.Client) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from daemon.numbers.wire import add_stats_channel
 from daemon.wire.availability import CONFLICT, OFFLINE, ONLINE
+from daemon.wire.envelope import SCHEMA_VERSION
 from daemon.wire.payload_schemas import (
     EVENTS,
     INT,
@@ -194,6 +195,26 @@ def _table_presence_channels(api: _Channels, base: str) -> None:
     )
 
 
+# Console contract 4 (`mqtt.contract = 4`): one numbered message an input, the round with
+# what the input caused; `as_of` is then its own `seq`.
+_ONE_MESSAGE: dict[str, Any] = {
+    "schema": {"const": SCHEMA_VERSION},
+    "id": {"type": "string", "description": "contract 4: derived from the journal"},
+    "seq": {"type": "integer", "minimum": 1, "description": "contract 4: per table"},
+    "events": {
+        "type": "array",
+        "items": {"type": "object"},
+        "description": "contract 4: what the input caused, in order: round events, "
+        "settlements and notices, each the body it has on its own topic under contract 3",
+    },
+    "response": {
+        "type": "object",
+        "description": "contract 4, a request's input: the response contract 3 published "
+        "on response/<command>",
+    },
+}
+
+
 def _table_channels(api: _Channels, base: str) -> None:
     """The table's retained state and round state, and its settlements."""
     snapshot = {
@@ -227,8 +248,12 @@ def _table_channels(api: _Channels, base: str) -> None:
         (
             "round_snapshot",
             "round",
-            "The round as anyone at the table sees it: a retained state, no id, no seq.",
-            object_schema(state),
+            (
+                "The round as anyone at the table sees it, retained. Contract 3: a state, no "
+                "id, no seq. Contract 4: one numbered message an input, with `events` and "
+                "`response`."
+            ),
+            object_schema(state, _ONE_MESSAGE),
             "retained public view of the round",
         ),
         (

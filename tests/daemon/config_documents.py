@@ -214,6 +214,8 @@ def documents(draw: st.DrawFn, state_directory: str) -> dict[str, Any]:
         mqtt["keepalive"] = draw(st.integers(5, 65535))
     mqtt["node"] = draw(segments)
     if draw(st.booleans()):
+        mqtt["contract"] = draw(st.sampled_from([3, 4]))
+    if draw(st.booleans()):
         mqtt["base_topic"] = "/".join(draw(st.lists(segments, min_size=1, max_size=3)))
     if draw(st.booleans()):
         initial = draw(st.floats(0.01, 3600))
@@ -247,6 +249,7 @@ TYPES: Final[dict[FieldPath, tuple[type, ...]]] = {
     ("mqtt", "host"): (str,),
     ("mqtt", "port"): (int,),
     ("mqtt", "keepalive"): (int,),
+    ("mqtt", "contract"): (int,),
     ("mqtt", "node"): (str,),
     ("mqtt", "base_topic"): (str,),
     ("mqtt", "reconnect", "initial"): (int, float),
@@ -288,6 +291,7 @@ TYPES: Final[dict[FieldPath, tuple[type, ...]]] = {
 RANGES: Final[dict[FieldPath, tuple[int, int]]] = {
     ("mqtt", "port"): (1, 65535),
     ("mqtt", "keepalive"): (5, 65535),
+    ("mqtt", "contract"): (3, 4),
     ("journal", "outbox_limit"): (100, 1_000_000),
     ("table", 0, "decks"): (1, 8),
     ("table", 0, "seats"): (1, 7),

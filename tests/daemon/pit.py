@@ -26,6 +26,7 @@ from daemon.mqtt.settings import MqttSettings
 from daemon.service import Daemon
 from daemon.system.notify import Notifier
 from daemon.testing import STEP_TIMEOUT, MessageLog, response_to
+from daemon.wire.round_message import DEFAULT_CONTRACT
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 from drivers.transports import SerialSettings
 from rules.config import TableConfig
@@ -81,12 +82,17 @@ class Pit(MessageLog):
         return found.body
 
 
-def pit_config(table: dict[str, Any], shoe_path: str, broker: Mosquitto) -> ServiceConfig:
+def pit_config(
+    table: dict[str, Any], shoe_path: str, broker: Mosquitto, *, contract: int = DEFAULT_CONTRACT
+) -> ServiceConfig:
     game = TableConfig.from_mapping(table)
     return ServiceConfig(
         path=Path("<test>"),
         mqtt=MqttSettings(
-            host=broker.host, port=broker.port, client_id=f"shoe2mqtt-{game.table_id}"
+            host=broker.host,
+            port=broker.port,
+            client_id=f"shoe2mqtt-{game.table_id}",
+            contract=contract,
         ),
         tables=(TableSetup(game, ShoeConfig("reference", SerialSettings(port=shoe_path))),),
         logging=LoggingConfig(format="json", level="warning"),
@@ -122,10 +128,12 @@ async def running_pit(
     *,
     state_directory: Path | None = None,
     notifier: Notifier | None = None,
+    contract: int = DEFAULT_CONTRACT,
 ) -> AsyncIterator[Pit]:
     """The daemon serving one table whose shoe deals `script`, and a recorder on `#`.
 
     The journal lives in `state_directory` (kept, for restart tests) or a fresh temporary one.
+    `contract`: the console contract the daemon publishes under (`mqtt.contract`).
     """
     async with contextlib.AsyncExitStack() as stack:
         shoe = await stack.enter_async_context(
@@ -139,7 +147,9 @@ async def running_pit(
             stack.enter_context(tempfile.TemporaryDirectory(prefix="pit-state-"))
         )
         daemon = Daemon(
-            dataclasses.replace(pit_config(table, shoe.path, broker), state_directory=state),
+            dataclasses.replace(
+                pit_config(table, shoe.path, broker, contract=contract), state_directory=state
+            ),
             notifier=notifier or Notifier(),
         )
         pit = Pit(table["id"], shoe, client, daemon)

@@ -17,7 +17,7 @@ import pytest
 from daemon.round_log import replay
 from daemon.simulator.tables import DEMO_TABLES
 from daemon.testing import DaemonProcess, write_service_config
-from daemon.wire.topics import has_envelope
+from daemon.wire.round_message import ROUND_CONTRACT, STATE_CONTRACT
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 from rules.games import Game
 from tests.daemon.pit import BASE, play, read_example, running_pit, shoe_script
@@ -42,12 +42,15 @@ def _stripped(body: dict[str, Any]) -> dict[str, Any]:
         "triple-attack-dealer-22.jsonl",
     ],
 )
+@pytest.mark.parametrize("contract", [STATE_CONTRACT, ROUND_CONTRACT])
 async def test_a_round_at_the_table_publishes_what_the_rules_decide(
-    example: str, mosquitto: Mosquitto
+    example: str, contract: int, mosquitto: Mosquitto
 ) -> None:
+    """Under either console contract: contract 4's round messages carry what contract 3
+    publishes on its own topics (read here through what they carried)."""
     table, events, lines = read_example(example)
     expected = list(replay(lines))
-    async with running_pit(table, shoe_script(events), mosquitto) as pit:
+    async with running_pit(table, shoe_script(events), mosquitto, contract=contract) as pit:
         errors = await play(pit, events)
     settlements = pit.settlements()
     assert [_stripped(s) for s in settlements] == [r for r in expected if r["type"] == "settlement"]
@@ -64,10 +67,14 @@ async def test_a_round_at_the_table_publishes_what_the_rules_decide(
         for m in pit.messages
         if m.topic.startswith(f"{BASE}/{table['id']}/")
         and "/request/" not in m.topic
-        and has_envelope(m.topic)  # not a state without an envelope (docs/mqtt.md)
+        and not m.carried
+        and "seq" in m.body  # not a state without an envelope (docs/mqtt.md)
     ]
     sequence = [m.body["seq"] for m in published]
     assert sequence == sorted(sequence)  # the daemon's order: QoS 1 over one connection
+    assert len(set(sequence)) == len(sequence)
+    rounds = [m for m in published if m.topic.endswith("/round")]
+    assert bool(rounds) == (contract == ROUND_CONTRACT)  # numbered under contract 4 only
 
 
 async def test_the_hole_card_is_on_no_topic_before_its_reveal(mosquitto: Mosquitto) -> None:

@@ -174,17 +174,21 @@ DEALER_STANDS_ON_TWO: Final[list[dict[str, Any]]] = [
 
 
 def as_the_daemon_publishes(
-    table: dict[str, Any], events: list[dict[str, Any]], *, every: float
+    table: dict[str, Any],
+    events: list[dict[str, Any]],
+    *,
+    every: float,
+    contract: int = CONSOLE_CONTRACT,
 ) -> list[Outbound]:
     """Every message the daemon hands the broker for a round log's events, one every
     `every` seconds, in its order: each journaled event's numbered messages, then the round
     state when daemon.table.round_state lets it go (a change of phase at once, else at most every
-    250 ms)."""
+    250 ms); under `contract` 4, each event's one round message."""
     config = TableConfig.from_mapping(table)
     service = TableService(config, Topics(BASE), Envelopes(config.table_id))
     out: list[Outbound] = []
     states = RoundStates(out.append)
-    start = {"protocol": "reference", "node": "pit-pc", "contract": CONSOLE_CONTRACT}
+    start = {"protocol": "reference", "node": "pit-pc", "contract": contract}
     journaled: list[tuple[EventKind, dict[str, Any]]] = [("start", start)]
     for seq, event in enumerate(events, start=1):
         if event["type"] == "card":

@@ -13,7 +13,10 @@ import pytest
 import structlog
 
 from daemon.display.model import PitModel
+from daemon.table.records import LinkRecord
 from daemon.wire.availability import availability_payload
+from drivers.driver import Disconnected
+from tests.daemon.tables import make_service
 from tests.display.rounds import (
     BASE,
     DEALER_STANDS_ON_TWO,
@@ -78,6 +81,22 @@ def test_every_view_that_lists_a_settlement_shows_the_hole_card_face_up(every: f
     assert [v for v in alone if _results_beside_a_hidden_hole_card(v)]
 
 
+@pytest.mark.parametrize("every", [0.01, 1.0])
+def test_under_contract_4_every_view_is_a_whole_state_and_ends_where_contract_3_ends(
+    every: float,
+) -> None:
+    """One message an input (console contract 4): no view lists a settlement beside the
+    face-down hole card, with nothing to fold; the round ends as contract 3's does."""
+    four = as_the_daemon_publishes(DOUBLE_ATTACK_1, DEALER_STANDS_ON_TWO, every=every, contract=4)
+    assert all(m.topic.endswith(("/round", "/state")) for m in four)
+    views = _views(four, "da-1")
+    assert [v for v in views if v["settlements"]]
+    assert not [v for v in views if _results_beside_a_hidden_hole_card(v)]
+    three = as_the_daemon_publishes(DOUBLE_ATTACK_1, DEALER_STANDS_ON_TWO, every=every)
+    assert _shown(views[-1]) == _shown(_views(three, "da-1")[-1])
+    assert views[-1]["settlements"] == _views(three, "da-1")[-1]["settlements"]
+
+
 def _shown(view: dict[str, Any]) -> Any:
     """What of a round the events and the state must agree on: the cards, totals, wagers and
     how each hand ended (the stage, the turn and what waits are the state's to say)."""
@@ -126,3 +145,19 @@ def test_the_events_make_of_a_state_what_the_next_state_says(name: str) -> None:
             states += 1
             assert before == _shown(model.view(table["id"])), message.payload[:200]
     assert states > 3
+
+
+def test_under_contract_4_a_notice_told_between_rounds_is_shown() -> None:
+    """The round message carries it in `events` (the round state keeps a round's only)."""
+    service = make_service()
+    out = service.apply_body(
+        "start", {"protocol": "reference", "contract": 4}, "2026-12-02T09:00:00.000Z"
+    )
+    out += service.apply(
+        LinkRecord(Disconnected("/dev/shoe", "unplugged", 5, 0.5)), "2026-12-02T09:00:01.000Z"
+    )
+    model = PitModel("casino")
+    for message in out:
+        model.apply(message.topic, message.payload)
+    [notice] = model.tables["bj1"].table_notices
+    assert notice["kind"] == "reader_disconnected"

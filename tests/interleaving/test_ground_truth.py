@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from daemon.testing.interleaving import MIXES, check, run
+from daemon.wire.round_message import ROUND_CONTRACT
 from rules.games import Game
 
 # The mixes that kept the promise over 100,000 rounds (docs/performance.md); every other mix
@@ -46,6 +47,21 @@ CLOSED = (
 def test_a_table_keeps_the_promise_under_every_mix_without_a_finding(seed: int, mix: str) -> None:
     verdict = check(run(seed, MIXES[mix], rounds=8))
     assert verdict.ok, f"run({seed}, MIXES[{mix!r}], rounds=8): {verdict.explain()}"
+
+
+@settings(
+    max_examples=20,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(seed=st.integers(0, 2**32 - 1), mix=st.sampled_from(KEPT))
+def test_under_contract_4_a_table_keeps_the_promise_under_every_mix(seed: int, mix: str) -> None:
+    """One numbered message an input (docs/mqtt.md): the console reads its answers and the
+    round from it, the verdict what it carried; the promise is the same."""
+    verdict = check(run(seed, MIXES[mix], rounds=8, contract=ROUND_CONTRACT))
+    assert verdict.ok, f"run({seed}, MIXES[{mix!r}], rounds=8, contract=4): {verdict.explain()}"
+    assert verdict.rounds == 8
 
 
 @settings(

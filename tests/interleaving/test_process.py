@@ -25,6 +25,7 @@ from daemon.testing import Collector, DaemonProcess, until, write_service_config
 from daemon.testing.interleaving import check
 from daemon.testing.interleaving.live import LiveTable, script
 from daemon.testing.interleaving.truth import TruthTable
+from daemon.wire.round_message import ROUND_CONTRACT, STATE_CONTRACT, unbundled_outbound
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 from rules.config import TableConfig
 from rules.games import Game
@@ -44,8 +45,9 @@ SEATS = 3  # at most, a round
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.parametrize("contract", [STATE_CONTRACT, ROUND_CONTRACT])
 async def test_the_daemon_process_keeps_the_promise_with_a_console_that_lags(
-    tmp_path: Path, mosquitto: Mosquitto
+    tmp_path: Path, mosquitto: Mosquitto, contract: int
 ) -> None:
     rng = random.Random(SEED)  # noqa: S311 - a seeded table, not a secret
     configs = [TableConfig.from_mapping(DEMO_TABLES[game]) for game in GAMES]
@@ -61,7 +63,7 @@ async def test_the_daemon_process_keeps_the_promise_with_a_console_that_lags(
         config_file = write_service_config(
             tmp_path / "shoe2mqtt.toml", mosquitto, node="live", state_directory=tmp_path / "state",
             tables=[(DEMO_TABLES[g], s.path) for g, s in zip(GAMES, shoes, strict=True)],
-            requests=AUTOMATED_CONSOLE,
+            requests=AUTOMATED_CONSOLE, contract=contract,
         )  # fmt: skip
         collector = await stack.enter_async_context(
             Collector(mosquitto.host, mosquitto.port, identifier="live")
@@ -93,7 +95,9 @@ async def test_the_daemon_process_keeps_the_promise_with_a_console_that_lags(
 
 def _placed_by_a_tap(published: Sequence[Outbound]) -> bool:
     numbered = sorted((m for m in published if m.seq), key=lambda m: m.seq)
-    bodies = [json.loads(m.payload) for m in numbered]
+    # Under contract 4, what each round message carried, as contract 3 numbered it.
+    parts = [part for m in numbered for part in unbundled_outbound(m) if part.seq]
+    bodies = [json.loads(m.payload) for m in parts]
     for index, body in enumerate(bodies):
         if body["type"] != "response" or body["command"] not in ("action", "close_betting"):
             continue

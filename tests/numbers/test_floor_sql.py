@@ -52,12 +52,12 @@ def floors(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Conne
     parquet.close()
 
 
-def _two_days(state: Path) -> None:
+def _two_days(state: Path, contract: int | None = None) -> None:
     configs = [
         TableConfig.from_mapping(dict(DEMO_TABLES[g])) for g in (Game.BLACKJACK, Game.DOUBLE_ATTACK)
     ]
     pace = Pace(rounds_per_hour=30, opens=21, hours=3, dealer_minutes=50)
-    asyncio.run(write_journal(state, configs, START, 2, pace, keep_days=0))
+    asyncio.run(write_journal(state, configs, START, 2, pace, keep_days=0, contract=contract))
     with contextlib.closing(floor.connect([state / "archive"])) as archive:
         floor.export(archive, state / "parquet")
 
@@ -84,6 +84,31 @@ def test_sql_counts_what_the_fold_counts(floors: dict[str, Connection], by: str)
         assert sum(n.shoes for n in fold) > 2
         assert all(w.units for n in fold for w in n.wagers.values() if w.wager != "attack")
         _same(sql, fold)
+
+
+def test_an_archive_of_contract_4_counts_what_contract_3_s_counts(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The same play journaled under console contract 4 (one round message an input, its
+    events inside) and under 3 (a numbered message an event): the same numbers, by SQL and
+    by the fold."""
+    four = built_once(tmp_path_factory, "floor-sql-state-4", lambda state: _two_days(state, 4))
+    three = built_once(tmp_path_factory, "floor-sql-state-3", lambda state: _two_days(state, 3))
+    with (
+        contextlib.closing(floor.connect([four / "archive"])) as con_four,
+        contextlib.closing(floor.connect([three / "archive"])) as con_three,
+    ):
+        for by in ("shift", "dealer"):
+            sql, fold = _both(con_four, by, NIGHT)
+            _same(sql, fold)
+            assert sum(n.rounds for n in fold) > 200
+            expected = floor_numbers(con_three, by, NIGHT, {})
+            assert [n.to_mapping() for n in sql] == [n.to_mapping() for n in expected]
+        alone = con_four.execute(
+            "SELECT count(*) FROM lines "
+            "WHERE type = 'published' AND message->>'type' = 'settlement'"
+        ).fetchone()
+        assert alone == (0,)  # every settlement was carried by a round message
 
 
 def test_a_day_range_a_table_and_a_posted_paytable(floors: dict[str, Connection]) -> None:

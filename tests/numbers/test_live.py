@@ -9,6 +9,8 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from daemon.history.audit import JournalReader
 from daemon.journal import JOURNAL_FILE
 from daemon.journal.archive import Archive
@@ -21,6 +23,7 @@ from daemon.numbers.settings import NumbersConfig
 from daemon.simulator.tables import DEMO_TABLES
 from daemon.testing import until
 from daemon.testing.floor import Pace, write_journal
+from daemon.wire.round_message import ROUND_CONTRACT, STATE_CONTRACT
 from daemon.wire.topics import Topics
 from rules.analysis import band as band_module
 from rules.config import TableConfig
@@ -30,20 +33,20 @@ from tests.daemon.pit import play, read_example, running_pit, shoe_script
 if TYPE_CHECKING:
     from pathlib import Path
 
-    import pytest
-
     from daemon.mqtt.outbox import OutboundMessage
     from daemon.testing import Mosquitto
 
 
+@pytest.mark.parametrize("contract", [STATE_CONTRACT, ROUND_CONTRACT])
 async def test_a_round_at_the_table_publishes_its_shift_stats_retained(
-    mosquitto: Mosquitto, subscribe: Any
+    mosquitto: Mosquitto, subscribe: Any, contract: int
 ) -> None:
     """A display that connects after the round gets the shift's numbers at once, with the
-    dealer a `dealer` request named."""
+    dealer a `dealer` request named; under either console contract (contract 4's round
+    messages carry the round's events)."""
     table, events, _ = read_example("blackjack-queen-of-hearts.jsonl")
     topic = f"shoe2mqtt/{table['id']}/stats"
-    async with running_pit(table, shoe_script(events), mosquitto) as pit:
+    async with running_pit(table, shoe_script(events), mosquitto, contract=contract) as pit:
         refused = await pit.request("dealer", dealer="", badge=7)
         named = await pit.request("dealer", dealer=" ana ")
         await play(pit, events)

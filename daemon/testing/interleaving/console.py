@@ -26,6 +26,8 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from daemon.wire.round_message import unbundled_outbound
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -203,6 +205,14 @@ class Console:
             return  # a copy (QoS 1, or re-sent after a restart): dropped by its seq
         self._received.add(seq)
         self.seen = max(self.seen, seq)
+        # Under contract 4, what the round message carried, then its round as a state.
+        for part in unbundled_outbound(message):
+            if part.seq:
+                self._numbered(part)
+            else:
+                self._snapshot_received(part)
+
+    def _numbered(self, message: Outbound) -> None:
         kind = message.topic.split("/", 2)[2]
         if kind == "round":  # a numbered snapshot (console contract 2)
             self._snapshot_received(message)

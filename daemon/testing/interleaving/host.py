@@ -66,8 +66,10 @@ class SimulatedDaemon:
         epoch: str,
         timing: dict[str, float],
         topics: Topics | None = None,
+        contract: int = CONSOLE_CONTRACT,
     ) -> None:
         self.config = config
+        self.contract = contract  # the console contract it publishes under (`mqtt.contract`)
         self.protocol = protocol
         self.epoch = epoch
         self.timing = timing
@@ -119,8 +121,8 @@ class SimulatedDaemon:
         self.timers = TableTimers(self.timing)  # a restart starts every wait again
         self.round_states = RoundStates(self._states.append)  # and publishes its state at once
         if new:
-            out += self._commit(ConfigRecord(self.config, CONSOLE_CONTRACT), now)
-        out += self._commit(StartRecord(self.protocol, NODE, CONSOLE_CONTRACT), now)
+            out += self._commit(ConfigRecord(self.config, self.contract), now)
+        out += self._commit(StartRecord(self.protocol, NODE, self.contract), now)
         out += self._commit(LinkRecord(Connecting(ENDPOINT, 1)), now)
         return out
 

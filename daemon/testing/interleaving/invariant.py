@@ -22,6 +22,9 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from daemon.wire.envelope import Outbound
+from daemon.wire.round_message import unbundled_outbound
+
 if TYPE_CHECKING:
     from daemon.testing.interleaving.session import Outcome
     from daemon.testing.interleaving.truth import TruthRound
@@ -150,7 +153,9 @@ def _unique(outcome: Outcome, verdict: Verdict) -> list[Message]:
         verdict.sequence.append(f"seq has holes: {missing[:10]}")
     ordered = list(states.get(0, []))
     for n in numbers:
-        ordered.append((by_seq[n][0], by_seq[n][1], json.loads(by_seq[n][1])))
+        # A contract 4 round message as what it carried, then its round as a state.
+        parts = unbundled_outbound(Outbound(*by_seq[n], 1, False, "", n))
+        ordered += [(part.topic, part.payload, json.loads(part.payload)) for part in parts]
         ordered += states.get(n, [])
     return ordered
 

@@ -208,6 +208,7 @@ class LiveTable:
             else Outbound(m.topic, m.payload, 1, m.retain, m.body["id"], int(m.body["seq"]))
             for m in self.collector.messages
             if m.topic.startswith(prefix)
+            and not m.carried  # what a contract 4 round message carried: the verdict reads it
             and m.is_json
             and (m.topic == state or int(m.body.get("seq", 0)) > 0)  # not a gate's refusal
         ]

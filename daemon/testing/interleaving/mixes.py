@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Final
 from daemon.simulator.tables import DEMO_TABLES
 from daemon.testing.interleaving.session import Session
 from daemon.testing.interleaving.shoe_line import ENQ_FAULTS
+from daemon.wire.round_message import DEFAULT_CONTRACT
 from rules.config import TableConfig
 from rules.games import Game
 
@@ -74,12 +75,16 @@ def run(
     game: Game | None = None,
     protocol: str | None = None,
     trace: bool = False,
+    contract: int = DEFAULT_CONTRACT,
 ) -> Outcome:
     """One table for `rounds` rounds under `mix`; the seed chooses what is not given (and
     the same table whatever is given). `trace`: what happened, line by line, in
-    `Outcome.trace`."""
+    `Outcome.trace`. `contract`: the console contract the daemon publishes under."""
     rng = random.Random(seed)  # noqa: S311 - a simulation, not a secret
     chosen_game, chosen_protocol = rng.choice(list(Game)), rng.choice(mix.protocols)
     config = table(game or chosen_game, rng)  # the same table whatever is given
     protocol = protocol or chosen_protocol
-    return Session(seed, mix, config, protocol=protocol, rounds=rounds, trace=trace).run()
+    session = Session(
+        seed, mix, config, protocol=protocol, rounds=rounds, trace=trace, contract=contract
+    )
+    return session.run()

@@ -23,6 +23,7 @@ from daemon.testing.interleaving.shoe_line import (
 )
 from daemon.testing.interleaving.truth import TruthTable
 from daemon.testing.interleaving.wires import OPEN_DELAY, Broker, Clock, ShoeWire
+from daemon.wire.round_message import DEFAULT_CONTRACT, unbundled_outbound
 from drivers.events import CardUnreadable, frame_number
 from rules.cards import Card, DeckKind, deck
 from rules.events import DealCard
@@ -68,9 +69,10 @@ class Session:
         protocol: str,
         rounds: int,
         trace: bool = False,
+        contract: int = DEFAULT_CONTRACT,
     ) -> None:
         """`trace`: keep a line for everything that happens (`Outcome.trace`), to read a
-        finding by."""
+        finding by. `contract`: the console contract the daemon publishes under."""
 
         def rng(name: str) -> random.Random:
             return random.Random(f"{seed}:{name}")  # noqa: S311 - a simulation, not a secret
@@ -87,7 +89,11 @@ class Session:
             self.clock, self.broker, lambda: 2 if duplicates.random() < mix.duplicates else 1
         )
         self.daemon = SimulatedDaemon(
-            config, protocol, epoch=f"{seed & (2**128 - 1):032x}", timing=TimingConfig().seconds()
+            config,
+            protocol,
+            epoch=f"{seed & (2**128 - 1):032x}",
+            timing=TimingConfig().seconds(),
+            contract=contract,
         )
         self.dealer = Dealer(self, rounds, rng("dealer"))
         self.supervisor = Supervisor(self, rng("floorperson"))
@@ -214,7 +220,8 @@ class Session:
         self._publish(daemon.take_due_timers(now))
         self.note(f"daemon takes request/{command} {payload.decode()}")
         out = daemon.take_request(command, payload, now)
-        opened = [m for m in out if _ROUND_OPENED in m.payload and "/event/" in m.topic]
+        said = [part for m in out for part in unbundled_outbound(m)]  # contract 4's too
+        opened = [m for m in said if _ROUND_OPENED in m.payload and "/event/" in m.topic]
         if opened:  # the round this request's tap belongs to
             request = self.console.requests.get(str(json.loads(payload).get("transaction")))
             truth = self.current_round if request is None else request.round_id

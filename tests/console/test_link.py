@@ -1,0 +1,54 @@
+"""What the console's link makes of the table's messages (daemon/dealer_console/link.py):
+under console contract 4 the answer to a request rides on the round message it made."""
+
+from __future__ import annotations
+
+import json
+
+from daemon.dealer_console.contract import Contract
+from daemon.dealer_console.link import ConsoleLink
+from daemon.display.model import PitModel
+from daemon.mqtt.settings import MqttSettings
+from tests.daemon.tables import SEEN, make_service
+
+
+def _link() -> tuple[ConsoleLink, list[int]]:
+    changes: list[int] = []
+    link = ConsoleLink(
+        MqttSettings.from_mapping({"host": "127.0.0.1"}),
+        "bj1",
+        PitModel("casino", only_table="bj1"),
+        Contract("c"),
+        lambda: changes.append(1),
+    )  # never connected: it is handed what the broker would deliver
+    return link, changes
+
+
+def test_under_contract_4_the_answer_and_the_round_come_in_one_message() -> None:
+    link, changes = _link()
+    sent = link.contract.request("wager", {"seat": 1, "kind": "blackjack", "amount": "25"}, "ann")
+    service = make_service()
+    service.apply_body("start", {"protocol": "reference", "contract": 4}, SEEN)
+    record = {"command": "wager", "payload": sent.payload.decode()}
+    [message] = service.apply_body("request", record, SEEN)
+    assert message.topic == "casino/bj1/round"
+    link._take(message.topic, message.payload)  # what the broker would hand it
+    assert sent.answered
+    assert sent.answer is not None
+    assert sent.answer["status"] == "ok"
+    assert link.contract.seen == message.seq
+    assert link.model.tables["bj1"].round is not None
+    assert link.model.tables["bj1"].round["seats"][0]["wagers"] == {"blackjack": "25.00"}
+    assert changes
+
+
+def test_under_contract_3_the_answer_comes_on_its_response_topic() -> None:
+    link, _ = _link()
+    sent = link.contract.request("wager", {"seat": 1, "kind": "blackjack", "amount": "25"}, "ann")
+    service = make_service()
+    service.apply_body("start", {"protocol": "reference", "contract": 3}, SEEN)
+    record = {"command": "wager", "payload": sent.payload.decode()}
+    out = service.apply_body("request", record, SEEN)
+    [response] = [m for m in out if "/response/" in m.topic]
+    link._take(response.topic, response.payload)  # what the broker would hand it
+    assert sent.answer == json.loads(response.payload)
