@@ -60,6 +60,7 @@ class Count:
     cards: int = 0
     rounds: int = 0
     kinds: collections.Counter[str] = field(default_factory=collections.Counter)
+    numbered_bytes: int = 0  # the numbered messages' payloads: what the journal and archive keep
 
     @property
     def per_card(self) -> float:
@@ -69,9 +70,10 @@ class Count:
         top = ", ".join(
             f"{kind} {n / max(self.cards, 1):.2f}" for kind, n in self.kinds.most_common(6)
         )
+        kept = self.numbered_bytes / max(self.cards, 1)
         return (
-            f"{self.game.value:14} contract {self.contract}: {self.per_card:.2f} messages a card "
-            f"({self.rounds} rounds, {self.cards} cards; {top})"
+            f"{self.game.value:14} contract {self.contract}: {self.per_card:.2f} messages a card, "
+            f"{kept:,.0f} numbered bytes a card ({self.rounds} rounds, {self.cards} cards; {top})"
         )
 
 
@@ -110,6 +112,7 @@ def count(game: Game, rounds: int, *, pace: float, contract: int, seed: int = 1)
         )
         for message in published:
             result.kinds[_kind(message.topic)] += 1
+            result.numbered_bytes += len(message.payload) if message.seq else 0
         published.clear()
         if ended:
             result.rounds += 1
