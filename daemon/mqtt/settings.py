@@ -151,13 +151,7 @@ class MqttSettings:
         ):
             yield "base_topic", _BASE_TOPIC_RULE
         if isinstance(self.contract, bool) or self.contract not in CONTRACTS:
-            yield (
-                "contract",
-                (
-                    f"must be one of {', '.join(map(str, CONTRACTS))} (the console contract the "
-                    f"tables publish under), not {describe_value(self.contract)}"
-                ),
-            )
+            yield "contract", _contract_problem(self.contract)
         if self.username is not None and not _is_name(self.username, spaces=True):
             yield "username", f"must be printable text, at most {_MAX_NAME} characters, or left out"
         elif self.password is not None and self.username is None:
@@ -219,6 +213,14 @@ def _host_problem_of(host: object) -> str | None:
     return (
         "must be a host name (ASCII letters, digits, '-', '.') or an IP address, "
         f"not {describe_value(host)}"
+    )
+
+
+def _contract_problem(contract: object) -> str:
+    whole = isinstance(contract, int) and not isinstance(contract, bool)
+    return (
+        f"must be {' or '.join(map(str, CONTRACTS))} (the console contract the tables publish "
+        f"under, docs/mqtt.md), not {contract if whole else describe_value(contract)}"
     )
 
 
