@@ -150,7 +150,8 @@ class MqttSettings:
             or not _BASE_TOPIC.fullmatch(self.base_topic)
         ):
             yield "base_topic", _BASE_TOPIC_RULE
-        if isinstance(self.contract, bool) or self.contract not in CONTRACTS:
+        whole = isinstance(self.contract, int) and not isinstance(self.contract, bool)
+        if not whole or self.contract not in CONTRACTS:  # 4.0 == 4: a decimal is refused too
             yield "contract", _contract_problem(self.contract)
         if self.username is not None and not _is_name(self.username, spaces=True):
             yield "username", f"must be printable text, at most {_MAX_NAME} characters, or left out"

@@ -98,6 +98,16 @@ def test_a_good_file_gives_every_table_its_game_and_its_shoe(tmp_path: Path) -> 
             'host = "127.0.0.1"\npassword = "x"',
             ":3: mqtt.password: the password must not be in the config file",
         ),
+        (
+            'host = "127.0.0.1"',
+            'host = "127.0.0.1"\ncontract = 5',
+            ":3: mqtt.contract: must be 3 or 4 (the console contract",
+        ),
+        (
+            'host = "127.0.0.1"',
+            'host = "127.0.0.1"\ncontract = 4.0',
+            ":3: mqtt.contract: must be 3 or 4 (the console contract",
+        ),
     ],
 )
 def test_each_mistake_names_its_line_and_field(
