@@ -127,3 +127,16 @@ def test_check_config_names_what_the_console_would_refuse_under_its_own_heading(
     dealers = write_dealers(tmp_path / "dealers", {"ann": "1234"})
     _file(tmp_path, console_section("bj-1", 8123, dealers))
     assert _check_config(path).returncode == ExitCode.OK
+
+
+def test_a_mistake_of_the_shared_broker_section_is_said_once_as_the_daemon_s(
+    tmp_path: Path,
+) -> None:
+    """`[mqtt]` is the daemon's and the console's: its mistake stops `run` too, so it is not
+    repeated under the console's heading ("`run` does not" need it mended)."""
+    dealers = write_dealers(tmp_path / "dealers", {"ann": "1234"})
+    path = _file(tmp_path, "contract = 5\n" + console_section("bj-1", 8123, dealers))
+    checked = _check_config(path)
+    assert checked.returncode == ExitCode.CONFIG
+    assert CONSOLE_PROBLEMS_HEADING not in checked.stderr
+    assert checked.stderr.count("mqtt.contract") == 1, checked.stderr
