@@ -1,7 +1,8 @@
 """The round message of the dealer console's contract 4 (docs/mqtt.md, "One message an input").
 
-Under contract 4 every journaled input that changes anything (a card, a request, a reader's
-event) is one numbered, retained message on `<base>/<table>/round`: the envelope, the round as
+Under contract 4 every journaled input that changes the round or answers a request (a card,
+every journaled request, a start, a reader's event that tells the pit) is one numbered,
+retained message on `<base>/<table>/round`: the envelope, the round as
 it stands after the input (the body of contract 3's round state, `as_of` its own `seq`),
 `events` (what the input caused, in order: the round events, settlements and notices, each in
 the body it has on its own topic under contract 3) and, for a request, `response`.

@@ -193,7 +193,10 @@ async def test_a_killed_daemon_turns_its_tables_offline(
     tables = {bj: (bj_settings, shoe_script(bj_events)), da: (da_settings, shoe_script(da_events))}
     async with running_floor(tmp_path, mosquitto, tables) as floor:
         browser.open(floor.url)
-        assert browser.texts(".table .badge") == ["LIVE", "LIVE"]
+        # Once the page has drawn its tables (a fresh-clone run read it before, and found none).
+        await _until(
+            lambda: browser.texts(".table .badge") == ["LIVE", "LIVE"], browser, "both tables live"
+        )
         assert await floor.stop("daemon", signal.SIGKILL) == -signal.SIGKILL
         await _until(
             lambda: browser.texts(".table .badge") == ["OFFLINE", "OFFLINE"],
