@@ -31,7 +31,7 @@ from daemon.journal.rows import Checkpoint, RoundEntry
 from daemon.table.records import read
 from daemon.table.service import TableService
 from daemon.wire.envelope import Envelopes
-from daemon.wire.round_message import unbundled_outbound
+from daemon.wire.round_message import unbundled
 from rules.config import TableConfig
 
 if TYPE_CHECKING:
@@ -193,10 +193,14 @@ class TableRunner:
     def _round_entry(
         self, opened: _OpenRound, n: int, at: str, messages: list[Outbound]
     ) -> RoundEntry:
-        ended_topic = self.service.topics.event(self.table.table_id, "round_ended")
-        said = [part for m in messages for part in unbundled_outbound(m)]  # contract 4's too
-        voided = any(
-            json.loads(m.payload).get("voided") is True for m in said if m.topic == ended_topic
+        topics, table_id = self.service.topics, self.table.table_id
+        ended_topic = topics.event(table_id, "round_ended")
+        voided = any(  # on its own topic, or carried by a round message (contract 4)
+            body.get("voided") is True
+            for m in messages
+            if m.topic in (ended_topic, topics.round_snapshot(table_id))
+            for topic, body in unbundled(m.topic, json.loads(m.payload))
+            if topic == ended_topic
         )
         return RoundEntry(
             self.table.table_id,

@@ -10,15 +10,21 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from daemon.journal.rows import TableRecord
+from daemon.table.records import ConfigRecord, RequestRecord, StartRecord
+from daemon.table.runner import TableRunner
 from daemon.wire.round_message import ROUND_CONTRACT, STATE_CONTRACT, unbundled, unbundled_outbound
+from daemon.wire.topics import Topics
 from tests.daemon.journals import event_stream
 from tests.daemon.tables import make_service
 from tests.rules.tables import make_config
 
 if TYPE_CHECKING:
+    from daemon.table.records import JournalRecord
     from daemon.table.service import TableService
     from daemon.wire.envelope import Outbound
     from tests.daemon.journals import Record
@@ -126,3 +132,26 @@ def test_a_refusal_at_the_gate_is_still_its_own_unnumbered_response() -> None:
     [refused] = service.refuse("wager", "t-2", "requests_refused", "too many")
     assert refused.seq == 0
     assert refused.topic == "casino/bj1/response/wager"
+
+
+@pytest.mark.parametrize("contract", [STATE_CONTRACT, ROUND_CONTRACT])
+def test_the_round_log_says_a_voided_round_was_voided_under_either_contract(
+    contract: int,
+) -> None:
+    """The round's entry reads `round_ended` on its own topic, or carried by a round message."""
+    config = make_config("blackjack")
+    runner = TableRunner.begin(
+        TableRecord(config.table_id, protocol="reference"), Topics(), "0" * 32,
+        checkpoint=None, first_config=config.to_mapping(),
+    )  # fmt: skip
+    wager = json.dumps({"seat": 1, "kind": "blackjack", "amount": "25"}).encode()
+    records: list[JournalRecord] = [
+        ConfigRecord(config, contract),
+        StartRecord("reference", "pit", contract),
+        RequestRecord("wager", wager),
+        RequestRecord("void", b"{}"),
+    ]
+    ended = [runner.apply(n, AT, record).ended for n, record in enumerate(records, start=1)]
+    assert ended[:3] == [None, None, None]
+    assert ended[-1] is not None
+    assert ended[-1].voided

@@ -37,24 +37,24 @@ CLOSED = (
 )
 
 
-@settings(
-    max_examples=30,
-    derandomize=True,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+def _tables(examples: int) -> settings:
+    """`examples` tables, the same ones every run (a failure names its seed), however slow."""
+    return settings(
+        max_examples=examples,
+        derandomize=True,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+
+
+@_tables(30)
 @given(seed=st.integers(0, 2**32 - 1), mix=st.sampled_from(KEPT))
 def test_a_table_keeps_the_promise_under_every_mix_without_a_finding(seed: int, mix: str) -> None:
     verdict = check(run(seed, MIXES[mix], rounds=8))
     assert verdict.ok, f"run({seed}, MIXES[{mix!r}], rounds=8): {verdict.explain()}"
 
 
-@settings(
-    max_examples=20,
-    derandomize=True,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@_tables(20)
 @given(seed=st.integers(0, 2**32 - 1), mix=st.sampled_from(KEPT))
 def test_under_contract_4_a_table_keeps_the_promise_under_every_mix(seed: int, mix: str) -> None:
     """One numbered message an input (docs/mqtt.md): the console reads its answers and the
@@ -64,12 +64,7 @@ def test_under_contract_4_a_table_keeps_the_promise_under_every_mix(seed: int, m
     assert verdict.rounds == 8
 
 
-@settings(
-    max_examples=30,
-    derandomize=True,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@_tables(30)
 @given(seed=st.integers(0, 2**32 - 1), mix=st.sampled_from(sorted(MIXES)))
 def test_under_every_mix_a_message_is_sent_again_unchanged_and_a_review_says_why(
     seed: int, mix: str
