@@ -31,7 +31,7 @@ import dataclasses
 import math
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 
 from rules.counting import COUNT_SYSTEMS, DEFAULT_SYSTEM, ShoeCount
 from rules.games import WagerKind
@@ -108,6 +108,13 @@ def _as_is(value: _Kept) -> _Kept:
 # The seats that played a round, each with its (main wager, 20 point bonus or 0) in cents,
 # by seat: a tuple, not a mapping (a round is one object fewer, its entries shared).
 Seating = tuple[tuple[int, tuple[int, int]], ...]
+# A round as the table keeps it, 600 of them: (round_id, shoe, seen, running, tens_seen,
+# seating), a TableRound's fields without its count. A plain tuple of whole numbers and
+# tuples is one Python's cycle collector stops tracking, where an object of a class is walked
+# at every full collection: 600 rounds at each of a floor's 256 tables made every full
+# collection hold the daemon's event loop a good deal longer.
+KeptRound = tuple[int, int, int, int, int, Seating]
+_SHOE: Final = 1  # a KeptRound's shoe
 
 
 def seating(seats: Mapping[int, tuple[int, int]], shared: Shared | None = None) -> Seating:
@@ -139,6 +146,10 @@ class TableRound:
     @property
     def ten_excess(self) -> float:
         return self.count.ten_excess_at(self.seen, self.tens_seen)
+
+    def kept(self) -> KeptRound:
+        """As the table keeps it (`AdvantageWatch`)."""
+        return (self.round_id, self.shoe, self.seen, self.running, self.tens_seen, self.seats)
 
     def state(self) -> list[Any]:
         """Whole numbers only: the counts are worked out again from them, exactly."""
@@ -184,11 +195,11 @@ class _Weighed:
     seats: dict[int, tuple[int, int]]
 
     @classmethod
-    def of(cls, kept: TableRound) -> _Weighed:
-        count, seen = kept.count, kept.seen
+    def of(cls, kept: KeptRound, count: ShoeCount) -> _Weighed:
+        _round_id, shoe, seen, running, tens_seen, seats = kept
         return cls(
-            kept.shoe, seen, count.true_count_at(seen, kept.running),
-            count.ten_excess_at(seen, kept.tens_seen), dict(kept.seats),
+            shoe, seen, count.true_count_at(seen, running), count.ten_excess_at(seen, tens_seen),
+            dict(seats),
         )  # fmt: skip
 
 
@@ -262,7 +273,7 @@ class AdvantageWatch:
         self.thresholds = thresholds or Thresholds()
         self.count = ShoeCount(COUNT_SYSTEMS[system], config.decks, config.deck_kind)
         self.shoe = 0
-        self.rounds: list[TableRound] = []
+        self._kept: list[KeptRound] = []
         self.sessions: dict[int, _Session] = {}
         # The system and the shoe, never counted in: every round works its counts out by it.
         self._makeup = ShoeCount(COUNT_SYSTEMS[system], config.decks, config.deck_kind)
@@ -310,10 +321,8 @@ class AdvantageWatch:
             if self.main in wagers
         }
         played = seating(seats, self._shared)
-        self.rounds.append(
-            TableRound(round_id, self.shoe, seen, running, tens_seen, played, self._makeup)
-        )
-        del self.rounds[:-MAX_ROUNDS]
+        self._kept.append((round_id, self.shoe, seen, running, tens_seen, played))
+        del self._kept[:-MAX_ROUNDS]
         for seat in seats:
             session = self.sessions.setdefault(seat, _Session(self.shoe, self.shoe))
             session.last_shoe = self.shoe
@@ -333,7 +342,7 @@ class AdvantageWatch:
             evidence += self._weigh(weighable, seat, "session", session.first_shoe)
         # Rounds before every session still open are weighed no more.
         first = min((s.first_shoe for s in self.sessions.values()), default=self.shoe + 1)
-        self.rounds = [r for r in self.rounds if r.shoe >= first]
+        self._kept = [kept for kept in self._kept if kept[_SHOE] >= first]
         return evidence
 
     def weigh(self, seat: int, scope: Scope, first_shoe: int) -> list[Evidence]:
@@ -341,7 +350,7 @@ class AdvantageWatch:
         return self._weigh(self._weighable(first_shoe), seat, scope, first_shoe)
 
     def _weighable(self, first_shoe: int) -> list[_Weighed]:
-        return [_Weighed.of(r) for r in self.rounds if r.shoe >= first_shoe]
+        return [_Weighed.of(kept, self._makeup) for kept in self._kept if kept[_SHOE] >= first_shoe]
 
     def _weigh(
         self, weighable: Sequence[_Weighed], seat: int, scope: Scope, first_shoe: int
@@ -405,9 +414,14 @@ class AdvantageWatch:
         return self.count.ten_excess_variance(seen)
 
     # ---------------------------------------------------------------- views and state
+    @property
+    def rounds(self) -> list[TableRound]:
+        """The rounds kept, oldest first, each made on asking."""
+        return [TableRound(*kept, self._makeup) for kept in self._kept]
+
     def shoe_rounds(self) -> list[TableRound]:
         """The rounds of the shoe in play (or, at its shuffle, of the shoe that ended)."""
-        return [r for r in self.rounds if r.shoe == self.shoe]
+        return [TableRound(*kept, self._makeup) for kept in self._kept if kept[_SHOE] == self.shoe]
 
     def seats(self) -> dict[int, dict[str, Any]]:
         """Each seat's session so far, for the pit's report: rounds, shoes, and the
@@ -454,8 +468,9 @@ class AdvantageWatch:
         watch = cls(config, str(data["system"]), thresholds)
         watch.shoe = int(data["shoe"])
         watch.count.restored(data["count"])
-        watch.rounds = [
-            TableRound.from_state(row, watch._makeup, watch._shared) for row in data["rounds"]
+        watch._kept = [
+            TableRound.from_state(row, watch._makeup, watch._shared).kept()
+            for row in data["rounds"]
         ]
         watch.sessions = {
             int(seat): _Session(int(first), int(last))

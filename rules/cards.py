@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from dataclasses import dataclass
+from typing import Final
 
 from rules.errors import CardParseError
 
@@ -73,7 +74,8 @@ class Card:
 
     @classmethod
     def parse(cls, text: str) -> Card:
-        """Parse `QH`, `10S`, `TS` (case-insensitive, surrounding blanks ignored)."""
+        """Parse `QH`, `10S`, `TS` (case-insensitive, surrounding blanks ignored): the one
+        instance of that card."""
         cleaned = text.strip().upper()
         if len(cleaned) < 2:
             raise CardParseError(
@@ -92,7 +94,7 @@ class Card:
                 raise CardParseError(
                     text, f"unknown rank {rank_text!r}: use A, 2-10 (or T), J, Q or K"
                 ) from None
-        return cls(rank, suit)
+        return _EVERY_CARD[rank, suit]
 
     @property
     def points(self) -> int:
@@ -106,7 +108,13 @@ class Card:
         return f"{self.rank.value}{self.suit.value}"
 
 
-QUEEN_OF_HEARTS = Card(Rank.QUEEN, Suit.HEARTS)
+# One instance of each card, which `Card.parse` gives: a card is a value, and a floor's tables
+# hold tens of thousands read from their shoes and journals (hands, seen cards, rounds kept).
+# 52 objects where there was one a card read: every object of a class is one more that
+# Python's cycle collector walks at each full collection, and on a floor of 256 tables those
+# collections held the event loop for well over a hundred milliseconds.
+_EVERY_CARD: Final = {(rank, suit): Card(rank, suit) for rank in Rank for suit in Suit}
+QUEEN_OF_HEARTS = _EVERY_CARD[Rank.QUEEN, Suit.HEARTS]
 
 
 class DeckKind(enum.Enum):
@@ -130,7 +138,8 @@ _DECK_RANKS = {
 
 
 def deck(kind: DeckKind) -> list[Card]:
-    """One deck in a fixed order (suits S, H, D, C; ranks A..K)."""
+    """One deck in a fixed order (suits S, H, D, C; ranks A..K), each card a new object:
+    a simulation or a test that follows each physical card tells them apart by identity."""
     return [Card(rank, suit) for suit in Suit for rank in kind.ranks]
 
 

@@ -7,6 +7,7 @@ dealer take two cards each a round, all face up, to three quarters of the shoe.
 
 from __future__ import annotations
 
+import gc
 import math
 import random
 import statistics
@@ -212,6 +213,24 @@ def test_a_table_keeps_each_pair_of_wagers_once_however_many_rounds_bet_it() -> 
         assert len({id(dict(r.seats)[3]) for r in rounds}) == 2
         assert len({id(r.seats[0]) for r in rounds}) == 2  # each seat's entry once, too
         assert [dict(r.seats) for r in rounds] == [{3: stake} for stake in stakes]
+
+
+def test_the_rounds_a_table_keeps_are_not_walked_by_the_cycle_collector() -> None:
+    """A floor keeps 600 rounds at each table: kept as plain tuples of whole numbers, they
+    leave the objects Python's cycle collector tracks (and walks at every full collection,
+    holding the event loop) as many as they were. As objects of a class, each added one."""
+    watch = AdvantageWatch(CONFIG)
+    watch.observe([ShoeShuffled(1)])
+    _rounds_of_wagers(watch, [(1_000, 500), (2_500, 0)] * 50)  # every pair shared already
+    gc.collect()
+    before = len(gc.get_objects())
+    _rounds_of_wagers(watch, [(1_000, 500), (2_500, 0)] * 250)
+    # A tuple leaves the tracked objects at a collection that finds everything it holds
+    # untracked; a round's tuple holds its seating's, so it leaves at the collection after.
+    gc.collect()
+    gc.collect()
+    assert len(watch.rounds) == advantage.MAX_ROUNDS
+    assert len(gc.get_objects()) - before < 50  # 500 rounds more, none of them tracked
 
 
 def test_a_round_keeps_the_counts_at_its_start_as_a_counter_works_them_out() -> None:

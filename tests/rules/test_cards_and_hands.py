@@ -39,6 +39,17 @@ def test_card_parse(text: str, rank: Rank, suit: Suit) -> None:
     assert Card.parse(text) == Card(rank, suit)
 
 
+def test_a_card_read_is_the_one_instance_of_that_card() -> None:
+    """A card is a value: however it is written and however often it is read (a shoe's
+    frame, a journal's replay), reading it gives the one instance of that card, so a floor's
+    tables hold 52 cards and not one object for each card dealt, each one more for Python's
+    cycle collector to walk."""
+    assert Card.parse("QH") is Card.parse(" qh ") is QUEEN_OF_HEARTS
+    assert Card.parse("10s") is Card.parse("TS")
+    read = [Card.parse(str(c)) for kind in DeckKind for c in deck(kind)]
+    assert len({id(c) for c in read}) == len(set(read)) == 52
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
