@@ -1,0 +1,39 @@
+"""The answers a table keeps for requests delivered again (daemon/table/redelivery.py)."""
+
+from __future__ import annotations
+
+import gc
+
+from daemon.table.redelivery import KEPT, Answered
+
+
+def _answer(n: int) -> dict[str, object]:
+    return {"status": "ok", "data": {"round": n, "seats": [1, 2], "held": {"cards": n}}}
+
+
+def test_an_answer_kept_is_given_again_as_it_was_live_and_after_a_checkpoint() -> None:
+    answered = Answered()
+    keys = [Answered.key("wager", f'{{"transaction":"t{n}"}}'.encode()) for n in range(KEPT + 5)]
+    for n, key in enumerate(keys):
+        answered.keep(key, _answer(n))
+    restored = Answered.from_state(answered.state())
+    for table in (answered, restored):
+        assert [table.get(key) for key in keys[:5]] == [None] * 5  # the oldest, forgotten
+        assert [table.get(key) for key in keys[5:]] == [_answer(n) for n in range(5, KEPT + 5)]
+    given = answered.get(keys[-1])
+    assert given is not None
+    given["duplicate"] = True  # a caller's change is its own
+    assert answered.get(keys[-1]) == _answer(KEPT + 4)
+
+
+def test_the_answers_kept_are_not_walked_by_the_cycle_collector() -> None:
+    """A floor of 256 tables keeps 64 answers at each: kept as text, they add no object the
+    cycle collector walks at every full collection (as dicts holding dicts, each added one)."""
+    Answered().keep("warm", _answer(0))  # what a first use makes once
+    gc.collect()
+    before = len(gc.get_objects())
+    answered = Answered()
+    for n in range(KEPT):
+        answered.keep(f"key-{n}", _answer(n))
+    gc.collect()
+    assert len(gc.get_objects()) - before < KEPT // 4
