@@ -124,6 +124,21 @@ def _assert_whole(run: RecoveryRun, rounds: int) -> None:
     assert archived + live == list(range(1, last + 1))
 
 
+def _what_the_clock_did(run: RecoveryRun, mark: int) -> str:
+    """For a failure: every step the daemon logged and the table's times since `mark`."""
+    steps = [
+        line
+        for line in run.daemon.log.read_text(errors="replace").splitlines()
+        if '"clock.stepped"' in line
+    ]
+    since = [
+        (m.body.get("seq"), m.body.get("ts"), m.topic.rsplit("/", 1)[-1])
+        for m in run.collector.messages[mark:]
+        if m.is_json and m.body.get("table") == TABLE_ID and m.body.get("seq")
+    ]
+    return "steps logged:\n" + "\n".join(steps) + f"\nmessages since the step: {since}"
+
+
 def _times_in_order(run: RecoveryRun) -> list[str]:
     """The table's messages by `seq` (each once): their `ts` never goes back."""
     by_seq: dict[int, dict[str, Any]] = {}
@@ -172,7 +187,8 @@ async def test_a_clock_stepped_both_ways_across_the_archive_loses_no_round(
         clock.set("-2d")  # back into the archived day
         back = await _stepped(run, mark, "set back 2 days")
         await run.dealer.play_round(_no_disturbance)  # 3: held at today's time
-        assert _times_in_order(run)[-1] == back["ts"] >= held  # held where it was
+        times = _times_in_order(run)
+        assert times[-1] == back["ts"] >= held, _what_the_clock_did(run, mark)  # held there
         archived = _logged(run, "journal.archive_run")
         mark = run.collector.mark()
         clock.set("+2d")  # two days ahead of today
