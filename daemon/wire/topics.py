@@ -28,7 +28,9 @@ STATE_TOPICS = ("availability", "journal", "stats", "days", "round")
 
 def has_envelope(topic: str) -> bool:
     """Whether a message the daemon publishes on `topic` carries the envelope: all do but
-    the daemon's own state and its tables' states (STATE_TOPICS)."""
+    the daemon's own state and its tables' states (STATE_TOPICS). Under console contract 4,
+    `<table>/round` is numbered and carries it: the topic cannot say which contract wrote
+    a message there, its payload can (daemon.wire.round_message.is_round_message)."""
     return "/bridge/" not in topic and topic.rsplit("/", 1)[-1] not in STATE_TOPICS
 
 
