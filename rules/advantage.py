@@ -111,8 +111,8 @@ Seating = tuple[tuple[int, tuple[int, int]], ...]
 # A round as the table keeps it, 600 of them: (round_id, shoe, seen, running, tens_seen,
 # seating), a TableRound's fields without its count. A plain tuple of whole numbers and
 # tuples is one Python's cycle collector stops tracking, where an object of a class is walked
-# at every full collection: 600 rounds at each of a floor's 256 tables made every full
-# collection hold the daemon's event loop a good deal longer.
+# at every full collection: at a shift's end, 600 rounds at each of a floor's 256 tables are
+# 153,600 objects, nearly as many again as the rest of the daemon's (docs/performance.md).
 KeptRound = tuple[int, int, int, int, int, Seating]
 _SHOE: Final = 1  # a KeptRound's shoe
 
