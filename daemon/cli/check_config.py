@@ -83,7 +83,11 @@ def _check(path: Path, out: TextIO, err: TextIO, *, display: bool) -> bool:
     tables = ", ".join(
         f"{t.table.table_id} ({t.table.game.value}, {t.shoe.protocol})" for t in config.tables
     )
-    out.write(f"{path}: OK: broker {config.mqtt.host}:{config.mqtt.port}; tables: {tables}\n")
+    mqtt = config.mqtt  # the contract too: what the consoles and the pit must read (mqtt.md)
+    out.write(
+        f"{path}: OK: broker {mqtt.host}:{mqtt.port}, console contract {mqtt.contract}; "
+        f"tables: {tables}\n"
+    )
     return True
 
 

@@ -306,6 +306,24 @@ def _shoe2mqtt(*words: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.parametrize("contract", [None, 3, 4])
+def test_check_config_says_the_broker_the_console_contract_and_the_tables(
+    tmp_path: Path, contract: int | None
+) -> None:
+    """The contract decides what the consoles and the pit read (docs/mqtt.md): a file
+    that changes it, or keeps the default, says which in its OK line."""
+    text = (
+        GOOD if contract is None else GOOD.replace("[mqtt]\n", f"[mqtt]\ncontract = {contract}\n")
+    )
+    path = _write(tmp_path, text)
+    checked = _shoe2mqtt("check-config", str(path))
+    assert (checked.returncode, checked.stderr) == (0, "")
+    assert checked.stdout == (
+        f"{path}: OK: broker 127.0.0.1:1883, console contract {contract or 3}; "
+        "tables: bj-1 (blackjack, enq), ta-1 (triple_attack, reference)\n"
+    )
+
+
 MQTT_ONLY = GOOD.split("[[table]]", 1)[0]
 TABLE_1, TABLE_2 = ("[[table]]" + t for t in GOOD.split("[[table]]")[1:])
 
