@@ -117,6 +117,12 @@ KeptRound = tuple[int, int, int, int, int, Seating]
 _SHOE: Final = 1  # a KeptRound's shoe
 
 
+def kept_state(kept: KeptRound) -> list[Any]:
+    """A kept round as `TableRound.state()` writes it, without making the round."""
+    round_id, shoe, seen, running, tens_seen, seats = kept
+    return [round_id, shoe, seen, running, tens_seen, {str(s): list(w) for s, w in seats}]
+
+
 def seating(seats: Mapping[int, tuple[int, int]], shared: Shared | None = None) -> Seating:
     """`seats` by seat, each entry and pair the one `shared` keeps when it has them."""
     keep = _as_is if shared is None else shared
@@ -153,8 +159,7 @@ class TableRound:
 
     def state(self) -> list[Any]:
         """Whole numbers only: the counts are worked out again from them, exactly."""
-        seats = {str(seat): list(wagers) for seat, wagers in self.seats}
-        return [self.round_id, self.shoe, self.seen, self.running, self.tens_seen, seats]
+        return kept_state(self.kept())
 
     @classmethod
     def from_state(
@@ -447,7 +452,7 @@ class AdvantageWatch:
             "system": self.system,
             "shoe": self.shoe,
             "count": self.count.state(),
-            "rounds": [r.state() for r in self.rounds],
+            "rounds": [kept_state(kept) for kept in self._kept],  # at every round's end
             "sessions": {
                 str(seat): [session.first_shoe, session.last_shoe]
                 for seat, session in self.sessions.items()

@@ -40,7 +40,10 @@ class Answered:
 
     def get(self, key: str) -> dict[str, Any] | None:
         kept = self._answers.get(key)
-        return None if kept is None else dict(json.loads(kept))
+        if kept is None:
+            return None
+        answer: dict[str, Any] = json.loads(kept)  # read afresh: a caller's change is its own
+        return answer
 
     def keep(self, key: str, answer: dict[str, Any]) -> None:
         """`answer`: the response's `status` with its `data` or `error`."""
