@@ -5,12 +5,12 @@ unmapped when freed, until the first such block is freed: from then on it raises
 threshold to the freed block's size, and blocks below it come from the heap, where a freed
 one is only returned to the kernel if nothing above it is still in use. A console that sends
 forty requests of a mebibyte (each refused unread) left the daemon 18-24 MiB larger in 5 of
-18 runs on main, and that memory stayed; with the threshold held where it starts, 14 of 14
-grew by 0.1-0.2 MiB (docs/performance.md, "Start-up's heap frozen, large blocks handed
+18 runs on main, and that memory stayed; with the threshold held at 256 KiB, 14 of 14 grew
+by 0.1-0.2 MiB (docs/performance.md, "Start-up's heap frozen, large blocks handed
 back"). `hand_large_blocks_back` holds it at 256 KiB: a block that large is mapped and
 unmapped on its own. The daemon's own largest blocks are below it (a table's `stats`, at a
-shift's end, is about 150 KiB); what is above it is a console's or a broker's oversized input
-and the journal's reads at start. A C library without `mallopt` (musl) is left as it is.
+shift's end, is about 150 KiB): what is above it is oversized input, a console's or a
+broker's. A C library without `mallopt` (musl) is left as it is.
 
 **Start-up's objects.** Python's cyclic collector walks every object it tracks at a full
 (generation 2) collection, and holds the event loop while it does; two thirds of what a
@@ -19,8 +19,9 @@ table rebuilt from its journal), and each full collection held every table's car
 on a floor of 256 tables. Once READY=1 is sent, `settle_the_heap` collects once (start-up's
 own garbage goes) and freezes what is left (`gc.freeze`): those objects are never walked
 again. What the tables make from then on is collected as before; an object frozen at start
-that is let go later is still freed by its reference count, and only a reference cycle among
-frozen objects would outlive its use, which start-up's long-lived state does not make.
+that is let go later is still freed by its reference count; only a reference cycle among
+frozen objects, let go later, would outlive its use, and what start-up makes (the modules,
+the paytables, the tables and their parts) is kept for the process's life.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Final
 
 import structlog
 
-log = structlog.get_logger("shoe2mqtt.heap")
+log = structlog.get_logger("daemon")
 
 M_MMAP_THRESHOLD: Final = -3  # glibc's malloc.h
 LARGE_BLOCK: Final = 256 * 1024  # bytes: a block this large or larger is mapped on its own
