@@ -105,7 +105,10 @@ def binomial_tail(count: int, trials: int, probability: Fraction) -> float:
     if probability in {0, 1}:
         certain = trials if probability == 1 else 0
         return 1.0 if count == certain else 0.0
-    log_p, log_q = math.log(probability), math.log1p(-probability)
+    # 1 - probability in fractions, exact, before it becomes a float: `log1p(-p)` of a p near 1
+    # took the complement of p's float, whose rounding is a large part of a small complement
+    # (p = 1 - 1e-6: 1e-10 of q, 2e-9 of a 22-trial tail).
+    log_p, log_q = math.log(probability), math.log(1 - probability)
     log_n = math.lgamma(trials + 1)
 
     def term(k: int) -> float:
