@@ -16,7 +16,9 @@ The outbox also remembers the latest retained message the broker acknowledged on
 (`retained`): a broker restarted without persistence forgets every retained message, and the
 link publishes these again on every connection (a table's journal state, reader state and
 round snapshot, and any retained state added later), so a display that connects afterwards
-still learns of a failing journal or a reader fault.
+still learns of a failing journal or a reader fault. A state its owner can make again at any
+moment (`RemadeStates`: a table's shift numbers, some 150 KiB at a shift's end) is not kept
+here but asked of its owner then.
 """
 
 from __future__ import annotations
@@ -69,6 +71,19 @@ class OutboundMessage:
             raise InvalidMessage("qos", "must be 0, 1 or 2", topic=topic)
         if not isinstance(self.retain, bool):
             raise InvalidMessage("retain", "must be true or false", topic=topic)
+
+
+class RemadeStates(Protocol):
+    """Retained states their owner makes again when asked, so that the outbox need not keep
+    a copy of each for a broker that lost them (`PendingMessages.remade_by`)."""
+
+    def makes(self, topic: str) -> bool:
+        """Whether the state on `topic` is one of these."""
+        ...
+
+    def states(self) -> list[OutboundMessage]:
+        """Each state as last published, made again (none yet published: not there)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +154,7 @@ class PendingMessages:
         self._above_high_water = False
         self._pending: collections.deque[QueuedMessage] = collections.deque()
         self._retained: dict[str, OutboundMessage] = {}  # topic: the latest delivered
+        self._remade: list[RemadeStates] = []  # states not kept in `_retained`: asked for
         # Set whenever a message arrives; a waiter sleeps on it instead of polling, and the
         # link's publisher is rung (`ring_on_arrival`).
         self._arrived = asyncio.Event()
@@ -184,9 +200,14 @@ class PendingMessages:
     def ack(self, message_id: MessageId) -> None:
         self._remove(message_id)
 
+    def remade_by(self, owner: RemadeStates) -> None:
+        """The states `owner` makes are asked of it for `retained`, not kept."""
+        self._remade.append(owner)
+
     def retained(self) -> list[OutboundMessage]:
         pending = {queued.message.topic for queued in self._pending}
-        return [m for topic, m in self._retained.items() if topic not in pending]
+        remade = [m for owner in self._remade for m in owner.states()]
+        return [m for m in [*self._retained.values(), *remade] if m.topic not in pending]
 
     def _remove(self, message_id: MessageId) -> bool:
         """Take an acknowledged message out; False if it was not (or no longer) here."""
@@ -199,13 +220,16 @@ class PendingMessages:
                     self._pending.remove(queued)
                     removed = queued
                     break
-        if removed is not None and removed.message.retain:
+        if removed is not None and removed.message.retain and not self._is_remade(removed):
             # Acknowledged in order, so the last one of a topic is the newest.
             self._retained[removed.message.topic] = removed.message
         if self._above_high_water and len(self._pending) <= self._high_water // 2:
             self._above_high_water = False
             _log.info("mqtt.outbox.below_high_water", length=len(self._pending))
         return removed is not None
+
+    def _is_remade(self, queued: QueuedMessage) -> bool:
+        return any(owner.makes(queued.message.topic) for owner in self._remade)
 
     def __len__(self) -> int:
         return len(self._pending)

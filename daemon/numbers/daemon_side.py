@@ -53,6 +53,7 @@ class _Table:
     settings: TableConfig | None = None
     pending: list[Pending] = field(default_factory=list)
     day: str | None = None  # the gaming day of the round last counted
+    published: bool = False  # its `stats` was handed to the outbox at least once
 
 
 class StatsHub:
@@ -72,17 +73,38 @@ class StatsHub:
         self._publish = publish
         self._on_counted = on_counted
         self.tables = {t: _Table(ShiftStats(t, shifts, numbers.confidence)) for t in tables}
+        self._stats_topics = {topics.stats(t): t for t in self.tables}
         self.days = {t: TableDays(t) for t in self.tables}
         self._numbers = numbers
         self._day_closed = asyncio.Event()
 
     @classmethod
     def of_daemon(cls, daemon: Daemon) -> StatsHub:
-        """The daemon's hub: its tables, `[numbers]`, its outbox for states, its metrics."""
-        return cls(
+        """The daemon's hub: its tables, `[numbers]`, its outbox for states, its metrics.
+        The outbox keeps no copy of each table's `stats` for a broker that lost it: the hub
+        makes it again (`states`)."""
+        hub = cls(
             daemon.tables, daemon.config.numbers, daemon.topics, daemon.outbox.add_state,
             daemon.metrics.shift_numbers,
         )  # fmt: skip
+        daemon.outbox.remade_by(hub)
+        return hub
+
+    def makes(self, topic: str) -> bool:
+        """Whether `topic` is a table's `stats` (daemon.mqtt.outbox.RemadeStates)."""
+        return topic in self._stats_topics
+
+    def states(self) -> list[OutboundMessage]:
+        """Each table's `stats` as last published, made again from its shift's numbers."""
+        return [
+            self._stats_message(table_id)
+            for table_id, table in self.tables.items()
+            if table.published
+        ]
+
+    def _stats_message(self, table_id: str) -> OutboundMessage:
+        payload = self.tables[table_id].stats.payload()
+        return OutboundMessage(self._topics.stats(table_id), payload, qos=1, retain=True)
 
     def applied(self, table_id: str, applied: Applied, settings: TableConfig) -> None:
         """One event applied at the table, under `settings` (the table's, now)."""
@@ -120,9 +142,8 @@ class StatsHub:
         if table.day is not None and day != table.day:
             self._day_closed.set()  # a day closed at this table: keep_days counts it
         table.day = day
-        self._publish(
-            OutboundMessage(self._topics.stats(table_id), stats.payload(), qos=1, retain=True)
-        )
+        self._publish(self._stats_message(table_id))
+        table.published = True
         if self._on_counted is not None and stats.mapping is not None:
             self._on_counted(table_id, stats.mapping)
 

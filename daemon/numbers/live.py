@@ -16,12 +16,12 @@ numbers page, which a page loaded later reads from the retained state.
 
 from __future__ import annotations
 
-import collections
 import json
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from daemon.numbers.kept_lines import KeptLines
 from daemon.numbers.records import RoundFolder, RoundRecord
 from daemon.numbers.tally import Numbers
 
@@ -46,11 +46,10 @@ class ShiftStats:
     shift: str | None = None
     numbers: Numbers = field(default_factory=Numbers)
     # The shift's last rounds, each as the JSON text `<table>/stats` carries: encoded once,
-    # at the round's end, not again at every later round's (a shift of 500 rounds is some
-    # 150 KiB of JSON; its dicts held a kilobyte a round, the text holds a third of that).
-    history: collections.deque[bytes] = field(
-        default_factory=lambda: collections.deque(maxlen=HISTORY)
-    )
+    # at the round's end, not again at every later round's, and kept compressed in blocks (a
+    # shift of 500 rounds is some 150 KiB of JSON; its dicts held a kilobyte a round, the
+    # text a third of that, the blocks a sixth of the text: daemon/numbers/kept_lines.py).
+    history: KeptLines = field(default_factory=lambda: KeptLines(HISTORY))
     updated: str | None = None
     mapping: dict[str, Any] | None = None  # the numbers as last counted (band included)
     folder: RoundFolder = field(init=False)
@@ -108,12 +107,12 @@ class ShiftStats:
         return counted
 
     def state(self) -> dict[str, Any]:
-        return {**self._head(), "history": [json.loads(line) for line in self.history]}
+        return {**self._head(), "history": [json.loads(line) for line in self.history.lines()]}
 
     def payload(self) -> bytes:
         """`state()` as JSON, its history's rounds as they were encoded at their ends."""
         head = _encoded(self._head())
-        return head[:-1] + b',"history":[' + b",".join(self.history) + b"]}"
+        return head[:-1] + b',"history":[' + b",".join(self.history.lines()) + b"]}"
 
     def _head(self) -> dict[str, Any]:
         return {

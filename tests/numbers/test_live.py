@@ -15,6 +15,7 @@ from daemon.history.audit import JournalReader
 from daemon.journal import JOURNAL_FILE
 from daemon.journal.archive import Archive
 from daemon.journal.store import Journal
+from daemon.mqtt.outbox import MemoryOutbox, OutboundMessage
 from daemon.numbers import live, sources
 from daemon.numbers.daemon_side import StatsHub
 from daemon.numbers.periods import Grouped, Shifts
@@ -33,7 +34,6 @@ from tests.daemon.pit import play, read_example, running_pit, shoe_script
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from daemon.mqtt.outbox import OutboundMessage
     from daemon.testing import Mosquitto
 
 
@@ -115,6 +115,41 @@ async def test_a_restart_rebuilds_the_shift_as_a_report_counts_it(tmp_path: Path
     assert len(history) == 45
     assert [r["round"] for r in history] == sorted(r["round"] for r in history)
     assert all(set(r["holds"]) == {"twenty_point_bonus"} for r in history)
+
+
+async def test_a_broker_that_lost_the_stats_is_told_them_again_from_the_shift_not_a_copy(
+    tmp_path: Path,
+) -> None:
+    """The outbox keeps no copy of `<table>/stats` (some 150 KiB a table at a shift's end):
+    when a broker that lost its retained messages must be told again, the hub makes the state
+    again, byte for byte what it published; a table that never published is not told."""
+    start = datetime(2026, 11, 28, tzinfo=UTC)
+    config = TableConfig.from_mapping(dict(DEMO_TABLES[Game.BLACKJACK]))
+    await write_journal(tmp_path, [config], start, 1, Pace(rounds_per_hour=30, opens=8, hours=3))
+    outbox = MemoryOutbox()
+
+    def publish(message: OutboundMessage) -> None:
+        outbox.put(message)
+
+    hub = StatsHub(["bj-1", "bj-9"], NumbersConfig(), Topics(), publish)
+    outbox.remade_by(hub)
+    other = OutboundMessage("shoe2mqtt/bj-1/journal", b'{"state":"ok"}', retain=True)
+    outbox.put(other)
+    journal = Journal(tmp_path / JOURNAL_FILE)
+    await journal.open()
+    try:
+        await hub.rebuild(journal, now=lambda: start + timedelta(hours=11))
+    finally:
+        await journal.close()
+    published = [outbox.pending_at(i).message for i in range(len(outbox))]
+    assert [m.topic for m in published] == ["shoe2mqtt/bj-1/journal", "shoe2mqtt/bj-1/stats"]
+    assert outbox.retained() == []  # nothing acknowledged: everything goes out anyway
+    while (queued := outbox.peek()) is not None:
+        outbox.ack(queued.message_id)
+    told = outbox.retained()
+    assert told == [other, published[1]]
+    assert told[0] is other  # kept
+    assert told[1] is not published[1]  # made again
 
 
 async def test_the_closed_days_are_published_as_a_report_counts_them(tmp_path: Path) -> None:
