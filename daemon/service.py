@@ -65,7 +65,7 @@ from daemon.parts.status_report import DaemonStatus
 from daemon.parts.storage import StorageWatch
 from daemon.request_gate import RequestGate
 from daemon.system import logs, signals
-from daemon.system.heap import hand_large_blocks_back, settle_the_heap
+from daemon.system.heap import manage_the_heap, settle_the_heap
 from daemon.system.notify import Notifier
 from daemon.table.claims import TableClaims
 from daemon.table.inbox import TableInbox
@@ -386,7 +386,7 @@ def run_service(config: ServiceConfig) -> int:
     logs.configure(
         fmt=config.logging.format, level=config.logging.level, raw_frames=config.logging.raw_frames
     )
-    hand_large_blocks_back()  # this process's own heap (decision D43), not a test's
+    manage_the_heap()  # this process's own heap (decision D43), not a test's
 
     for note in config.deprecations:
         log.warning("config.deprecated", where=f"{note.path}:{note.line}", field=note.field,

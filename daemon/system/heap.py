@@ -12,6 +12,14 @@ unmapped on its own. The daemon's own largest blocks are below it (a table's `st
 shift's end, is about 150 KiB): what is above it is oversized input, a console's or a
 broker's. A C library without `mallopt` (musl) is left as it is.
 
+**Free pages inside the heap.** A block below the threshold comes from the heap, and a freed
+one goes back to the kernel only at the heap's top: the pages of a free block below a block
+still in use stay in the process. After ten minutes of a floor, 3.5 MiB of the daemon's heap
+was such pages (`malloc_trim` through gdb handed them back). `trim_after_full_collections`
+hands them back after each full collection (about one a minute on a floor, when the most
+has just been freed; the trim is a walk of the free blocks, well under the collection's own
+time).
+
 **Start-up's objects.** Python's cyclic collector walks every object it tracks at a full
 (generation 2) collection, and holds the event loop while it does; two thirds of what a
 floor's daemon tracks start-up made (modules, paytables and their exact analyses, every
@@ -53,6 +61,32 @@ def hand_large_blocks_back(threshold: int = LARGE_BLOCK) -> bool:
     if not held:
         log.warning("heap.mmap_threshold_refused", threshold=threshold)
     return held
+
+
+def manage_the_heap() -> None:
+    """The daemon's own process, from its start: large blocks handed back when freed, and
+    free pages inside the heap after each full collection."""
+    hand_large_blocks_back()
+    trim_after_full_collections()
+
+
+def trim_after_full_collections() -> bool:
+    """After each full collection, hand the heap's free pages back (`malloc_trim(0)`). False
+    where the C library has no `malloc_trim`."""
+    try:
+        malloc_trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        log.info("heap.malloc_trim_unavailable")
+        return False
+    malloc_trim.argtypes = (ctypes.c_size_t,)
+    malloc_trim.restype = ctypes.c_int
+
+    def after(phase: str, info: dict[str, int]) -> None:
+        if phase == "stop" and info["generation"] == 2:
+            malloc_trim(0)
+
+    gc.callbacks.append(after)
+    return True
 
 
 def settle_the_heap() -> None:

@@ -84,3 +84,37 @@ def test_without_it_the_freed_blocks_stay_in_the_process() -> None:
     """The control: the same allocations with glibc's own threshold (Debian's C library, the
     daemon's) keep what was freed, so the test above can fail."""
     assert _run(_LARGE_BLOCKS)["kept"] > 20 * MiB
+
+
+# Sixty blocks of 64 KiB from the heap (below the mmap threshold), every other one freed and
+# the rest kept: the freed ones' pages lie below blocks in use, where glibc's free leaves them.
+_FREE_PAGES = """
+    import gc, json, sys
+    from pathlib import Path
+    from daemon.system.heap import hand_large_blocks_back, trim_after_full_collections
+
+    def rss():
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+
+    hand_large_blocks_back()
+    trimming = trim_after_full_collections() if sys.argv[1:] == ["trimming"] else None
+    blocks = [bytes([i % 256]) * (64 << 10) for i in range(60)]
+    kept = blocks[1::2]
+    del blocks
+    before = rss()
+    gc.collect()  # a full collection
+    print(json.dumps({"trimming": trimming, "handed_back": before - rss(), "kept": len(kept)}))
+"""
+
+
+def test_free_pages_inside_the_heap_go_back_after_a_full_collection() -> None:
+    trimmed = _run(_FREE_PAGES, "trimming")
+    assert trimmed["trimming"] is True
+    assert trimmed["handed_back"] > 1 * MiB, f"{trimmed['handed_back']:,} bytes handed back"
+
+
+def test_without_the_trim_the_free_pages_stay() -> None:
+    """The control: the same blocks, no trim after the collection: nothing goes back."""
+    assert _run(_FREE_PAGES)["handed_back"] < MiB // 4
