@@ -17,8 +17,9 @@ one goes back to the kernel only at the heap's top: the pages of a free block be
 still in use stay in the process. After ten minutes of a floor, 3.5 MiB of the daemon's heap
 was such pages (`malloc_trim` through gdb handed them back). `trim_after_full_collections`
 hands them back after each full collection (about one a minute on a floor, when the most
-has just been freed; the trim is a walk of the free blocks, well under the collection's own
-time).
+has just been freed). The trim walks the free blocks: 3.6 ms the first time on a heap with
+40 MiB of 600 B-60 KiB blocks freed between kept ones, 0.3 ms after, where a floor's full
+collection holds the loop 40-120 ms.
 
 **Start-up's objects.** Python's cyclic collector walks every object it tracks at a full
 (generation 2) collection, and holds the event loop while it does; two thirds of what a
