@@ -73,7 +73,7 @@ class StatsHub:
         self._publish = publish
         self._on_counted = on_counted
         self.tables = {t: _Table(ShiftStats(t, shifts, numbers.confidence)) for t in tables}
-        self._stats_topics = {topics.stats(t): t for t in self.tables}
+        self._stats_topics = frozenset(topics.stats(t) for t in self.tables)
         self.days = {t: TableDays(t) for t in self.tables}
         self._numbers = numbers
         self._day_closed = asyncio.Event()

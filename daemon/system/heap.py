@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
-from typing import Final
+from typing import Any, Final
 
 import structlog
 
@@ -47,17 +47,26 @@ M_MMAP_THRESHOLD: Final = -3  # glibc's malloc.h
 LARGE_BLOCK: Final = 256 * 1024  # bytes: a block this large or larger is mapped on its own
 
 
+def _c_function(name: str, *argtypes: type[ctypes._SimpleCData[Any]]) -> Any:  # noqa: ANN401 - a ctypes function
+    """The C library's function `name` taking `argtypes` and returning an int; None where
+    the C library has none (not glibc)."""
+    try:
+        function = getattr(ctypes.CDLL(None), name)
+    except (OSError, AttributeError):
+        log.info("heap.c_function_unavailable", function=name)
+        return None
+    function.argtypes = argtypes
+    function.restype = ctypes.c_int
+    return function
+
+
 def hand_large_blocks_back(threshold: int = LARGE_BLOCK) -> bool:
     """Hold the C library's mmap threshold at `threshold`: each block that large is unmapped
     (its memory back to the kernel) when freed. False where the C library has no `mallopt`
     or refuses."""
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        log.info("heap.mallopt_unavailable")
+    mallopt = _c_function("mallopt", ctypes.c_int, ctypes.c_int)
+    if mallopt is None:
         return False
-    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
-    mallopt.restype = ctypes.c_int
     held = bool(mallopt(M_MMAP_THRESHOLD, threshold))
     if not held:
         log.warning("heap.mmap_threshold_refused", threshold=threshold)
@@ -74,13 +83,9 @@ def manage_the_heap() -> None:
 def trim_after_full_collections() -> bool:
     """After each full collection, hand the heap's free pages back (`malloc_trim(0)`). False
     where the C library has no `malloc_trim`."""
-    try:
-        malloc_trim = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):
-        log.info("heap.malloc_trim_unavailable")
+    malloc_trim = _c_function("malloc_trim", ctypes.c_size_t)
+    if malloc_trim is None:
         return False
-    malloc_trim.argtypes = (ctypes.c_size_t,)
-    malloc_trim.restype = ctypes.c_int
 
     def after(phase: str, info: dict[str, int]) -> None:
         if phase == "stop" and info["generation"] == 2:

@@ -53,13 +53,11 @@ def test_what_start_up_made_is_frozen_and_what_comes_later_is_collected() -> Non
 # the heap, and the small ones pin them there.
 _LARGE_BLOCKS = """
     import json, sys
-    from pathlib import Path
+    import psutil
     from daemon.system.heap import hand_large_blocks_back
 
     def rss():
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
+        return psutil.Process().memory_info().rss
 
     held = hand_large_blocks_back() if sys.argv[1:] == ["held"] else None
     first = b"\\xff" * (1 << 20)
@@ -90,13 +88,11 @@ def test_without_it_the_freed_blocks_stay_in_the_process() -> None:
 # the rest kept: the freed ones' pages lie below blocks in use, where glibc's free leaves them.
 _FREE_PAGES = """
     import gc, json, sys
-    from pathlib import Path
+    import psutil
     from daemon.system.heap import hand_large_blocks_back, trim_after_full_collections
 
     def rss():
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
+        return psutil.Process().memory_info().rss
 
     hand_large_blocks_back()
     trimming = trim_after_full_collections() if sys.argv[1:] == ["trimming"] else None
