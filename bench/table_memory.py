@@ -135,6 +135,7 @@ def at_the_bound() -> list[str]:
     """The surveillance of a seven-seat table holding its 600 rounds."""
     tracemalloc.start(1)
     watch = _seven_seats()
+    gc.collect()  # a full collection empties the tuples' free lists, which tracemalloc counts
     held = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
     weighing, encoding = [], []

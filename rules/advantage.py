@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
+from rules import kept_rounds
 from rules.counting import COUNT_SYSTEMS, DEFAULT_SYSTEM, ShoeCount
 from rules.games import WagerKind
+from rules.kept_rounds import KeptRound, Seating, shoe_of
 from rules.outputs import (
     CardDealt,
     HoleCardRevealed,
@@ -55,7 +56,8 @@ Test = Literal["bet_count", "wonging", "bonus"]
 Scope = Literal["shoe", "session"]
 # The table's latest rounds only: a seat that never sits out a shoe must not grow the table's
 # memory, or the checkpoint written at every round's end, without end. 600 rounds is 20 to 50
-# shoes, about 25 KB of checkpoint; a longer session is weighed over its latest 600 rounds.
+# shoes, 30 to 75 KB of checkpoint (packed: rules.kept_rounds); a longer session is weighed
+# over its latest 600 rounds.
 MAX_ROUNDS = 600
 
 
@@ -70,63 +72,9 @@ class Thresholds:
     min_moves: int = 4  # entries and exits a wonging flag needs
 
 
-# A table's seats bet the same few amounts round after round: each distinct pair of wagers
-# (main, bonus), and each seat with its pair, is kept once per table, so that its 600 rounds
-# hold a few of each rather than one for every seat of every round (a floor's daemon holds
-# 600 rounds of each of its tables: docs/performance.md, "The surveillance's rounds, kept
-# small"). A round's whole seating is rarely bet twice, and is not shared. Bounded: a table
-# whose seats bet ever-new amounts keeps its later ones unshared.
-MAX_SHARED_PAIRS = 4096
-_Kept = TypeVar("_Kept", bound=Hashable)
-
-
-class Shared:
-    """One object for each distinct value a table's rounds hold, up to `MAX_SHARED_PAIRS`."""
-
-    __slots__ = ("_kept",)
-
-    def __init__(self) -> None:
-        self._kept: dict[Hashable, Any] = {}
-
-    def __call__(self, value: _Kept) -> _Kept:
-        """`value`, or the equal one kept already (kept here if there is room)."""
-        kept: _Kept | None = self._kept.get(value)
-        if kept is not None:
-            return kept
-        if len(self._kept) < MAX_SHARED_PAIRS:
-            self._kept[value] = value
-        return value
-
-    def __len__(self) -> int:
-        return len(self._kept)
-
-
-def _as_is(value: _Kept) -> _Kept:
-    return value
-
-
-# The seats that played a round, each with its (main wager, 20 point bonus or 0) in cents,
-# by seat: a tuple, not a mapping (a round is one object fewer, its entries shared).
-Seating = tuple[tuple[int, tuple[int, int]], ...]
-# A round as the table keeps it, 600 of them: (round_id, shoe, seen, running, tens_seen,
-# seating), a TableRound's fields without its count. A plain tuple of whole numbers and
-# tuples is one Python's cycle collector stops tracking, where an object of a class is walked
-# at every full collection: at a shift's end, 600 rounds at each of a floor's 256 tables are
-# 153,600 objects, nearly as many again as the rest of the daemon's (docs/performance.md).
-KeptRound = tuple[int, int, int, int, int, Seating]
-_SHOE: Final = 1  # a KeptRound's shoe
-
-
-def kept_state(kept: KeptRound) -> list[Any]:
-    """A kept round as `TableRound.state()` writes it, without making the round."""
-    round_id, shoe, seen, running, tens_seen, seats = kept
-    return [round_id, shoe, seen, running, tens_seen, {str(s): list(w) for s, w in seats}]
-
-
-def seating(seats: Mapping[int, tuple[int, int]], shared: Shared | None = None) -> Seating:
-    """`seats` by seat, each entry and pair the one `shared` keeps when it has them."""
-    keep = _as_is if shared is None else shared
-    return tuple(keep((seat, keep(pair))) for seat, pair in sorted(seats.items()))
+def seating(seats: Mapping[int, tuple[int, int]]) -> Seating:
+    """`seats` as a round keeps them: by seat."""
+    return tuple(sorted(seats.items()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,24 +102,25 @@ class TableRound:
         return self.count.ten_excess_at(self.seen, self.tens_seen)
 
     def kept(self) -> KeptRound:
-        """As the table keeps it (`AdvantageWatch`)."""
-        return (self.round_id, self.shoe, self.seen, self.running, self.tens_seen, self.seats)
+        """As the table keeps it (`AdvantageWatch`): packed (rules.kept_rounds)."""
+        return kept_rounds.pack(
+            self.round_id, self.shoe, self.seen, self.running, self.tens_seen, self.seats
+        )
 
     def state(self) -> list[Any]:
-        """Whole numbers only: the counts are worked out again from them, exactly."""
-        return kept_state(self.kept())
+        """Whole numbers only: the counts are worked out again from them, exactly. (A
+        checkpoint keeps its rounds packed: `AdvantageWatch.state`.)"""
+        seats = {str(seat): list(wagers) for seat, wagers in self.seats}
+        return [self.round_id, self.shoe, self.seen, self.running, self.tens_seen, seats]
 
     @classmethod
-    def from_state(
-        cls, row: Sequence[Any], count: ShoeCount, shared: Shared | None = None
-    ) -> TableRound:
-        """From `state()`, the counts worked out by `count`'s system and shoe; each seat's
-        entry and wagers the ones `shared` keeps when it has them."""
+    def from_state(cls, row: Sequence[Any], count: ShoeCount) -> TableRound:
+        """From `state()`, the counts worked out by `count`'s system and shoe."""
         round_id, shoe, seen, running, tens_seen, seats = row
         wagers = {int(seat): (int(pair[0]), int(pair[1])) for seat, pair in seats.items()}
         return cls(
             int(round_id), int(shoe), int(seen), int(running), int(tens_seen),
-            seating(wagers, shared), count,
+            seating(wagers), count,
         )  # fmt: skip
 
     def to_mapping(self) -> dict[str, Any]:
@@ -201,7 +150,7 @@ class _Weighed:
 
     @classmethod
     def of(cls, kept: KeptRound, count: ShoeCount) -> _Weighed:
-        _round_id, shoe, seen, running, tens_seen, seats = kept
+        _round_id, shoe, seen, running, tens_seen, seats = kept_rounds.unpack(kept)
         return cls(
             shoe, seen, count.true_count_at(seen, running), count.ten_excess_at(seen, tens_seen),
             dict(seats),
@@ -282,7 +231,6 @@ class AdvantageWatch:
         self.sessions: dict[int, _Session] = {}
         # The system and the shoe, never counted in: every round works its counts out by it.
         self._makeup = ShoeCount(COUNT_SYSTEMS[system], config.decks, config.deck_kind)
-        self._shared = Shared()
         self._wagers: dict[int, dict[WagerKind, int]] = {}
         # The round, and the cards seen, the running count and the ten-value cards seen at
         # its start.
@@ -325,8 +273,8 @@ class AdvantageWatch:
             for seat, wagers in self._wagers.items()
             if self.main in wagers
         }
-        played = seating(seats, self._shared)
-        self._kept.append((round_id, self.shoe, seen, running, tens_seen, played))
+        played = seating(seats)
+        self._kept.append(kept_rounds.pack(round_id, self.shoe, seen, running, tens_seen, played))
         del self._kept[:-MAX_ROUNDS]
         for seat in seats:
             session = self.sessions.setdefault(seat, _Session(self.shoe, self.shoe))
@@ -347,7 +295,7 @@ class AdvantageWatch:
             evidence += self._weigh(weighable, seat, "session", session.first_shoe)
         # Rounds before every session still open are weighed no more.
         first = min((s.first_shoe for s in self.sessions.values()), default=self.shoe + 1)
-        self._kept = [kept for kept in self._kept if kept[_SHOE] >= first]
+        self._kept = [kept for kept in self._kept if shoe_of(kept) >= first]
         return evidence
 
     def weigh(self, seat: int, scope: Scope, first_shoe: int) -> list[Evidence]:
@@ -355,7 +303,9 @@ class AdvantageWatch:
         return self._weigh(self._weighable(first_shoe), seat, scope, first_shoe)
 
     def _weighable(self, first_shoe: int) -> list[_Weighed]:
-        return [_Weighed.of(kept, self._makeup) for kept in self._kept if kept[_SHOE] >= first_shoe]
+        return [
+            _Weighed.of(kept, self._makeup) for kept in self._kept if shoe_of(kept) >= first_shoe
+        ]
 
     def _weigh(
         self, weighable: Sequence[_Weighed], seat: int, scope: Scope, first_shoe: int
@@ -422,11 +372,15 @@ class AdvantageWatch:
     @property
     def rounds(self) -> list[TableRound]:
         """The rounds kept, oldest first, each made on asking."""
-        return [TableRound(*kept, self._makeup) for kept in self._kept]
+        return [TableRound(*kept_rounds.unpack(kept), self._makeup) for kept in self._kept]
 
     def shoe_rounds(self) -> list[TableRound]:
         """The rounds of the shoe in play (or, at its shuffle, of the shoe that ended)."""
-        return [TableRound(*kept, self._makeup) for kept in self._kept if kept[_SHOE] == self.shoe]
+        return [
+            TableRound(*kept_rounds.unpack(kept), self._makeup)
+            for kept in self._kept
+            if shoe_of(kept) == self.shoe
+        ]
 
     def seats(self) -> dict[int, dict[str, Any]]:
         """Each seat's session so far, for the pit's report: rounds, shoes, and the
@@ -452,7 +406,7 @@ class AdvantageWatch:
             "system": self.system,
             "shoe": self.shoe,
             "count": self.count.state(),
-            "rounds": [kept_state(kept) for kept in self._kept],  # at every round's end
+            "rounds": kept_rounds.joined(self._kept),  # at every round's end: packed
             "sessions": {
                 str(seat): [session.first_shoe, session.last_shoe]
                 for seat, session in self.sessions.items()
@@ -473,10 +427,7 @@ class AdvantageWatch:
         watch = cls(config, str(data["system"]), thresholds)
         watch.shoe = int(data["shoe"])
         watch.count.restored(data["count"])
-        watch._kept = [
-            TableRound.from_state(row, watch._makeup, watch._shared).kept()
-            for row in data["rounds"]
-        ]
+        watch._kept = _kept_of_state(data["rounds"], watch._makeup)
         watch.sessions = {
             int(seat): _Session(int(first), int(last))
             for seat, (first, last) in data["sessions"].items()
@@ -489,6 +440,14 @@ class AdvantageWatch:
         watch._opening = (int(round_id), int(seen), int(running), int(tens_seen))
         watch._dealt = bool(data["dealt"])
         return watch
+
+
+def _kept_of_state(rounds: str | Sequence[Any], makeup: ShoeCount) -> list[KeptRound]:
+    """A checkpoint's rounds: packed (`kept_rounds.joined`), or as the rows of each round's
+    `TableRound.state()` that checkpoints written before the packing hold."""
+    if isinstance(rounds, str):
+        return kept_rounds.split(rounds)
+    return [TableRound.from_state(row, makeup).kept() for row in rounds]
 
 
 def _true_count(row: _Weighed) -> float:

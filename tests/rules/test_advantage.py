@@ -201,33 +201,39 @@ def _rounds_of_wagers(watch: AdvantageWatch, stakes: list[tuple[int, int]]) -> N
         watch.observe([*outputs, CardDealt(round_id, 3, 1, card), RoundEnded(round_id)])
 
 
-def test_a_table_keeps_each_pair_of_wagers_once_however_many_rounds_bet_it() -> None:
-    """The rounds a table keeps for the surveillance (up to 600) hold one object for each
-    distinct pair of wagers, live and restored from a checkpoint; the values are unchanged."""
-    stakes = [(1_000, 500), (2_500, 0), (1_000, 500)] * 100
+def test_a_table_keeps_every_wager_of_its_rounds_live_and_after_a_checkpoint() -> None:
+    """The rounds a table keeps for the surveillance (its latest 600, packed) give back
+    every wager as it was bet, stakes past what four bytes hold among them."""
+    stakes = [(1_000, 500), (2_500, 0), (2**31, 0), (1_000, 2**40)] * 200
+    latest = stakes[-advantage.MAX_ROUNDS :]
     watch = AdvantageWatch(CONFIG)
     watch.observe([ShoeShuffled(1)])
     _rounds_of_wagers(watch, stakes)
     for rounds in (watch.rounds, AdvantageWatch.from_state(CONFIG, watch.state()).rounds):
-        assert [dict(r.seats)[3] for r in rounds] == stakes
-        assert len({id(dict(r.seats)[3]) for r in rounds}) == 2
-        assert len({id(r.seats[0]) for r in rounds}) == 2  # each seat's entry once, too
-        assert [dict(r.seats) for r in rounds] == [{3: stake} for stake in stakes]
+        assert [dict(r.seats) for r in rounds] == [{3: stake} for stake in latest]
+        assert [r.round_id for r in rounds] == list(range(len(stakes) - len(latest) + 1, 801))
+
+
+def test_a_checkpoint_written_before_the_rounds_were_packed_is_read() -> None:
+    """Earlier checkpoints hold each round as its row of whole numbers, seats by name."""
+    watch = AdvantageWatch(CONFIG)
+    watch.observe([ShoeShuffled(1)])
+    _rounds_of_wagers(watch, [(1_000, 500), (2_500, 0)] * 3)
+    earlier = {**watch.state(), "rounds": [r.state() for r in watch.rounds]}
+    assert earlier["rounds"][0] == [1, 1, 0, 0, 0, {"3": [1_000, 500]}]
+    assert AdvantageWatch.from_state(CONFIG, earlier).state() == watch.state()
 
 
 def test_the_rounds_a_table_keeps_are_not_walked_by_the_cycle_collector() -> None:
-    """A floor keeps 600 rounds at each table: kept as plain tuples of whole numbers, they
+    """A floor keeps 600 rounds at each table: kept as bytes, they
     leave the objects Python's cycle collector tracks (and walks at every full collection,
     holding the event loop) as many as they were. As objects of a class, each added one."""
     watch = AdvantageWatch(CONFIG)
     watch.observe([ShoeShuffled(1)])
-    _rounds_of_wagers(watch, [(1_000, 500), (2_500, 0)] * 50)  # every pair shared already
+    _rounds_of_wagers(watch, [(1_000, 500), (2_500, 0)] * 50)
     gc.collect()
     before = len(gc.get_objects())
     _rounds_of_wagers(watch, [(1_000, 500), (2_500, 0)] * 250)
-    # A tuple leaves the tracked objects at a collection that finds everything it holds
-    # untracked; a round's tuple holds its seating's, so it leaves at the collection after.
-    gc.collect()
     gc.collect()
     assert len(watch.rounds) == advantage.MAX_ROUNDS
     assert len(gc.get_objects()) - before < 50  # 500 rounds more, none of them tracked
@@ -249,14 +255,3 @@ def test_a_round_keeps_the_counts_at_its_start_as_a_counter_works_them_out() -> 
     assert math.isclose(second.ten_excess, 100 * (96 / 302 - 16 / 52), rel_tol=1e-12)
     restored = AdvantageWatch.from_state(CONFIG, watch.state()).rounds[1]
     assert (restored.true_count, restored.ten_excess) == (second.true_count, second.ten_excess)
-
-
-def test_a_table_of_ever_new_wagers_shares_what_it_can_and_keeps_every_value() -> None:
-    """Past the bound of shared pairs, a new pair is kept as it is: nothing is lost."""
-    limit = advantage.MAX_SHARED_PAIRS
-    stakes = [(100 * (n + 1), 0) for n in range(limit + 50)]
-    watch = AdvantageWatch(CONFIG)
-    watch.observe([ShoeShuffled(1)])
-    _rounds_of_wagers(watch, stakes)
-    assert [dict(r.seats)[3] for r in watch.rounds] == stakes[-advantage.MAX_ROUNDS :]
-    assert len(watch._shared) == limit
