@@ -42,7 +42,7 @@ class ConsoleRequests(CustodyFlow):
         """Answer a request. `outbox_full` is journaled with the request (the outbox is not
         table state), so a replay refuses exactly what was refused."""
         transaction: object = None
-        key: str | None = None
+        key: bytes | None = None
         try:
             request = parse_request(payload)
             transaction = request.transaction

@@ -29,11 +29,34 @@ def test_an_answer_kept_is_given_again_as_it_was_live_and_after_a_checkpoint() -
 def test_the_answers_kept_are_not_walked_by_the_cycle_collector() -> None:
     """A floor of 256 tables keeps 64 answers at each: kept as text, they add no object the
     cycle collector walks at every full collection (as dicts holding dicts, each added one)."""
-    Answered().keep("warm", _answer(0))  # what a first use makes once
+    Answered().keep(b"warm", _answer(0))  # what a first use makes once
     gc.collect()
     before = len(gc.get_objects())
     answered = Answered()
     for n in range(KEPT):
-        answered.keep(f"key-{n}", _answer(n))
+        answered.keep(f"key-{n}".encode(), _answer(n))
     gc.collect()
     assert len(gc.get_objects()) - before < KEPT // 4
+
+
+def test_a_checkpoint_written_before_the_answers_were_kept_as_text_is_read() -> None:
+    """Earlier checkpoints hold each answer as its mapping, by its key in hex."""
+    key = Answered.key("wager", b'{"transaction":"t1"}')
+    restored = Answered.from_state([[key.hex(), _answer(7)]])
+    assert restored.get(key) == _answer(7)
+    assert restored.state() == Answered.from_state(restored.state()).state()
+    assert (
+        restored.state()[0][1]
+        == '{"status":"ok","data":{"round":7,"seats":[1,2],"held":{"cards":7}}}'
+    )
+
+
+def test_an_answer_kept_again_is_the_newest() -> None:
+    answered = Answered()
+    keys = [Answered.key("hit", f"{n}".encode()) for n in range(KEPT)]
+    for n, key in enumerate(keys):
+        answered.keep(key, _answer(n))
+    answered.keep(keys[0], _answer(0))  # the oldest, kept again
+    answered.keep(Answered.key("hit", b"new"), _answer(99))
+    assert answered.get(keys[0]) == _answer(0)
+    assert answered.get(keys[1]) is None  # the oldest now, so forgotten
