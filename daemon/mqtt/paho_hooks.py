@@ -311,6 +311,12 @@ class _BatchedSocket:
 
     def on_socket_close(self, caller: paho.Client, userdata: Any, sock: Any) -> None:  # noqa: ANN401 - paho's callback signature
         self._stop_waiting()
+        # paho closes the socket the moment it has "written" a DISCONNECT, which is still in
+        # the batch: sent now, if the socket takes it, or the broker sees the connection
+        # drop and publishes the daemon's will after its clean `offline`.
+        if self._unsent:
+            with contextlib.suppress(OSError):  # a lost connection: nothing more to say
+                sock.send(self._unsent)
         self._unsent.clear()
         if self._closing is not None:
             self._closing(caller, userdata, sock)

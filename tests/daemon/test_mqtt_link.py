@@ -324,6 +324,8 @@ async def test_presences_are_online_on_every_connect_and_offline_before_the_brid
             assert {_retained(await display.next()) for _ in range(3)} == announced
             await stack.aclose()  # the clean stop
             goodbye = [await display.next() for _ in range(3)]
+            # A graceful DISCONNECT: the broker drops the will, and says no `offline` again.
+            assert await display.nothing_within(1.0)
     assert [(m.topic.value, m.payload) for m in goodbye] == [
         *((t, b"down") for t in topics),
         (STATE, b"offline"),
