@@ -13,8 +13,8 @@ ten-value cards seen (4 each), the number of seats that played (1) and whether t
 wide (1); then the seats' numbers, their main wagers and their 20 point bonus wagers (0 when
 none), each as an array. Narrow: a seat in a byte and a wager in 4 (cents up to
 $21,474,836.47); a round with any value beyond those is wide, every one of its seats and
-wagers in 8 bytes. Nothing is refused: a value no layout holds (beyond 64 bits) raises
-`struct.error`, which no table's counts or wagers come near.
+wagers in 8 bytes. So every value a table's counts and wagers can take is kept as it was;
+only one beyond 64 bits, which none comes near, would raise `struct.error`.
 """
 
 from __future__ import annotations
