@@ -41,7 +41,8 @@ _NARROW_CENTS: Final = 2**31 - 1
 
 @cache
 def _seats(count: int, *, wide: bool) -> struct.Struct:
-    """The seats' part of a round of `count` seats: at most 2 x (seats + 1) of them."""
+    """The seats' part of a round of `count` seats (one layout per count and width: a
+    table's rounds use a handful, a damaged checkpoint at most 512)."""
     seat, cents = ("q", "q") if wide else ("B", "i")
     return struct.Struct(f"<{count}{seat}{count}{cents}{count}{cents}")
 

@@ -69,7 +69,7 @@ class Answered:
             if isinstance(answer, str):
                 if not isinstance(json.loads(answer), dict):
                     raise TypeError(f"an answer kept is not a JSON object: {answer[:40]!r}")
-                answered._keep(bytes.fromhex(key), answer.encode())
+                answered._keep(bytes.fromhex(str(key)), answer.encode())
             else:
                 answered.keep(bytes.fromhex(str(key)), dict(answer))
         return answered
