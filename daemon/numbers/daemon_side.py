@@ -12,20 +12,19 @@ daemon/numbers/days.py) at start and whenever a table's round opens a new gaming
 from __future__ import annotations
 
 import asyncio
-import functools
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from daemon.journal import database
+from daemon.journal import database, schema
 from daemon.journal.rows import JournalEvent
 from daemon.mqtt.outbox import OutboundMessage
 from daemon.numbers.days import TableDays, count_apart
 from daemon.numbers.live import ShiftStats
 from daemon.numbers.periods import Shifts
-from daemon.table.log_lines import archive_lines, journal_line, table_line
+from daemon.table.log_lines import journal_line, table_line
 from daemon.table.records import RequestRecord
 from daemon.table.runner import TableRunner
 
@@ -150,20 +149,23 @@ class StatsHub:
     async def rebuild(self, journal: Journal, now: Callable[[], datetime] | None = None) -> None:
         """Each table's current shift from the journal, then what it applied meanwhile. A
         table whose journal cannot be read now counts from its next round on: the numbers
-        are never worth stopping a table for."""
+        are never worth stopping a table for.
+
+        A table's shift is read, replayed and counted in a worker thread with a read-only
+        connection of its own, one event at a time, exactly as the live events are counted
+        (`ShiftStats.feed`): neither the journal's thread (the tables' commits) nor the event
+        loop waits on it, and no more than one event of the shift is held at once. A restart
+        late in a busy shift replays hundreds of rounds a table (docs/performance.md)."""
         for table_id, table in self.tables.items():
             moment = now() if now is not None else datetime.now(UTC)
             since = self.shifts.current_shift_start(moment).astimezone(UTC).isoformat()
             seeded_n = 0
+            stats = ShiftStats(table_id, self.shifts, self._numbers.confidence)
             try:
-                read = await journal.read(
-                    functools.partial(_shift_events, table_id=table_id, since=since)
+                seeded_n = await asyncio.to_thread(
+                    _replayed, journal.path, journal.epoch, self._topics, stats, since
                 )
-                if read is not None:
-                    lines, seeded_n = await asyncio.to_thread(
-                        _replayed, journal.epoch, self._topics, *read
-                    )
-                    table.stats.feed_lines(lines)
+                table.stats = stats
             except Exception:
                 log.exception("numbers.rebuild_failed", table=table_id)
             table.ready = True
@@ -202,10 +204,11 @@ class StatsHub:
             self._day_closed.clear()
 
 
-def _shift_events(
+def _shift_start(
     db: sqlite3.Connection, *, table_id: str, since: str
-) -> tuple[TableRecord, Checkpoint | None, dict[str, Any] | None, list[JournalEvent]] | None:
-    """The events from the checkpoint before the shift's first round to the table's last."""
+) -> tuple[TableRecord, Checkpoint | None, dict[str, Any] | None] | None:
+    """Where a replay of the shift begins: the checkpoint before its first round (or the
+    table's first config), and the table as it stands; None for a shift without rounds."""
     rounds = [r for r in database.read_rounds(db, table_id) if r.started >= since]
     if not rounds:
         return None
@@ -214,24 +217,30 @@ def _shift_events(
     first = None if checkpoint is not None else database.first_config(db, table_id)
     if checkpoint is None and first is None:
         return None
-    after = checkpoint.n if checkpoint is not None else 0
-    events = list(database.iter_events(db, table_id, after=after, through=table.last_n))
-    return table, checkpoint, first, events
+    return table, checkpoint, first
 
 
-def _replayed(
-    epoch: str,
-    topics: Topics,
-    table: TableRecord,
-    checkpoint: Checkpoint | None,
-    first: dict[str, Any] | None,
-    events: list[JournalEvent],
-) -> tuple[list[dict[str, Any]], int]:
-    """The round-log lines of the events (off the event loop), and the last event's number."""
-    replay = TableRunner.begin(
-        table, topics, epoch, checkpoint=checkpoint, first_config=first, record_rules=True
-    )
-    lines = [table_line(replay.service.config)]
-    for event in events:
-        lines.extend(archive_lines(event, replay.apply_stored(event)))
-    return lines, replay.n
+def _replayed(path: Path, epoch: str, topics: Topics, stats: ShiftStats, since: str) -> int:
+    """Count the table's shift since `since` into `stats` (off the event loop), the events
+    replayed and counted one at a time as `StatsHub.applied` counts them live; returns the
+    last event's number (0: the shift has no round yet)."""
+    db = schema.connect(path, read_only=True)
+    try:
+        start = _shift_start(db, table_id=stats.table, since=since)
+        if start is None:
+            return 0
+        table, checkpoint, first = start
+        replay = TableRunner.begin(table, topics, epoch, checkpoint=checkpoint, first_config=first)
+        settings = replay.service.config
+        stats.feed_lines([table_line(settings)])
+        after = checkpoint.n if checkpoint is not None else 0
+        for event in database.iter_events(db, stats.table, after=after, through=table.last_n):
+            applied = replay.apply_stored(event)
+            if replay.service.config is not settings:  # the table's paytable and shoe changed
+                settings = replay.service.config
+                stats.feed_lines([table_line(settings)])
+            request = journal_line(event, applied.owner) if event.kind == "request" else None
+            stats.feed(request, [(m.topic, m.payload) for m in applied.messages])
+        return replay.n
+    finally:
+        db.close()
