@@ -75,6 +75,7 @@ from bench.e2e.load import (
 )
 from bench.e2e.profile import PySpy, summarize
 from bench.e2e.shoes import make_shoe
+from bench.e2e.warm import warm_journal
 from daemon.cli.main import build_parser
 from daemon.testing import content
 from daemon.wire.round_message import CONTRACTS, ROUND_CONTRACT, unbundled
@@ -141,6 +142,9 @@ class Floor:
     # The console contract the daemon publishes under: 4, one message an input, is the one
     # the goals' messages per card are measured under (docs/performance.md).
     contract: int = ROUND_CONTRACT
+    # Rounds each table's journal holds before the daemon starts (bench/e2e/warm.py): its
+    # windows of latest rounds full, as on a floor that has been dealing; 0: a cold start.
+    warm_rounds: int = 0
 
     @property
     def rate(self) -> float:
@@ -149,9 +153,11 @@ class Floor:
     def describe(self) -> str:
         sync = self.sync or "the daemon's default"
         limit = f"{self.cards:,} cards" if self.cards else f"{self.seconds:g} s"
+        warm = f", {self.warm_rounds:,} rounds a table journaled before" if self.warm_rounds else ""
         return (
             f"{self.shoes} shoes x {self.pace:g} cards/s = {self.rate:g} cards/s over "
             f"{self.transport}, {limit}, journal sync: {sync}, console contract {self.contract}"
+            f"{warm}"
         )
 
 
@@ -223,6 +229,7 @@ class TableWatch:
     requests: dict[object, tuple[int, Sent]] = field(default_factory=dict)
     cards_seen: int = 0  # cards taken (CARDS_TAKEN) received
     last_seq: int = 0
+    rounds_before: int = 0  # the table's rounds journaled before the run (a warm start)
     broken: bool = False  # a request went out of its window: the rest of the order is moot
 
 
@@ -387,6 +394,9 @@ class OpenLoopRun:
             kind: [collections.deque() for _ in self.configs] for kind in floor.baselines
         }
         self.rss_samples: list[tuple[int, float]] = []
+        # CLOCK_MONOTONIC of each table's first `stats`: its shift's numbers counted (after a
+        # warm start, rebuilt from the journal)
+        self.stats_first: dict[str, float] = {}
 
     async def run(self) -> RunResult:
         with workspace() as directory, bench_broker(directory) as broker:
@@ -411,6 +421,8 @@ class OpenLoopRun:
             for mapping, lane in zip(self.mappings, self.lanes, strict=True)
         ]
         config = write_config(directory, broker, tables, sync=floor.sync, contract=floor.contract)
+        if floor.warm_rounds:
+            await self._warm(directory / "state")
         daemon = ReadyDaemon(config, directory)
         await daemon.start()
         stack.push_async_callback(daemon.stop)
@@ -451,6 +463,18 @@ class OpenLoopRun:
             lane.timetable = (directory / f"{table.table_id}.timetable").open("w")
             stack.callback(lane.close)
         return daemon, client, processes
+
+    async def _warm(self, state: Path) -> None:
+        """Each table's journal, `warm_rounds` rounds long, before the daemon starts."""
+        began = time.monotonic()
+        contract = self.floor.contract
+        last, warning = await warm_journal(state, self.configs, self.floor.warm_rounds, contract)
+        for table, rounds in last.items():
+            self.watch[table].rounds_before = rounds
+        took = time.monotonic() - began
+        print(f"-- warm journal: {sum(last.values()):,} rounds in {took:.0f} s", flush=True)
+        if warning is not None:
+            print(f"-- warm journal: {warning}", flush=True)
 
     async def _shoes(
         self, stack: contextlib.AsyncExitStack, *, relay: bool = False
@@ -559,7 +583,8 @@ class OpenLoopRun:
 
     def _expect(self, watch: TableWatch, step: Step, sent: Sent) -> None:
         by_card = isinstance(step, CardStep)
-        for record in step.settles:
+        for settled in step.settles:  # numbered on from the rounds journaled before the run
+            record = {**settled, "round": settled["round"] + watch.rounds_before}
             watch.expected[settlement_key(record)] = (record, by_card, sent)
             self.tally.expected += 1
 
@@ -574,6 +599,8 @@ class OpenLoopRun:
             if watch is None or rest.startswith("request/"):  # the bench's own requests
                 continue
             self.tally.messages += 1
+            if rest == "stats":
+                self.stats_first.setdefault(table, now)
             if rest == "round" and payload.startswith(b'{"schema"'):  # contract 4: numbered
                 body = json.loads(payload)
                 self._numbered(watch, body)
@@ -899,6 +926,10 @@ def add_floor_arguments(parser: argparse.ArgumentParser) -> None:
     add_contract_argument(parser)
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds not measured")
     parser.add_argument(
+        "--warm-rounds", type=int, default=0,
+        help="rounds each table's journal holds before the daemon starts (default: none)",
+    )  # fmt: skip
+    parser.add_argument(
         "--drain", type=float, default=60.0,
         help="seconds allowed after the last step for the settlements and responses still due",
     )  # fmt: skip
@@ -920,7 +951,7 @@ async def main() -> int:
         shoes=args.shoes, pace=args.pace, seconds=args.seconds, cards=args.cards,
         transport="tcp" if args.tcp else "pty", sync=args.sync,
         baselines=tuple(args.baselines), seed=args.seed, warmup=args.warmup, drain=args.drain,
-        contract=args.contract,
+        contract=args.contract, warm_rounds=args.warm_rounds,
     )  # fmt: skip
     print(f"machine: {machine()}", flush=True)
     profiling = None

@@ -197,10 +197,11 @@ class RssCurve:
     every: float = 30.0
     say_every: int = 10  # samples between progress lines
     samples: list[tuple[float, int, float]] = field(default_factory=list)
+    started: float = 0.0  # CLOCK_MONOTONIC of the first sample
 
     async def __call__(self, run: OpenLoopRun, daemon: ReadyDaemon) -> None:
         self.record.mkdir(parents=True, exist_ok=True)
-        started = time.monotonic()
+        self.started = started = time.monotonic()
         with (self.record / "rss.csv").open("w") as out:
             out.write("seconds,cards,rss_mib\n")
             while True:

@@ -170,13 +170,14 @@ async def write_journal(
     *,
     keep_days: int | None = None,
     contract: int | None = None,
-) -> None:
+) -> dict[str, int]:
     """A state directory's journal of `days` days of `configs`' tables, written by the
     journal's own store (events, checkpoints at each round's end, every message delivered);
     with `keep_days`, the days older than that archived by the journal's own archiver, as
     the daemon's archive task leaves them at the end of the last day; its tables under the
-    console `contract` if given."""
+    console `contract` if given. Returns each table's last round number."""
     prepare_state_directory(state)
+    last_round: dict[str, int] = {}
     journal = Journal(state / JOURNAL_FILE, sync="normal")
     await journal.open()
     try:
@@ -198,6 +199,7 @@ async def write_journal(
                         journal.note_checkpoint(replay.checkpoint(), applied.ended)
                 journal.note_delivered(config.table_id, replay.service.envelopes.next_seq - 1)
                 batch = list(itertools.islice(events, 2000))
+            last_round[config.table_id] = replay.service.engine.next_round_id - 1
         await journal.flush()
         if keep_days is not None:
             now = start + timedelta(days=days)
@@ -205,3 +207,4 @@ async def write_journal(
                               Topics(), now=now)  # fmt: skip
     finally:
         await journal.close()
+    return last_round

@@ -1,0 +1,45 @@
+"""A floor that has been dealing for a while: its journal written before the daemon starts.
+
+A daemon keeps bounded windows of each table's latest rounds: the surveillance's 600
+(rules.advantage.MAX_ROUNDS) and the shift's 500 (daemon.numbers.live.HISTORY). From a cold
+start they fill for hours at a floor's pace, so a cold hour's resident memory grows by what
+they take in, leak or not. A warm start is the steady state a floor lives in: each table's
+journal already holds `rounds` rounds, dealt by the real engine and written by the journal's
+own store with a checkpoint at each round's end (daemon.testing.floor.write_journal), in the
+hour before the run's, so that the daemon restores full windows from its checkpoints and the
+shift's numbers from the journal, as after any restart in the middle of a shift.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from daemon.numbers.periods import Shifts
+from daemon.testing.floor import Pace, write_journal
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
+    from rules.config import TableConfig
+
+
+async def warm_journal(
+    state: Path, configs: Sequence[TableConfig], rounds: int, contract: int
+) -> tuple[dict[str, int], str | None]:
+    """Write `rounds` rounds of each table into the journal at `state`, dealt over the hour
+    before this one; returns each table's last round number, and a warning when those rounds
+    fall in a shift that has already closed (the shift's window then starts empty)."""
+    now = datetime.now(UTC)
+    hour = (now - timedelta(hours=1)).replace(minute=0, second=0, microsecond=0)
+    pace = Pace(rounds_per_hour=rounds, opens=hour.hour, hours=1)
+    last = await write_journal(state, list(configs), hour, 1, pace, contract=contract)
+    shift_start = Shifts.parse().current_shift_start(now)  # the bench's daemon's shifts
+    warning = None
+    if hour < shift_start:
+        warning = (
+            f"the warm rounds were dealt before the current shift began ({shift_start:%H:%M}): "
+            "the shift's window starts empty"
+        )
+    return last, warning
