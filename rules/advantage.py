@@ -28,6 +28,8 @@ verdict.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import itertools
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
@@ -49,6 +51,7 @@ from rules.outputs import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
+    from rules.cards import DeckKind
     from rules.config import TableConfig
     from rules.outputs import Output
 
@@ -231,6 +234,7 @@ class AdvantageWatch:
         self.sessions: dict[int, _Session] = {}
         # The system and the shoe, never counted in: every round works its counts out by it.
         self._makeup = ShoeCount(COUNT_SYSTEMS[system], config.decks, config.deck_kind)
+        self._variances = _variances(system, config.decks, config.deck_kind)
         self._wagers: dict[int, dict[WagerKind, int]] = {}
         # The round, and the cards seen, the running count and the ten-value cards seen at
         # its start.
@@ -363,10 +367,12 @@ class AdvantageWatch:
         )  # fmt: skip
 
     def _count_variance(self, seen: int) -> float:
-        return self.count.true_count_variance(seen)
+        counts = self._variances[0]
+        return counts[seen] if 0 <= seen < len(counts) else self.count.true_count_variance(seen)
 
     def _ten_variance(self, seen: int) -> float:
-        return self.count.ten_excess_variance(seen)
+        tens = self._variances[1]
+        return tens[seen] if 0 <= seen < len(tens) else self.count.ten_excess_variance(seen)
 
     # ---------------------------------------------------------------- views and state
     @property
@@ -450,6 +456,20 @@ def _kept_of_state(rounds: str | Sequence[Any], makeup: ShoeCount) -> list[KeptR
     return [TableRound.from_state(row, makeup).kept() for row in rounds]
 
 
+@functools.lru_cache(maxsize=16)
+def _variances(
+    system: str, decks: int, kind: DeckKind
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """The variances of the true count and of the ten-value excess after each number of
+    cards seen, 0 to the whole shoe, as `ShoeCount` works them out: the weighing asks for
+    them some 10,000 times at a seven-seat table's shuffle. One pair for every table of the
+    same system and shoe."""
+    count = ShoeCount(COUNT_SYSTEMS[system], decks, kind)
+    seen = range(count.shoe_size + 1)
+    counts = tuple(count.true_count_variance(c) for c in seen)
+    return counts, tuple(count.ten_excess_variance(c) for c in seen)
+
+
 def _true_count(row: _Weighed) -> float:
     return row.true_count
 
@@ -487,12 +507,12 @@ def mid_ranks(values: Sequence[float]) -> list[float]:
     order = sorted(range(len(values)), key=values.__getitem__)
     ranks = [0.0] * len(values)
     start = 0
-    while start < len(order):
-        end = start
-        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
-            end += 1
-        for index in order[start : end + 1]:
-            ranks[index] = (start + end) / 2 + 1
+    for _, tied in itertools.groupby(order, key=values.__getitem__):
+        members = list(tied)
+        end = start + len(members) - 1
+        rank = (start + end) / 2 + 1
+        for index in members:
+            ranks[index] = rank
         start = end + 1
     return ranks
 

@@ -14,6 +14,9 @@ import statistics
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from bench.surveillance import flagged, play_session
 from rules import advantage
 from rules.advantage import (
@@ -256,3 +259,13 @@ def test_a_round_keeps_the_counts_at_its_start_as_a_counter_works_them_out() -> 
     assert math.isclose(second.ten_excess, 100 * (96 / 302 - 16 / 52), rel_tol=1e-12)
     restored = AdvantageWatch.from_state(CONFIG, watch.state()).rounds[1]
     assert (restored.true_count, restored.ten_excess) == (second.true_count, second.ten_excess)
+
+
+@given(st.lists(st.integers(min_value=-3, max_value=3).map(float), max_size=40))
+def test_mid_ranks_are_the_values_below_and_half_the_ties(values: list[float]) -> None:
+    """Spearman's ranks by their definition: a value's 1-based mid-rank is the count of
+    values below it plus half of (its ties, itself included, plus one)."""
+    expected = [
+        sum(1 for w in values if w < v) + (sum(1 for w in values if w == v) + 1) / 2 for v in values
+    ]
+    assert advantage.mid_ranks(values) == expected
