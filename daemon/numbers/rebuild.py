@@ -1,0 +1,96 @@
+"""A table's shift counted again from the journal at start, off the event loop.
+
+The daemon's numbers are not journaled (decision N8): a restart replays the current shift's
+events through the table's own replay and counts each as the live events are counted
+(`ShiftStats.feed`). That is seconds of one core a table late in a busy shift, so it runs in a
+worker thread, with a read-only connection of its own (the journal's thread, which commits
+the tables' events, never waits on it), one event at a time (nothing of the shift is held but
+the replay and its numbers), and it lets the event loop have the interpreter between events
+(without that, each time the loop let go of the GIL it waited up to the switch interval, 5
+ms, for it back: on a floor the tables fell behind their cards). It goes in passes: each
+replays what the journal holds beyond the last pass, until the table has applied nothing the
+replay has not counted, so nothing the table applies meanwhile needs to be kept for it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from daemon.journal import database, schema
+from daemon.table.log_lines import journal_line, table_line
+from daemon.table.runner import TableRunner
+
+if TYPE_CHECKING:
+    import sqlite3
+    from pathlib import Path
+
+    from daemon.journal.rows import Checkpoint, JournalEvent
+    from daemon.numbers.live import ShiftStats
+    from daemon.wire.topics import Topics
+    from rules.config import TableConfig
+
+
+@dataclass(slots=True)
+class ShiftReplay:
+    """One table's shift as counted so far: `stats`, and the replay that feeds it (None until
+    the shift's first round is in the journal). `n`: the last event accounted for, counted or
+    before the shift."""
+
+    stats: ShiftStats
+    since: str  # the shift's start, as the journal's times are written
+    replay: TableRunner | None = None
+    settings: TableConfig | None = None
+    n: int = 0
+
+    def catch_up(self, path: Path, epoch: str, topics: Topics) -> int:
+        """Count what the journal at `path` holds beyond `n` (in a worker thread); returns the
+        new `n`."""
+        db = schema.connect(path, read_only=True)
+        try:
+            last_n = database.read_table(db, self.stats.table).last_n
+            after = self.n
+            if self.replay is None:
+                start = _shift_start(db, table_id=self.stats.table, since=self.since)
+                if start is None:  # no round in the shift yet: nothing before now counts
+                    self.n = last_n
+                    return last_n
+                checkpoint, first = start
+                table = database.read_table(db, self.stats.table)
+                self.replay = TableRunner.begin(
+                    table, topics, epoch, checkpoint=checkpoint, first_config=first
+                )
+                after = checkpoint.n if checkpoint is not None else 0
+            for event in database.iter_events(db, self.stats.table, after=after, through=last_n):
+                self._count(event)
+                time.sleep(0)  # the event loop's turn, if it waits for the interpreter
+            self.n = last_n
+            return last_n
+        finally:
+            db.close()
+
+    def _count(self, event: JournalEvent) -> None:
+        replay = self.replay
+        assert replay is not None
+        applied = replay.apply_stored(event)
+        if replay.service.config is not self.settings:  # the table's paytable and shoe
+            self.settings = replay.service.config
+            self.stats.feed_lines([table_line(self.settings)])
+        request = journal_line(event, applied.owner) if event.kind == "request" else None
+        self.stats.feed(request, [(m.topic, m.payload) for m in applied.messages])
+
+
+def _shift_start(
+    db: sqlite3.Connection, *, table_id: str, since: str
+) -> tuple[Checkpoint | None, dict[str, Any] | None] | None:
+    """Where a replay of the shift begins: the checkpoint before its first round, or the
+    table's first config; None for a shift without a round."""
+    rounds = [r for r in database.read_rounds(db, table_id) if r.started >= since]
+    if not rounds:
+        return None
+    checkpoint = database.checkpoint_before(db, table_id, rounds[0].first_n, between_rounds=True)
+    first = None if checkpoint is not None else database.first_config(db, table_id)
+    if checkpoint is None and first is None:
+        return None
+    return checkpoint, first
