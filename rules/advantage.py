@@ -27,10 +27,11 @@ verdict.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
-import itertools
 import math
+import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
@@ -290,13 +291,14 @@ class AdvantageWatch:
         ends its session. Called at the shuffle (`observe` does)."""
         evidence: list[Evidence] = []
         weighable = self._weighable(min((s.first_shoe for s in self.sessions.values()), default=0))
+        counts: dict[int, Ranked] = {}
         for seat in sorted(self.sessions):
             session = self.sessions[seat]
             if session.last_shoe != self.shoe:
                 del self.sessions[seat]  # sat out the whole shoe: a new session next time
                 continue
-            evidence += self._weigh(weighable, seat, "shoe", self.shoe)
-            evidence += self._weigh(weighable, seat, "session", session.first_shoe)
+            evidence += self._weigh(weighable, seat, "shoe", self.shoe, counts)
+            evidence += self._weigh(weighable, seat, "session", session.first_shoe, counts)
         # Rounds before every session still open are weighed no more.
         first = min((s.first_shoe for s in self.sessions.values()), default=self.shoe + 1)
         self._kept = [kept for kept in self._kept if shoe_of(kept) >= first]
@@ -312,13 +314,26 @@ class AdvantageWatch:
         ]
 
     def _weigh(
-        self, weighable: Sequence[_Weighed], seat: int, scope: Scope, first_shoe: int
+        self,
+        weighable: Sequence[_Weighed],
+        seat: int,
+        scope: Scope,
+        first_shoe: int,
+        counts: dict[int, Ranked] | None = None,
     ) -> list[Evidence]:
+        """`counts`: the true counts' ranks over the rounds from each first shoe, kept for
+        the other seats weighed at the same shuffle."""
         rounds = [r for r in weighable if r.shoe >= first_shoe]
         played = [r for r in rounds if seat in r.seats]
         if not played:
             return []
-        out = [self._bet_count(seat, scope, played), self._wonging(seat, scope, rounds)]
+        counts = {} if counts is None else counts
+        if first_shoe not in counts:
+            counts[first_shoe] = ranked([r.true_count for r in rounds])
+        out = [
+            self._bet_count(seat, scope, played),
+            self._wonging(seat, scope, rounds, counts[first_shoe]),
+        ]
         if any(r.seats[seat][1] for r in played):
             out.append(self._bonus(seat, scope, played))
         return out
@@ -351,7 +366,9 @@ class AdvantageWatch:
             seat, "bonus", scope, self.shoe, len(played), rho, z, upper_tail(z), flagged
         )
 
-    def _wonging(self, seat: int, scope: Scope, rounds: Sequence[_Weighed]) -> Evidence:
+    def _wonging(
+        self, seat: int, scope: Scope, rounds: Sequence[_Weighed], counts: Ranked
+    ) -> Evidence:
         presence = [1.0 if seat in r.seats else 0.0 for r in rounds]
         moves = sum(
             1
@@ -360,7 +377,7 @@ class AdvantageWatch:
         )
         z = shuffle_z(rounds, presence, _true_count, self._count_variance)
         flagged = moves >= self.thresholds.min_moves and z >= self.thresholds.evidence_z
-        rho = rank_correlation(presence, [r.true_count for r in rounds])
+        rho = rank_correlation(presence, [r.true_count for r in rounds], counts)
         return Evidence(
             seat, "wonging", scope, self.shoe, len(rounds), rho, z, upper_tail(z), flagged,
             moves=moves,
@@ -392,6 +409,7 @@ class AdvantageWatch:
         """Each seat's session so far, for the pit's report: rounds, shoes, and the
         session's evidence as it stands (flagged at the shoe's end only)."""
         view: dict[int, dict[str, Any]] = {}
+        counts: dict[int, Ranked] = {}
         weighable = self._weighable(min((s.first_shoe for s in self.sessions.values()), default=0))
         for seat, session in sorted(self.sessions.items()):
             played = [r for r in weighable if r.shoe >= session.first_shoe and seat in r.seats]
@@ -402,7 +420,7 @@ class AdvantageWatch:
                 "shoes": len({r.shoe for r in played}),
                 "evidence": [
                     e.to_mapping()
-                    for e in self._weigh(weighable, seat, "session", session.first_shoe)
+                    for e in self._weigh(weighable, seat, "session", session.first_shoe, counts)
                 ],
             }
         return view
@@ -504,37 +522,52 @@ def shuffle_z(
 # -------------------------------------------------------------------- statistics
 def mid_ranks(values: Sequence[float]) -> list[float]:
     """1-based ranks, ties given the mean of the ranks they span."""
-    order = sorted(range(len(values)), key=values.__getitem__)
-    ranks = [0.0] * len(values)
-    start = 0
-    for _, tied in itertools.groupby(order, key=values.__getitem__):
-        members = list(tied)
-        end = start + len(members) - 1
-        rank = (start + end) / 2 + 1
-        for index in members:
-            ranks[index] = rank
-        start = end + 1
-    return ranks
+    return ranked(values).ranks
 
 
-def pearson(xs: Sequence[float], ys: Sequence[float]) -> float:
-    """Pearson's correlation; 0 when either has no spread (a flat bettor correlates with
-    nothing)."""
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """Values' mid-ranks, and the sum of the ranks' squared deviations from their mean."""
+
+    ranks: list[float]
+    spread: float
+
+
+def ranked(values: Sequence[float]) -> Ranked:
+    """Each distinct value ranked once (a seat's wagers and presence have few), then looked
+    up. The spread is `(n^3 - n - sum of (t^3 - t) over ties of t) / 12`, which the squared
+    deviations sum to exactly: every rank is a multiple of a half."""
+    tally = collections.Counter(values)
+    rank_of: dict[float, float] = {}
+    below = ties = 0
+    for value in sorted(tally):
+        tied = tally[value]
+        rank_of[value] = below + (tied + 1) / 2
+        below += tied
+        ties += tied**3 - tied
+    n = len(values)
+    return Ranked([rank_of[value] for value in values], (n**3 - n - ties) / 12)
+
+
+def rank_correlation(
+    xs: Sequence[float], ys: Sequence[float], ys_ranked: Ranked | None = None
+) -> float:
+    """Spearman's rho: Pearson's correlation of the mid-ranks; 0 when either has no spread
+    (a flat bettor correlates with nothing). `ys_ranked`, when given, is `ranked(ys)`: one
+    count's ranks serve every seat weighed over the same rounds. Every sum below is of
+    multiples of a quarter far below 2^53: exact, so the same as the textbook's deviations."""
     n = len(xs)
+    if len(ys) != n:
+        raise ValueError(f"{n} values beside {len(ys)}")
     if n < 2:
         return 0.0
-    mean_x, mean_y = sum(xs) / n, sum(ys) / n
-    sxy = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True))
-    sxx = sum((x - mean_x) ** 2 for x in xs)
-    syy = sum((y - mean_y) ** 2 for y in ys)
-    if sxx <= 0 or syy <= 0:
+    x, y = ranked(xs), ys_ranked or ranked(ys)
+    if x.spread <= 0 or y.spread <= 0:
         return 0.0
-    return max(-1.0, min(1.0, sxy / math.sqrt(sxx * syy)))
-
-
-def rank_correlation(xs: Sequence[float], ys: Sequence[float]) -> float:
-    """Spearman's rho: Pearson's correlation of the mid-ranks."""
-    return pearson(mid_ranks(xs), mid_ranks(ys))
+    mean = (n + 1) / 2
+    products: float = sum(map(operator.mul, x.ranks, y.ranks))
+    sxy = products - n * mean * mean
+    return max(-1.0, min(1.0, sxy / math.sqrt(x.spread * y.spread)))
 
 
 def upper_tail(z: float) -> float:

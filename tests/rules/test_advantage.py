@@ -14,6 +14,7 @@ import statistics
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -269,3 +270,47 @@ def test_mid_ranks_are_the_values_below_and_half_the_ties(values: list[float]) -
         sum(1 for w in values if w < v) + (sum(1 for w in values if w == v) + 1) / 2 for v in values
     ]
     assert advantage.mid_ranks(values) == expected
+
+
+def _textbook_spearman(xs: list[float], ys: list[float]) -> float:
+    """Spearman's rho by its definition, apart from the module: each value's mid-rank is the
+    count of values below it plus half of (its ties plus one), then Pearson's correlation of
+    the ranks by the statistics module; 0 when either side has no spread."""
+
+    def ranks(values: list[float]) -> list[float]:
+        return [
+            sum(1 for w in values if w < v) + (sum(1 for w in values if w == v) + 1) / 2
+            for v in values
+        ]
+
+    rx, ry = ranks(xs), ranks(ys)
+    if len(set(rx)) < 2 or len(set(ry)) < 2:
+        return 0.0
+    return statistics.correlation(rx, ry)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(min_value=-4, max_value=4).map(float),
+            st.floats(min_value=-10, max_value=10, allow_nan=False).map(lambda f: round(f, 1)),
+        ),
+        max_size=60,
+    )
+)
+def test_rank_correlation_is_spearmans_rho(pairs: list[tuple[float, float]]) -> None:
+    """The weighing's rho (ranks tallied once a value, the ranks' spread in closed form, one
+    count's ranks shared by the seats) against the textbook's; the spread is the ranks'
+    squared deviations to the bit."""
+    xs, ys = [x for x, _ in pairs], [y for _, y in pairs]
+    expected = _textbook_spearman(xs, ys)
+    assert math.isclose(advantage.rank_correlation(xs, ys), expected, abs_tol=1e-12)
+    shared = advantage.ranked(ys)
+    assert advantage.rank_correlation(xs, ys, shared) == advantage.rank_correlation(xs, ys)
+    mean = (len(ys) + 1) / 2
+    assert shared.spread == sum((r - mean) ** 2 for r in shared.ranks)
+
+
+def test_rank_correlation_refuses_lists_of_two_lengths() -> None:
+    with pytest.raises(ValueError, match="3 values beside 2"):
+        advantage.rank_correlation([1.0, 2.0, 3.0], [1.0, 2.0])
