@@ -482,7 +482,11 @@ class OpenLoopRun:
         """A shoe per table: the daemon's (in its lane), or a relay's (added to the lanes)."""
         shoes = []
         for index, lane in enumerate(self.lanes):
-            shoe = make_shoe(self.floor.transport, self.floor.seed * 1000 + index)
+            # A warm journal ends with each table's new shoe announced: the daemon's shoe
+            # deals its cards without announcing it again; a relay's shoe starts from nothing.
+            announced = bool(self.floor.warm_rounds) and not relay
+            seed = self.floor.seed * 1000 + index
+            shoe = make_shoe(self.floor.transport, seed, announced=announced)
             await shoe.start()
             stack.push_async_callback(shoe.aclose)
             if relay:

@@ -34,13 +34,18 @@ BAUDRATE = 115200
 
 
 class FedShoeModel(ShoeModel):
-    """A shoe model that deals what it is fed, and nothing else."""
+    """A shoe model that deals what it is fed, and nothing else. `announced`: the shuffle
+    that opens its first shoe is already in the daemon's journal (a warm start), so the shoe
+    does not announce it again."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, announced: bool = False) -> None:
         self._steps: collections.deque[ShoeStep] = collections.deque()
+        self._announced = announced
 
     def feed(self, step: CardStep) -> None:
-        if step.shuffled:
+        if step.shuffled and self._announced:
+            self._announced = False
+        elif step.shuffled:
             self._steps.append(Shuffled())
         self._steps.append(Drawn(parse_card(str(step.card)), burned=step.burned))
 
@@ -70,9 +75,9 @@ def _settings(seed: int) -> EmulatorSettings:
 class PtyShoe:
     """The emulator on a pty."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, *, announced: bool = False) -> None:
         self._shoe = EmulatedShoe(_settings(seed))
-        self._model = FedShoeModel()
+        self._model = FedShoeModel(announced=announced)
         self._shoe.core.model = self._model
 
     async def start(self) -> None:
@@ -101,9 +106,9 @@ class TcpShoe:
     """The emulator's core behind a TCP server: one host connection at a time, as a serial
     device server allows; frames dealt while no host is connected are lost, as on a line."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, *, announced: bool = False) -> None:
         self.core = ShoeEmulator(_settings(seed), seed)
-        self._model = FedShoeModel()
+        self._model = FedShoeModel(announced=announced)
         self.core.model = self._model
         self._server: asyncio.Server | None = None
         self._writer: asyncio.StreamWriter | None = None
@@ -168,5 +173,8 @@ class TcpShoe:
                 await self._server.wait_closed()
 
 
-def make_shoe(transport: str, seed: int) -> LoadShoe:
-    return TcpShoe(seed) if transport == "tcp" else PtyShoe(seed)
+def make_shoe(transport: str, seed: int, *, announced: bool = False) -> LoadShoe:
+    """`announced`: FedShoeModel's."""
+    if transport == "tcp":
+        return TcpShoe(seed, announced=announced)
+    return PtyShoe(seed, announced=announced)

@@ -8,6 +8,13 @@ journal already holds `rounds` rounds, dealt by the real engine and written by t
 own store with a checkpoint at each round's end (daemon.testing.floor.write_journal), in the
 hour before the run's, so that the daemon restores full windows from its checkpoints and the
 shift's numbers from the journal, as after any restart in the middle of a shift.
+
+Each table's journal ends with a new shoe announced (its shuffle journaled, none of its cards
+dealt), which the daemon applies as it starts, weighing the shoe that ended; the run's shoes
+then deal that shoe's cards without announcing it again. Without it the run's first step at
+every table is a shuffle: the whole floor's seats weighed over full windows in the run's
+first 2.5 s, which no floor does (its shoes end when each runs out), and which held the
+daemon's loop past a second (docs/performance.md, decision P8).
 """
 
 from __future__ import annotations
@@ -34,7 +41,9 @@ async def warm_journal(
     now = datetime.now(UTC)
     hour = (now - timedelta(hours=1)).replace(minute=0, second=0, microsecond=0)
     pace = Pace(rounds_per_hour=rounds, opens=hour.hour, hours=1)
-    last = await write_journal(state, list(configs), hour, 1, pace, contract=contract)
+    last = await write_journal(
+        state, list(configs), hour, 1, pace, contract=contract, new_shoe=True
+    )
     shift_start = Shifts.parse().current_shift_start(now)  # the bench's daemon's shifts
     warning = None
     if hour < shift_start:

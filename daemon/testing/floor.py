@@ -170,12 +170,15 @@ async def write_journal(
     *,
     keep_days: int | None = None,
     contract: int | None = None,
+    new_shoe: bool = False,
 ) -> dict[str, int]:
     """A state directory's journal of `days` days of `configs`' tables, written by the
     journal's own store (events, checkpoints at each round's end, every message delivered);
     with `keep_days`, the days older than that archived by the journal's own archiver, as
     the daemon's archive task leaves them at the end of the last day; its tables under the
-    console `contract` if given. Returns each table's last round number."""
+    console `contract` if given; with `new_shoe`, each table's journal ends with a new shoe
+    announced and none of its cards dealt (the daemon applies it when it starts). Returns
+    each table's last round number."""
     prepare_state_directory(state)
     last_round: dict[str, int] = {}
     journal = Journal(state / JOURNAL_FILE, sync="normal")
@@ -189,6 +192,7 @@ async def write_journal(
                 checkpoint=None, first_config=first.body["table"],
             )  # fmt: skip
             batch = [first, *itertools.islice(events, 2000)]
+            last = first
             while batch:
                 numbers = await journal.append_events(
                     config.table_id, [(e.kind, body_text(e.body), e.at) for e in batch]
@@ -198,7 +202,13 @@ async def write_journal(
                     if applied.ended is not None:
                         journal.note_checkpoint(replay.checkpoint(), applied.ended)
                 journal.note_delivered(config.table_id, replay.service.envelopes.next_seq - 1)
-                batch = list(itertools.islice(events, 2000))
+                last, batch = batch[-1], list(itertools.islice(events, 2000))
+            if new_shoe:
+                at = (datetime.fromisoformat(last.at) + timedelta(seconds=1)).isoformat(
+                    timespec="milliseconds"
+                )
+                shuffle = body_text(event_body(NewShoe(0)))
+                await journal.append_events(config.table_id, [("shoe", shuffle, at)])
             last_round[config.table_id] = replay.service.engine.next_round_id - 1
         await journal.flush()
         if keep_days is not None:

@@ -1,0 +1,55 @@
+"""A warm start: each table's journal ends with its next shoe announced, and the run's shoes
+deal that shoe's cards without announcing it again."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bench.e2e.harness import table_mapping
+from bench.e2e.load import CardStep
+from bench.e2e.shoes import FedShoeModel
+from bench.e2e.warm import warm_journal
+from daemon.journal import JOURNAL_FILE, database, schema
+from drivers.emulator.shoe_model import Drawn, Shuffled
+from rules.cards import Card
+from rules.config import TableConfig
+from rules.games import Game
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def _step(number: int, card: str, *, shuffled: bool) -> CardStep:
+    return CardStep("t", number, 0.0, Card.parse(card), False, shuffled, [])
+
+
+def test_a_shoe_already_announced_is_not_announced_again() -> None:
+    model = FedShoeModel(announced=True)
+    for number, (card, shuffled) in enumerate([("AS", True), ("KH", False), ("2C", True)]):
+        model.feed(_step(number, card, shuffled=shuffled))
+    steps = []
+    while (step := model.next_step()) is not None:
+        steps.append(step)
+    assert [type(step) for step in steps] == [Drawn, Drawn, Shuffled, Drawn]
+    fresh = FedShoeModel()
+    fresh.feed(_step(0, "AS", shuffled=True))
+    assert isinstance(fresh.next_step(), Shuffled)
+
+
+async def test_each_tables_warm_journal_ends_with_a_new_shoe(tmp_path: Path) -> None:
+    configs = [
+        TableConfig.from_mapping(table_mapping(game, f"{game.value}-1"))
+        for game in (Game.BLACKJACK, Game.TRIPLE_ATTACK)
+    ]
+    last, _warning = await warm_journal(tmp_path, configs, rounds=12, contract=4)
+    assert sorted(last) == sorted(c.table_id for c in configs)
+    db = schema.connect(tmp_path / JOURNAL_FILE, read_only=True)
+    try:
+        for config in configs:
+            events = list(database.iter_events(db, config.table_id, after=0))
+            assert events[-1].kind == "shoe"
+            assert events[-1].body["event"] == "NewShoe"
+            assert events[-2].at < events[-1].at  # after the hour's last round
+            assert sum(e.body.get("event") == "NewShoe" for e in events) > 1
+    finally:
+        db.close()
