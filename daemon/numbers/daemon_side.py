@@ -25,7 +25,6 @@ from daemon.mqtt.outbox import OutboundMessage
 from daemon.numbers.days import TableDays, count_apart
 from daemon.numbers.live import ShiftStats
 from daemon.numbers.periods import Shifts
-from daemon.numbers.pulse import loop_pulse
 from daemon.numbers.rebuild import ShiftReplay
 from daemon.table.log_lines import journal_line
 from daemon.table.records import RequestRecord
@@ -35,7 +34,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from daemon.journal.store import Journal
-    from daemon.numbers.pulse import LoopPulse
     from daemon.numbers.settings import NumbersConfig
     from daemon.service import Daemon
     from daemon.table.runner import Applied
@@ -142,37 +140,25 @@ class StatsHub:
         until it has counted all the table applied (daemon/numbers/rebuild.py); from then on
         the table's events are counted as they come. A table whose journal cannot be read now
         counts from its next round on: the numbers are never worth stopping a table for."""
-        async with loop_pulse("stats") as pulse:  # the tables' events first
-            for table_id, table in self.tables.items():
-                await self._rebuild_table(journal, table_id, table, pulse, now)
-            log.info("numbers.rebuilt", tables=len(self.tables), paused_s=round(pulse.paused, 1))
-
-    async def _rebuild_table(
-        self,
-        journal: Journal,
-        table_id: str,
-        table: _Table,
-        pulse: LoopPulse,
-        now: Callable[[], datetime] | None,
-    ) -> None:
-        moment = now() if now is not None else datetime.now(UTC)
-        since = self.shifts.current_shift_start(moment).astimezone(UTC).isoformat()
-        shift = ShiftReplay(ShiftStats(table_id, self.shifts, self._numbers.confidence), since)
-        try:
-            while True:  # until the replay has counted all the table applied meanwhile
-                await asyncio.to_thread(
-                    shift.catch_up, journal.path, journal.epoch, self._topics, pulse.pause
-                )
-                if shift.n >= table.applied_n:
-                    break
-            table.stats = shift.stats
-        except Exception:
-            log.exception("numbers.rebuild_failed", table=table_id)
-        # The settings its numbers were told last: the live events tell theirs again.
-        table.settings = shift.settings if table.stats is shift.stats else None
-        table.ready = True
-        if table.stats.numbers.rounds:
-            self._counted(table_id)
+        for table_id, table in self.tables.items():
+            moment = now() if now is not None else datetime.now(UTC)
+            since = self.shifts.current_shift_start(moment).astimezone(UTC).isoformat()
+            shift = ShiftReplay(ShiftStats(table_id, self.shifts, self._numbers.confidence), since)
+            try:
+                while True:  # until the replay has counted all the table applied meanwhile
+                    await asyncio.to_thread(
+                        shift.catch_up, journal.path, journal.epoch, self._topics
+                    )
+                    if shift.n >= table.applied_n:
+                        break
+                table.stats = shift.stats
+            except Exception:
+                log.exception("numbers.rebuild_failed", table=table_id)
+            # The settings its numbers were told last: the live events tell theirs again.
+            table.settings = shift.settings if table.stats is shift.stats else None
+            table.ready = True
+            if table.stats.numbers.rounds:
+                self._counted(table_id)
 
     async def keep_days(
         self, journal: Path, archive: Path, now: Callable[[], datetime] | None = None

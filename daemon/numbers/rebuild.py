@@ -7,8 +7,7 @@ worker thread, with a read-only connection of its own (the journal's thread, whi
 the tables' events, never waits on it), one event at a time (nothing of the shift is held but
 the replay and its numbers), and it lets the event loop have the interpreter between events
 (without that, each time the loop let go of the GIL it waited up to the switch interval, 5
-ms, for it back: on a floor the tables fell behind their cards), and in the daemon it waits
-while the loop is behind (daemon/numbers/pulse.py). It goes in passes: each
+ms, for it back: on a floor the tables fell behind their cards). It goes in passes: each
 replays what the journal holds beyond the last pass, until the table has applied nothing the
 replay has not counted, so nothing the table applies meanwhile needs to be kept for it.
 """
@@ -25,17 +24,12 @@ from daemon.table.runner import TableRunner
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Callable
     from pathlib import Path
 
     from daemon.journal.rows import Checkpoint, JournalEvent
     from daemon.numbers.live import ShiftStats
     from daemon.wire.topics import Topics
     from rules.config import TableConfig
-
-
-def _loops_turn() -> None:
-    time.sleep(0)  # the event loop's turn, if it waits for the interpreter
 
 
 @dataclass(slots=True)
@@ -50,11 +44,9 @@ class ShiftReplay:
     settings: TableConfig | None = None
     n: int = 0
 
-    def catch_up(
-        self, path: Path, epoch: str, topics: Topics, pause: Callable[[], None] = _loops_turn
-    ) -> int:
-        """Count what the journal at `path` holds beyond `n` (in a worker thread), calling
-        `pause` between events (daemon/numbers/pulse.py); returns the new `n`."""
+    def catch_up(self, path: Path, epoch: str, topics: Topics) -> int:
+        """Count what the journal at `path` holds beyond `n` (in a worker thread); returns the
+        new `n`."""
         db = schema.connect(path, read_only=True)
         try:
             last_n = database.read_table(db, self.stats.table).last_n
@@ -72,7 +64,7 @@ class ShiftReplay:
                 after = checkpoint.n if checkpoint is not None else 0
             for event in database.iter_events(db, self.stats.table, after=after, through=last_n):
                 self._count(event)
-                pause()
+                time.sleep(0)  # the event loop's turn, if it waits for the interpreter
             self.n = last_n
             return last_n
         finally:
