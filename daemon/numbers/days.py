@@ -47,7 +47,12 @@ def count_days(
     reader: JournalReader, table_id: str, shifts: Shifts, since: date, before: date
 ) -> list[Numbers]:
     """The table's gaming days from `since` up to (not including) `before`, each with rounds,
-    oldest first (the archive's and the live journal's rounds alike, as `sources` reads them)."""
+    oldest first (the archive's and the live journal's rounds alike, as `sources` reads them).
+    The reading stops at the first round of `before` or later: the rounds come in the
+    journal's order, and what follows is the days still open (after a restart late in a busy
+    day, all of today's rounds, which replaying cost minutes of a core). A round stamped in
+    a closed day after one stamped in `before` (the clock stepped back across the day's
+    start) is not counted: the clock's step is told when it happens (`clock.stepped`)."""
     first, last = since.isoformat(), before.isoformat()
     days: dict[str, Numbers] = {}
     folder, counting = RoundFolder(table_id), None
@@ -56,7 +61,9 @@ def count_days(
             if isinstance(record, RoundRecord):
                 day = shifts.day_label(record.started)
                 counting = None
-                if first <= day < last:
+                if day >= last:
+                    return [days[d] for d in sorted(days)]
+                if first <= day:
                     if (counting := days.get(day)) is None:
                         counting = days[day] = Numbers({"table": table_id, "day": day})
                     counting.add(record)

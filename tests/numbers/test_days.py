@@ -1,0 +1,63 @@
+"""The closed days' count stops reading at the first round of the day still open: a restart
+late in a busy day must not replay all of today to count the days before it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, date, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from daemon.history.audit import JournalReader
+from daemon.journal import JOURNAL_FILE, database
+from daemon.journal.archive import ARCHIVE_DIRECTORY_NAME, Archive
+from daemon.numbers import days, sources
+from daemon.numbers.periods import Shifts
+from daemon.simulator.tables import DEMO_TABLES
+from daemon.testing.floor import Pace, write_journal
+from rules.config import TableConfig
+from rules.games import Game
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    import pytest
+
+START = datetime(2026, 11, 27, tzinfo=UTC)
+SHIFTS = Shifts.parse(("06:00", "14:00", "22:00"))
+
+
+async def test_the_days_before_today_are_counted_without_reading_today(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = TableConfig.from_mapping(dict(DEMO_TABLES[Game.BLACKJACK]))
+    pace = Pace(rounds_per_hour=30, opens=8, hours=4)
+    await write_journal(tmp_path, [config], START, 3, pace)
+    today = date(2026, 11, 29)  # the journal's third day: still open
+    reader = JournalReader(tmp_path / JOURNAL_FILE, Archive(tmp_path / ARCHIVE_DIRECTORY_NAME))
+    # Each day's rounds as the journal's rounds table dates them: apart from the count.
+    expected = Counter(
+        SHIFTS.day_label(datetime.fromisoformat(entry.started))
+        for entry in database.read_rounds(reader.db, config.table_id)
+    )
+    assert expected[today.isoformat()] > 0
+    read = Counter[str]()
+    table_lines = sources.table_lines
+
+    def counted(*args: object, **kwargs: object) -> Iterator[dict[str, object]]:
+        for line in table_lines(*args, **kwargs):  # type: ignore[arg-type]
+            read["lines"] += 1
+            yield line
+
+    try:
+        total = sum(1 for _ in table_lines(reader, config.table_id))
+        monkeypatch.setattr(sources, "table_lines", counted)
+        counted_days = days.count_days(
+            reader, config.table_id, SHIFTS, today - timedelta(days=5), today
+        )
+    finally:
+        reader.db.close()
+    assert {n.key["day"]: n.rounds for n in counted_days} == {
+        day: rounds for day, rounds in expected.items() if day < today.isoformat()
+    }
+    assert read["lines"] < total * 3 / 4  # the third day's lines were not read
