@@ -377,7 +377,8 @@ class AdvantageWatch:
         )
         z = shuffle_z(rounds, presence, _true_count, self._count_variance)
         flagged = moves >= self.thresholds.min_moves and z >= self.thresholds.evidence_z
-        rho = rank_correlation(presence, [r.true_count for r in rounds], counts)
+        # The counts' ranks stand for the counts (rho reads only ranks), made once a shuffle.
+        rho = rank_correlation(presence, counts.ranks, counts)
         return Evidence(
             seat, "wonging", scope, self.shoe, len(rounds), rho, z, upper_tail(z), flagged,
             moves=moves,
