@@ -56,7 +56,7 @@ async def test_the_days_before_today_are_counted_without_reading_today(
             reader, config.table_id, SHIFTS, today - timedelta(days=5), today
         )
     finally:
-        reader.db.close()
+        reader.close()
     assert {n.key["day"]: n.rounds for n in counted_days} == {
         day: rounds for day, rounds in expected.items() if day < today.isoformat()
     }
