@@ -113,7 +113,8 @@ class Journal:
         self.sync = sync
         self.epoch = ""  # the journal's, once open
         self._db: sqlite3.Connection | None = None
-        self._queue: queue.SimpleQueue[_Work[Any] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[list[_Work[Any]] | None] = queue.SimpleQueue()
+        self._pending: dict[asyncio.AbstractEventLoop, list[_Work[Any]]] = {}
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._riders = _Riders()
@@ -126,11 +127,22 @@ class Journal:
         return await future
 
     def _submit(self, item: _Work[Any]) -> None:
+        """Queue `item` for the thread at the end of its loop's turn: the thread is woken once
+        a turn, not once an item (each wake a hand-over of the interpreter)."""
         with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._serve, name="journal", daemon=True)
                 self._thread.start()
-        self._queue.put(item)
+        pending = self._pending.get(item.loop)
+        if pending is None:
+            self._pending[item.loop] = [item]
+            item.loop.call_soon(self._hand_over, item.loop)
+        else:
+            pending.append(item)
+
+    def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
+        if items := self._pending.pop(loop, None):  # to the thread in submission order
+            self._queue.put(items)
 
     def _serve(self) -> None:
         """The journal thread: take everything queued, one transaction, one fsync, release;
@@ -140,16 +152,16 @@ class Journal:
                 first = self._queue.get()
                 if first is None:
                     return
-                batch = [first]
+                batch = list(first)
                 while True:
                     try:
-                        item = self._queue.get_nowait()
+                        items = self._queue.get_nowait()
                     except queue.Empty:
                         break
-                    if item is None:
+                    if items is None:
                         self._run_batch(batch)
                         return
-                    batch.append(item)
+                    batch.extend(items)
                 self._run_batch(batch)
         finally:
             if self._db is not None:
@@ -265,6 +277,8 @@ class Journal:
             if self._db is not None:
                 with contextlib.suppress(JournalError):  # derived facts: a restart remakes them
                     await self.flush()
+            for loop in list(self._pending):  # submitted this turn, written before the end
+                self._hand_over(loop)
             self._queue.put(None)
             await asyncio.to_thread(self._thread.join)
             self._thread = None
