@@ -268,6 +268,11 @@ async def sustained_goal(args: argparse.Namespace) -> GoalLine:
         settle = max(settle, done)
         print(f"-- goal 5: every table's shift rebuilt {done / 60:.1f} min in; the RSS "
               f"reference {settle / 60:.1f} min in", flush=True)  # fmt: skip
+    elif floor.warm_rounds:
+        # The reference falls back to the first minute: the rebuild's growth is in the figure.
+        print(f"-- goal 5: {len(rebuilt)} of {floor.shoes} tables' shifts rebuilt by the run's "
+              f"end; the RSS reference {settle / 60:.1f} min in, the rebuild still running "
+              "after it", flush=True)  # fmt: skip
     first, last, peak = growth(curve.samples, settle)
     title = (
         f"shoe2mqtt, {floor.shoes} tables x {floor.pace:g} cards/s over TCP, "
