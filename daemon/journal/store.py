@@ -127,12 +127,7 @@ class Journal:
         return await future
 
     def _submit(self, item: _Work[Any]) -> None:
-        """Queue `item` for the thread at the end of its loop's turn: the thread is woken once
-        a turn, not once an item (each wake a hand-over of the interpreter)."""
-        with self._lock:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._serve, name="journal", daemon=True)
-                self._thread.start()
+        """Queue `item` until its loop's turn ends: the thread is woken once a turn, not an item."""
         pending = self._pending.get(item.loop)
         if pending is None:
             self._pending[item.loop] = [item]
@@ -141,8 +136,13 @@ class Journal:
             pending.append(item)
 
     def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
-        if items := self._pending.pop(loop, None):  # to the thread in submission order
-            self._queue.put(items)
+        if not (items := self._pending.pop(loop, None)):
+            return  # handed over already (by `close`)
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, name="journal", daemon=True)
+                self._thread.start()
+        self._queue.put(items)
 
     def _serve(self) -> None:
         """The journal thread: take everything queued, one transaction, one fsync, release;
@@ -273,12 +273,12 @@ class Journal:
 
     async def close(self) -> None:
         """Commit what rides along (the latest watermarks above all), then close."""
+        for loop in list(self._pending):  # submitted this turn, written before the end
+            self._hand_over(loop)
         if self._thread is not None:
             if self._db is not None:
                 with contextlib.suppress(JournalError):  # derived facts: a restart remakes them
                     await self.flush()
-            for loop in list(self._pending):  # submitted this turn, written before the end
-                self._hand_over(loop)
             self._queue.put(None)
             await asyncio.to_thread(self._thread.join)
             self._thread = None
