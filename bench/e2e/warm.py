@@ -5,9 +5,10 @@ A daemon keeps bounded windows of each table's latest rounds: the surveillance's
 start they fill for hours at a floor's pace, so a cold hour's resident memory grows by what
 they take in, leak or not. A warm start is the steady state a floor lives in: each table's
 journal already holds `rounds` rounds, dealt by the real engine and written by the journal's
-own store with a checkpoint at each round's end (daemon.testing.floor.write_journal), in the
-hour before the run's, so that the daemon restores full windows from its checkpoints and the
-shift's numbers from the journal, as after any restart in the middle of a shift.
+own store with a checkpoint at each round's end and the shift's numbers saved every few
+rounds, as the daemon saves them (daemon.testing.floor.write_journal), in the hour before
+the run's, so that the daemon restores full windows from its checkpoints and the shift's
+numbers from the journal, as after any restart in the middle of a shift.
 
 Each table's journal ends with a new shoe announced (its shuffle journaled, none of its cards
 dealt), which the daemon applies as it starts, weighing the shoe that ended; the run's shoes
@@ -23,6 +24,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from daemon.numbers.periods import Shifts
+from daemon.numbers.settings import NumbersConfig
 from daemon.testing.floor import Pace, write_journal
 
 if TYPE_CHECKING:
@@ -42,8 +44,9 @@ async def warm_journal(
     hour = (now - timedelta(hours=1)).replace(minute=0, second=0, microsecond=0)
     pace = Pace(rounds_per_hour=rounds, opens=hour.hour, hours=1)
     last = await write_journal(
-        state, list(configs), hour, 1, pace, contract=contract, new_shoe=True
-    )
+        state, list(configs), hour, 1, pace, contract=contract, new_shoe=True,
+        numbers=NumbersConfig(),  # the bench's daemon's: its shifts' numbers saved as it saves them
+    )  # fmt: skip
     shift_start = Shifts.parse().current_shift_start(now)  # the bench's daemon's shifts
     warning = None
     if hour < shift_start:

@@ -9,6 +9,7 @@ The file, its schema and its upgrade are daemon/journal/schema.py's.
 from __future__ import annotations
 
 import json
+import sqlite3
 from typing import TYPE_CHECKING, Any, Final
 
 from daemon.journal.chain import GENESIS, link_hash
@@ -16,7 +17,6 @@ from daemon.journal.errors import SchemaError
 from daemon.journal.rows import Checkpoint, JournalEvent, LegacyMessage, RoundEntry, TableRecord
 
 if TYPE_CHECKING:
-    import sqlite3
     from collections.abc import Iterable, Iterator, Mapping
 
     from daemon.journal.schema import EventKind
@@ -127,6 +127,43 @@ def write_round(db: sqlite3.Connection, entry: RoundEntry) -> None:
     )
 
 
+def write_shift_numbers(
+    db: sqlite3.Connection, checkpoint: Checkpoint, numbers: Mapping[str, Any]
+) -> None:
+    """A table's shift numbers after its event `checkpoint.n`, with its state then (one row
+    a table: the newest replaces the one before)."""
+    db.execute(
+        "INSERT OR REPLACE INTO shift_numbers (table_id, n, next_seq, at, state, numbers) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            checkpoint.table_id,
+            checkpoint.n,
+            checkpoint.next_seq,
+            checkpoint.at,
+            json.dumps(checkpoint.state, separators=(",", ":")),
+            json.dumps(numbers, separators=(",", ":")),
+        ),
+    )
+
+
+def read_shift_numbers(
+    db: sqlite3.Connection, table_id: str
+) -> tuple[Checkpoint, dict[str, Any]] | None:
+    """The table's newest shift numbers and its state at the same event, if the journal
+    holds them (a journal written before they were kept has no such table)."""
+    try:
+        row = db.execute(
+            "SELECT n, next_seq, at, state, numbers FROM shift_numbers WHERE table_id = ?",
+            (table_id,),
+        ).fetchone()
+    except sqlite3.OperationalError:  # no such table: a file opened read-only, of before
+        return None
+    if row is None:
+        return None
+    checkpoint = Checkpoint(table_id, row[0], row[1], row[2], False, json.loads(row[3]))
+    return checkpoint, json.loads(row[4])
+
+
 def drop_archived(db: sqlite3.Connection, table_id: str, through: Checkpoint) -> None:
     """The archive holds the table's events up to `through.n`: they leave the database, with
     the checkpoints and round entries before them; the checkpoint `through` (written again
@@ -151,6 +188,7 @@ def drop_archived(db: sqlite3.Connection, table_id: str, through: Checkpoint) ->
         (KEEP_BASE, table_id, through_n),
     )
     db.execute("DELETE FROM rounds WHERE table_id = ? AND last_n <= ?", (table_id, through_n))
+    db.execute("DELETE FROM shift_numbers WHERE table_id = ? AND n < ?", (table_id, through_n))
     db.execute(
         "UPDATE tables SET archived_n = max(archived_n, ?) WHERE table_id = ?",
         (through_n, table_id),

@@ -14,6 +14,9 @@ Schema 2 (docs/durability.md has the why of each table):
   time and whether a round was open;
 - `rounds`, a row per ended round: where its events are, when, its settlements, voided,
   review (what `journal list` shows);
+- `shift_numbers`, a row per table: its shift's numbers after its event `n`, and its state
+  then, so that a restart counts on from them (added to schema 2 without a new number: a
+  file without it gets it when the daemon opens it, and older shoe2mqtt ignores it);
 - `legacy_outbox`: messages schema 1 had sealed and not delivered when it was upgraded
   (their ids were random: only this copy can send them).
 
@@ -105,6 +108,18 @@ CREATE TABLE legacy_outbox (
     retain INTEGER NOT NULL,
     seq INTEGER NOT NULL
 );
+"""
+
+# Added to schema 2 later (a file without it gets it when the daemon opens it for writing).
+_SHIFT_NUMBERS: Final = """
+CREATE TABLE IF NOT EXISTS shift_numbers (
+    table_id TEXT PRIMARY KEY,
+    n INTEGER NOT NULL,
+    next_seq INTEGER NOT NULL,
+    at TEXT NOT NULL,
+    state TEXT NOT NULL,
+    numbers TEXT NOT NULL
+)
 """
 
 # Why a checkpoint is kept once a newer one exists (the newest is always kept, and so is the
@@ -206,6 +221,7 @@ def _schema_version(db: sqlite3.Connection) -> int | None:
 def _create_or_upgrade(db: sqlite3.Connection, path: Path) -> None:
     version = _schema_version(db)
     if version == SCHEMA_VERSION:
+        db.execute(_SHIFT_NUMBERS)  # a schema 2 file of before the shift numbers were kept
         return
     if version is None:
         with transaction(db):
@@ -282,6 +298,7 @@ def _create_tables(db: sqlite3.Connection, *, meta: bool = True) -> None:
     for statement in _SCHEMA.split(";"):
         if statement.strip() and (meta or "CREATE TABLE meta" not in statement):
             db.execute(statement)
+    db.execute(_SHIFT_NUMBERS)
 
 
 @contextlib.contextmanager

@@ -33,13 +33,14 @@ import contextlib
 import queue
 import sqlite3
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import structlog
 
 from daemon.journal import database, schema
 from daemon.journal.errors import JournalError, StorageFault, journal_error
+from daemon.journal.riders import Riders
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -72,38 +73,6 @@ def read_history(db: sqlite3.Connection, table_id: str) -> History:
     return History(table, checkpoint, first, database.read_events(db, table_id, after=after))
 
 
-@dataclass(slots=True)
-class _Riders:
-    """Derived facts waiting for the next commit to carry them."""
-
-    delivered: dict[str, int] = field(default_factory=dict)
-    legacy_delivered: list[int] = field(default_factory=list)
-    checkpoints: list[tuple[Checkpoint | None, RoundEntry | None]] = field(default_factory=list)
-    protocols: dict[str, str] = field(default_factory=dict)  # for replays of upgraded journals
-
-    def __bool__(self) -> bool:
-        return bool(self.delivered or self.legacy_delivered or self.checkpoints or self.protocols)
-
-    def merge_older(self, older: _Riders) -> None:
-        """Put back what a failed commit could not carry, before what came since."""
-        self.protocols = {**older.protocols, **self.protocols}
-        for table_id, seq in older.delivered.items():
-            self.delivered[table_id] = max(seq, self.delivered.get(table_id, 0))
-        self.legacy_delivered[:0] = older.legacy_delivered
-        self.checkpoints[:0] = older.checkpoints
-
-    def write(self, db: sqlite3.Connection) -> None:
-        for table_id, protocol in self.protocols.items():
-            database.set_protocol(db, table_id, protocol)
-        database.mark_delivered(db, self.delivered)
-        database.forget_legacy(db, self.legacy_delivered)
-        for checkpoint, entry in self.checkpoints:
-            if entry is not None:
-                database.write_round(db, entry)
-            if checkpoint is not None:
-                database.write_checkpoint(db, checkpoint)
-
-
 class Journal:
     """The daemon's journal; every method that touches the disk is a coroutine run in order
     on the journal's own thread, writes grouped into shared commits (above)."""
@@ -117,7 +86,7 @@ class Journal:
         self._pending: dict[asyncio.AbstractEventLoop, list[_Work[Any]]] = {}
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
-        self._riders = _Riders()
+        self._riders = Riders()
         self._unwritable: StorageFault | None = None  # why the file is open read-only
 
     async def _run(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
@@ -169,12 +138,12 @@ class Journal:
                     self._db.close()
                 self._db = None
 
-    def _take_riders(self) -> _Riders:
+    def _take_riders(self) -> Riders:
         with self._lock:
-            riders, self._riders = self._riders, _Riders()
+            riders, self._riders = self._riders, Riders()
         return riders
 
-    def _give_back(self, riders: _Riders) -> None:
+    def _give_back(self, riders: Riders) -> None:
         with self._lock:
             self._riders.merge_older(riders)
 
@@ -206,7 +175,7 @@ class Journal:
                 loop.call_soon_threadsafe(_release, done)
 
     def _transaction(
-        self, batch: list[_Work[Any]], riders: _Riders
+        self, batch: list[_Work[Any]], riders: Riders
     ) -> tuple[list[tuple[_Work[Any], Any, Exception | None]], bool]:
         """The batch in one transaction, a savepoint each, and what rides along: one commit.
         Returns each item's result, and whether the riders were committed with them. Raises
@@ -319,6 +288,13 @@ class Journal:
         with self._lock:
             self._riders.checkpoints.append((checkpoint, entry))
 
+    def note_shift_numbers(self, checkpoint: Checkpoint, numbers: dict[str, Any]) -> None:
+        """A table's shift numbers after its event `checkpoint.n`, with its state then (a
+        restart counts on from them: daemon/numbers/rebuild.py). The newest replaces any
+        older one still waiting."""
+        with self._lock:
+            self._riders.shift_numbers[checkpoint.table_id] = (checkpoint, numbers)
+
     async def flush(self) -> None:
         """Commit what rides along now (an empty batch still carries it)."""
         await self._run(_nothing)
@@ -347,7 +323,7 @@ class Journal:
         return await self._run(query)
 
 
-def _write_riders(db: sqlite3.Connection, riders: _Riders, path: Path) -> bool:
+def _write_riders(db: sqlite3.Connection, riders: Riders, path: Path) -> bool:
     """In a savepoint of its own: what rides along is derived, and a fault in writing it
     must never cost the events of the batch. False when it could not be written (it waits
     for the next commit: a storage fault, which the events' own writes report)."""

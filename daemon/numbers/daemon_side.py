@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 
@@ -26,6 +26,7 @@ from daemon.numbers.days import TableDays, count_apart
 from daemon.numbers.live import ShiftStats
 from daemon.numbers.periods import Shifts
 from daemon.numbers.rebuild import ShiftReplay
+from daemon.numbers.saved import saved
 from daemon.table.log_lines import journal_line
 from daemon.table.records import RequestRecord
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from pathlib import Path
 
+    from daemon.journal.rows import Checkpoint
     from daemon.journal.store import Journal
     from daemon.numbers.settings import NumbersConfig
     from daemon.service import Daemon
@@ -42,6 +44,12 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("daemon.numbers")
 
+# Rounds counted between two saves of a table's shift numbers: a restart replays at most
+# this many rounds a table (some 8 minutes of a busy table's play), and a save costs one
+# row of some 60 kB (its kept rounds and the table's state) where the checkpoint at every
+# round's end costs half that.
+SAVE_EVERY: Final = 10
+
 
 @dataclass(slots=True)
 class _Table:
@@ -49,6 +57,8 @@ class _Table:
     ready: bool = False  # its shift rebuilt: what it applies is counted as it comes
     settings: TableConfig | None = None
     applied_n: int = 0  # the last event it applied
+    counted_n: int = 0  # the event whose messages ended the round last counted
+    saved_rounds: int = -1  # the shift's rounds when its numbers were last saved
     day: str | None = None  # the gaming day of the round last counted
     published: bool = False  # its `stats` was handed to the outbox at least once
 
@@ -63,17 +73,20 @@ class StatsHub:
         topics: Topics,
         publish: Callable[[OutboundMessage], None],
         on_counted: Callable[[str, dict[str, Any]], None] | None = None,
+        save: Callable[[Checkpoint, dict[str, Any]], None] | None = None,
     ) -> None:
         shifts = Shifts.parse(numbers.shifts, numbers.timezone)
         self.shifts = shifts
         self._topics = topics
         self._publish = publish
         self._on_counted = on_counted
+        self._save = save
         self.tables = {t: _Table(ShiftStats(t, shifts, numbers.confidence)) for t in tables}
         self._stats_topics = frozenset(topics.stats(t) for t in self.tables)
         self.days = {t: TableDays(t) for t in self.tables}
         self._numbers = numbers
         self._day_closed = asyncio.Event()
+        self.rebuilt: dict[str, ShiftReplay] = {}  # each table's rebuild at start, once done
 
     @classmethod
     def of_daemon(cls, daemon: Daemon) -> StatsHub:
@@ -82,9 +95,10 @@ class StatsHub:
         makes it again (`states`)."""
         hub = cls(
             daemon.tables, daemon.config.numbers, daemon.topics, daemon.outbox.add_state,
-            daemon.metrics.shift_numbers,
+            daemon.metrics.shift_numbers, daemon.journal.note_shift_numbers,
         )  # fmt: skip
         daemon.outbox.remade_by(hub)
+        daemon.commits.on_checkpointed = hub.checkpointed
         return hub
 
     def makes(self, topic: str) -> bool:
@@ -102,6 +116,11 @@ class StatsHub:
     def _stats_message(self, table_id: str) -> OutboundMessage:
         payload = self.tables[table_id].stats.payload()
         return OutboundMessage(self._topics.stats(table_id), payload, qos=1, retain=True)
+
+    def count_from_here(self, table_id: str) -> None:
+        """The table's numbers counted from its next event on, with nothing to rebuild (a
+        journal written from its first event: daemon.testing.floor)."""
+        self.tables[table_id].ready = True
 
     def applied(self, table_id: str, applied: Applied, settings: TableConfig) -> None:
         """One event applied at the table, under `settings` (the table's, now). Until the
@@ -121,7 +140,26 @@ class StatsHub:
             request = journal_line(event, applied.owner)
         counted = table.stats.feed(request, [(m.topic, m.payload) for m in applied.messages])
         if counted:
+            table.counted_n = applied.n
             self._counted(table_id)
+
+    def checkpointed(self, table_id: str, checkpoint: Checkpoint) -> None:
+        """The table's state after its event `checkpoint.n` is being journaled: its shift
+        numbers go with it when that event ended a round and `SAVE_EVERY` rounds have been
+        counted since they were last saved (or a new shift began), so a restart counts on
+        from there (daemon/numbers/saved.py) and replays the few events since."""
+        table = self.tables.get(table_id)
+        if self._save is None or table is None or not table.ready:
+            return
+        if table.counted_n != checkpoint.n or checkpoint.open_round:
+            return
+        rounds = table.stats.numbers.rounds  # fewer than at the last save: a new shift's
+        if 0 <= table.saved_rounds <= rounds < table.saved_rounds + SAVE_EVERY:
+            return
+        numbers = saved(table.stats)
+        if numbers is not None:
+            self._save(checkpoint, numbers)
+            table.saved_rounds = rounds
 
     def _counted(self, table_id: str) -> None:
         table = self.tables[table_id]
@@ -152,6 +190,11 @@ class StatsHub:
                     if shift.n >= table.applied_n:
                         break
                 table.stats = shift.stats
+                self.rebuilt[table_id] = shift
+                log.info(
+                    "numbers.rebuilt", table=table_id, from_saved=shift.resumed,
+                    events_replayed=shift.replayed, rounds=shift.stats.numbers.rounds,
+                )  # fmt: skip
             except Exception:
                 log.exception("numbers.rebuild_failed", table=table_id)
             # The settings its numbers were told last: the live events tell theirs again.

@@ -14,6 +14,7 @@ the lines joined by newlines.
 
 from __future__ import annotations
 
+import base64
 import collections
 import zlib
 from typing import TYPE_CHECKING, Final
@@ -51,6 +52,22 @@ class KeptLines:
     def clear(self) -> None:
         self._blocks.clear()
         self._open = []
+
+    def parts(self) -> dict[str, list[str]]:
+        """What is kept, as JSON data: each full block as it is (base64), the open lines."""
+        return {
+            "blocks": [base64.b64encode(block).decode("ascii") for block in self._blocks],
+            "open": [line.decode() for line in self._open],
+        }
+
+    def restore(self, parts: dict[str, list[str]]) -> None:
+        """Keep what `parts()` gave (of a `KeptLines` with the same limit) instead."""
+        blocks = [base64.b64decode(block, validate=True) for block in parts["blocks"]]
+        opened = [line.encode() for line in parts["open"]]
+        if len(opened) >= BLOCK or any(b"\n" in line for line in opened):
+            raise ValueError("kept lines: an open block of whole lines, fewer than a block")
+        self._blocks = collections.deque(blocks)
+        self._open = opened
 
     def __len__(self) -> int:
         return min(len(self._blocks) * BLOCK + len(self._open), self.limit)

@@ -1,13 +1,16 @@
 """A table's shift counted again from the journal at start, off the event loop.
 
-The daemon's numbers are not journaled (decision N8): a restart replays the current shift's
-events through the table's own replay and counts each as the live events are counted
-(`ShiftStats.feed`). That is seconds of one core a table late in a busy shift, so it runs in a
-worker thread, with a read-only connection of its own (the journal's thread, which commits
-the tables' events, never waits on it), one event at a time (nothing of the shift is held but
-the replay and its numbers), and it lets the event loop have the interpreter between events
-(without that, each time the loop let go of the GIL it waited up to the switch interval, 5
-ms, for it back: on a floor the tables fell behind their cards). It goes in passes: each
+The daemon saves a table's shift numbers beside its state every few rounds (decision N22,
+daemon/numbers/saved.py): a restart takes them back and replays only the table's events
+since, through the table's own replay, counting each as the live events are counted
+(`ShiftStats.feed`). Without them (a journal of before, numbers of another shift) it replays
+the current shift from its first round (decision N8): seconds of one core a table late in a
+busy shift. Either way it runs in a worker thread, with a read-only connection of its own
+(the journal's thread, which commits the tables' events, never waits on it), one event at a
+time (nothing of the shift is held but the replay and its numbers), and it lets the event
+loop have the interpreter between events (without that, each time the loop let go of the
+GIL it waited up to the switch interval, 5 ms, for it back: on a floor the tables fell
+behind their cards). It goes in passes: each
 replays what the journal holds beyond the last pass, until the table has applied nothing the
 replay has not counted, so nothing the table applies meanwhile needs to be kept for it.
 """
@@ -16,9 +19,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import structlog
+
 from daemon.journal import database, schema
+from daemon.numbers.live import ShiftStats
+from daemon.numbers.saved import SavedNumbersError, restore
 from daemon.table.log_lines import journal_line, table_line
 from daemon.table.runner import TableRunner
 
@@ -27,9 +35,10 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from daemon.journal.rows import Checkpoint, JournalEvent
-    from daemon.numbers.live import ShiftStats
     from daemon.wire.topics import Topics
     from rules.config import TableConfig
+
+log = structlog.get_logger("daemon.numbers")
 
 
 @dataclass(slots=True)
@@ -43,6 +52,37 @@ class ShiftReplay:
     replay: TableRunner | None = None
     settings: TableConfig | None = None
     n: int = 0
+    replayed: int = 0  # events replayed and counted, in all passes
+    resumed: bool = False  # counted on from the shift's numbers the journal kept
+
+    def _resume(self, db: sqlite3.Connection, topics: Topics, epoch: str) -> bool:
+        """Start from the table's saved shift numbers when they are of this shift and the
+        journal still holds every event after them; False to count the shift from its first
+        round instead (no numbers saved, another shift's, or saved in another format)."""
+        table_id = self.stats.table
+        found = database.read_shift_numbers(db, table_id)
+        if found is None:
+            return False
+        checkpoint, numbers = found
+        table = database.read_table(db, table_id)
+        if checkpoint.n < table.archived_n or checkpoint.n > table.last_n:
+            return False
+        stats = ShiftStats(table_id, self.stats.shifts, self.stats.confidence)
+        try:
+            restore(stats, numbers)
+        except SavedNumbersError as exc:
+            log.warning("numbers.saved_unusable", table=table_id, error=str(exc))
+            return False
+        if stats.shift != stats.shifts.shift_label(datetime.fromisoformat(self.since)):
+            return False  # another shift's: this one is counted from its first round
+        self.stats = stats
+        self.replay = TableRunner.begin(
+            table, topics, epoch, checkpoint=checkpoint, first_config=None
+        )
+        self.settings = self.replay.service.config
+        self.n = checkpoint.n
+        self.resumed = True
+        return True
 
     def catch_up(self, path: Path, epoch: str, topics: Topics) -> int:
         """Count what the journal at `path` holds beyond `n` (in a worker thread); returns the
@@ -51,7 +91,9 @@ class ShiftReplay:
         try:
             last_n = database.read_table(db, self.stats.table).last_n
             after = self.n
-            if self.replay is None:
+            if self.replay is None and self._resume(db, topics, epoch):
+                after = self.n
+            elif self.replay is None:
                 start = _shift_start(db, table_id=self.stats.table, since=self.since)
                 if start is None:  # no round in the shift yet: nothing before now counts
                     self.n = last_n
@@ -64,6 +106,7 @@ class ShiftReplay:
                 after = checkpoint.n if checkpoint is not None else 0
             for event in database.iter_events(db, self.stats.table, after=after, through=last_n):
                 self._count(event)
+                self.replayed += 1
                 time.sleep(0)  # the event loop's turn, if it waits for the interpreter
             self.n = last_n
             return last_n

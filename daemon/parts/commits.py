@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
     from daemon.journal import Journal
     from daemon.journal.clock import JournalClock
+    from daemon.journal.rows import Checkpoint
     from daemon.metrics import DaemonMetrics
     from daemon.parts.items import ServedTable
     from daemon.parts.journal_outbox import JournalOutbox
@@ -80,6 +81,8 @@ class TableCommits:
         self._link_changed = link_changed
         # numbers: told of each event applied (daemon.numbers.daemon_side.StatsHub.applied)
         self.on_applied: Callable[[str, Applied, TableConfig], None] | None = None
+        # Told each checkpoint as it is noted (the shift's numbers ride along with some).
+        self.on_checkpointed: Callable[[str, Checkpoint], None] | None = None
         # The tables' round states, outside their numbering (docs/mqtt.md, "The round state").
         self.round_states = RoundStates(self._add_round_state)
 
@@ -247,5 +250,8 @@ class TableCommits:
         since = applied.n - table.checkpoint_n
         round_open = table.service.engine.round_open
         if checkpoint_due(since, round_open=round_open, round_ended=applied.ended is not None):
-            self.journal.note_checkpoint(table.runner.checkpoint(), applied.ended)
+            checkpoint = table.runner.checkpoint()
+            self.journal.note_checkpoint(checkpoint, applied.ended)
             table.checkpoint_n = applied.n
+            if self.on_checkpointed is not None:
+                self.on_checkpointed(table.setup.table.table_id, checkpoint)

@@ -24,6 +24,7 @@ from daemon.journal.archive import ARCHIVE_DIRECTORY_NAME, Archive
 from daemon.journal.chain import GENESIS, body_text, link_hash
 from daemon.journal.rows import JournalEvent, TableRecord
 from daemon.journal.store import Journal
+from daemon.numbers.daemon_side import StatsHub
 from daemon.table.log_lines import archive_lines, table_line
 from daemon.table.records import event_body
 from daemon.table.runner import TableRunner
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
+    from daemon.numbers.settings import NumbersConfig
     from rules.config import TableConfig
     from rules.events import TableEvent
 
@@ -122,6 +124,45 @@ def _record(event: TableEvent, frame: int) -> tuple[str, dict[str, Any]]:
     return "request", request_record(command, json.dumps(body).encode())
 
 
+async def _write_table(
+    journal: Journal, config: TableConfig, events: Iterator[JournalEvent], hub: StatsHub | None
+) -> tuple[int, str]:
+    """One table's events into the journal as the daemon journals them (with its numbers
+    counted and saved when `hub` is given); returns its last round number and the time of
+    its last event."""
+    first = next(events)
+    replay = TableRunner.begin(
+        TableRecord(config.table_id, protocol="reference"), Topics(), journal.epoch,
+        checkpoint=None, first_config=first.body["table"],
+    )  # fmt: skip
+    batch = [first, *itertools.islice(events, 2000)]
+    last = first
+    while batch:
+        numbered = await journal.append_events(
+            config.table_id, [(e.kind, body_text(e.body), e.at) for e in batch]
+        )
+        for event, n in zip(batch, numbered, strict=True):
+            applied = replay.apply_stored(dataclasses.replace(event, n=n, hash=""))
+            if hub is not None:
+                hub.applied(config.table_id, applied, replay.service.config)
+            if applied.ended is not None:
+                checkpoint = replay.checkpoint()
+                journal.note_checkpoint(checkpoint, applied.ended)
+                if hub is not None:
+                    hub.checkpointed(config.table_id, checkpoint)
+        journal.note_delivered(config.table_id, replay.service.envelopes.next_seq - 1)
+        last, batch = batch[-1], list(itertools.islice(events, 2000))
+    return replay.service.engine.next_round_id - 1, last.at
+
+
+async def _announce_new_shoe(journal: Journal, table_id: str, after: str) -> None:
+    """A new shoe announced a second after `after`, none of its cards dealt."""
+    moment = datetime.fromisoformat(after) + timedelta(seconds=1)
+    shuffle = body_text(event_body(NewShoe(0)))
+    at = moment.isoformat(timespec="milliseconds")
+    await journal.append_events(table_id, [("shoe", shuffle, at)])
+
+
 def journal_events(
     config: TableConfig,
     start: datetime,
@@ -161,7 +202,7 @@ def table_lines(
         yield from archive_lines(event, replay.apply_stored(event))
 
 
-async def write_journal(
+async def write_journal(  # noqa: PLR0913 - keywords only, each a shape of the journal
     state: Path,
     configs: list[TableConfig],
     start: datetime,
@@ -171,45 +212,33 @@ async def write_journal(
     keep_days: int | None = None,
     contract: int | None = None,
     new_shoe: bool = False,
+    numbers: NumbersConfig | None = None,
 ) -> dict[str, int]:
     """A state directory's journal of `days` days of `configs`' tables, written by the
     journal's own store (events, checkpoints at each round's end, every message delivered);
     with `keep_days`, the days older than that archived by the journal's own archiver, as
     the daemon's archive task leaves them at the end of the last day; its tables under the
     console `contract` if given; with `new_shoe`, each table's journal ends with a new shoe
-    announced and none of its cards dealt (the daemon applies it when it starts). Returns
-    each table's last round number."""
+    announced and none of its cards dealt (the daemon applies it when it starts); with
+    `numbers`, each table's shift numbers counted and saved as the daemon saves them (so a
+    restart counts on from them, daemon/numbers/saved.py). Returns each table's last round
+    number."""
     prepare_state_directory(state)
     last_round: dict[str, int] = {}
     journal = Journal(state / JOURNAL_FILE, sync="normal")
     await journal.open()
+    hub = None
+    if numbers is not None:
+        hub = StatsHub([c.table_id for c in configs], numbers, Topics(), lambda _: None,
+                       save=journal.note_shift_numbers)  # fmt: skip
     try:
         for index, config in enumerate(configs):
             events = journal_events(config, start, days, seed=index, pace=pace, contract=contract)
-            first = next(events)
-            replay = TableRunner.begin(
-                TableRecord(config.table_id, protocol="reference"), Topics(), journal.epoch,
-                checkpoint=None, first_config=first.body["table"],
-            )  # fmt: skip
-            batch = [first, *itertools.islice(events, 2000)]
-            last = first
-            while batch:
-                numbers = await journal.append_events(
-                    config.table_id, [(e.kind, body_text(e.body), e.at) for e in batch]
-                )
-                for event, n in zip(batch, numbers, strict=True):
-                    applied = replay.apply_stored(dataclasses.replace(event, n=n, hash=""))
-                    if applied.ended is not None:
-                        journal.note_checkpoint(replay.checkpoint(), applied.ended)
-                journal.note_delivered(config.table_id, replay.service.envelopes.next_seq - 1)
-                last, batch = batch[-1], list(itertools.islice(events, 2000))
+            if hub is not None:
+                hub.count_from_here(config.table_id)
+            last_round[config.table_id], at = await _write_table(journal, config, events, hub)
             if new_shoe:
-                at = (datetime.fromisoformat(last.at) + timedelta(seconds=1)).isoformat(
-                    timespec="milliseconds"
-                )
-                shuffle = body_text(event_body(NewShoe(0)))
-                await journal.append_events(config.table_id, [("shoe", shuffle, at)])
-            last_round[config.table_id] = replay.service.engine.next_round_id - 1
+                await _announce_new_shoe(journal, config.table_id, at)
         await journal.flush()
         if keep_days is not None:
             now = start + timedelta(days=days)

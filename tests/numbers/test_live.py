@@ -4,7 +4,9 @@ rebuild of the shift from a real journal, each held to what a report counts."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import sqlite3
 import threading
 import tracemalloc
 from datetime import UTC, datetime, timedelta
@@ -251,3 +253,43 @@ async def test_the_history_keeps_the_shifts_last_rounds_and_starts_again_with_a_
     state = stats.state()
     assert [r["round"] for r in state["history"]] == [r.round_id for r in last_shift[-10:]]
     assert stats.payload() == json.dumps(state, separators=(",", ":")).encode()
+
+
+async def test_a_restarted_daemon_counts_on_from_the_numbers_it_saved(
+    mosquitto: Mosquitto, tmp_path: Path
+) -> None:
+    """A real daemon deals two rounds and stops; started again on its journal, it takes its
+    shift's numbers back from the row it saved at the first round's end (saved again only
+    `SAVE_EVERY` rounds later), replays only what came after it, and has the same numbers;
+    then counts the next round on top."""
+    table, events, _ = read_example("blackjack-queen-of-hearts.jsonl")
+    state = tmp_path / "state"
+    round_again = events[2:]  # the same round again in the same shoe: no shuffle, no burn
+    again = shoe_script(round_again)
+    shifts = Shifts.parse()
+    shift = shifts.shift_label(datetime.now(UTC))
+    async with running_pit(
+        table, f"{shoe_script(events)} {again}", mosquitto, state_directory=state
+    ) as pit:
+        await play(pit, events)
+        await play(pit, round_again)
+        before = pit.daemon.stats.tables[table["id"]].stats
+        assert before.numbers.rounds == 2
+        payload = before.payload()
+        await until(lambda: len(pit.daemon.outbox) == 0)
+    with contextlib.closing(sqlite3.connect(state / JOURNAL_FILE)) as db:
+        [(saved_n,)] = db.execute("SELECT n FROM shift_numbers").fetchall()
+        [(last_n,)] = db.execute("SELECT last_n FROM tables").fetchall()
+    async with running_pit(table, again, mosquitto, state_directory=state) as pit:
+        await until(lambda: table["id"] in pit.daemon.stats.rebuilt)
+        if shifts.shift_label(datetime.now(UTC)) != shift:
+            pytest.skip("a new shift began between the two runs: its numbers start afresh")
+        rebuilt = pit.daemon.stats.rebuilt[table["id"]]
+        assert rebuilt.resumed
+        # The second round's events, and what the start journaled before the rebuild read.
+        assert last_n - saved_n <= rebuilt.replayed <= last_n - saved_n + 5 < last_n
+        assert pit.daemon.stats.tables[table["id"]].stats.payload() == payload
+        await play(pit, round_again)
+        after = pit.daemon.stats.tables[table["id"]].stats
+        assert after.numbers.rounds == 3
+        assert [r["round"] for r in after.state()["history"]] == [1, 2, 3]
