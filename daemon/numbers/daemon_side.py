@@ -1,11 +1,13 @@
 """The daemon's side of the live numbers: each table's `ShiftStats`, fed as events are applied,
-published as the retained `<table>/stats` state and set as metrics when a round ends, and
-rebuilt at start from the journal (the current shift's rounds, replayed off the event loop:
-daemon/numbers/rebuild.py).
+published as the retained `<table>/stats` state and set as metrics when a round ends, saved
+beside the table's state every `SAVE_EVERY` rounds (`checkpointed`, daemon/numbers/saved.py),
+and rebuilt at start from the journal (from the saved numbers, or the current shift's
+rounds, replayed off the event loop: daemon/numbers/rebuild.py).
 
-The daemon calls four things (marked in daemon/service.py): `StatsHub(...)` once, `applied`
-after each journaled event is applied, and `rebuild` and `keep_days` as tasks once its
-tables are recovered. Until a table's rebuild is done, what it applies is counted by the
+The daemon calls five things: `StatsHub(...)` once, `applied` after each journaled event is
+applied, `checkpointed` with each checkpoint its commits take (wired by `of_daemon`), and
+`rebuild` and `keep_days` as tasks once its tables are recovered (marked in
+daemon/service.py). Until a table's rebuild is done, what it applies is counted by the
 rebuild, from the journal: nothing of it is held here. `keep_days` publishes each table's
 closed days (`<table>/days`, daemon/numbers/days.py) at start and whenever a table's round
 opens a new gaming day.
@@ -63,6 +65,15 @@ class _Table:
     published: bool = False  # its `stats` was handed to the outbox at least once
 
 
+@dataclass(frozen=True, slots=True)
+class Rebuilt:
+    """How a table's numbers were rebuilt at start: whether from the numbers it saved, and
+    how many of its events were replayed."""
+
+    resumed: bool
+    replayed: int
+
+
 class StatsHub:
     """Every table's shift numbers, and where they go when a round ends."""
 
@@ -86,7 +97,7 @@ class StatsHub:
         self.days = {t: TableDays(t) for t in self.tables}
         self._numbers = numbers
         self._day_closed = asyncio.Event()
-        self.rebuilt: dict[str, ShiftReplay] = {}  # each table's rebuild at start, once done
+        self.rebuilt: dict[str, Rebuilt] = {}  # each table's rebuild at start, once done
 
     @classmethod
     def of_daemon(cls, daemon: Daemon) -> StatsHub:
@@ -190,7 +201,7 @@ class StatsHub:
                     if shift.n >= table.applied_n:
                         break
                 table.stats = shift.stats
-                self.rebuilt[table_id] = shift
+                self.rebuilt[table_id] = Rebuilt(shift.resumed, shift.replayed)  # not its replay
                 log.info(
                     "numbers.rebuilt", table=table_id, from_saved=shift.resumed,
                     events_replayed=shift.replayed, rounds=shift.stats.numbers.rounds,

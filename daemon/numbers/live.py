@@ -7,11 +7,11 @@ tally.py): when a round ends it counts it into the shift it began in, starting a
 new shift begins, and says so, so that the daemon publishes the state and sets its metrics.
 
 The state is a pure function of the journal, like everything the daemon publishes, but it
-depends on the whole shift, so it is not journaled: a restart rebuilds it by replaying the
-shift's rounds (`daemon/numbers/daemon_side.py`). It carries no envelope (a state, as
-`<table>/journal` is): the shift, when it was last counted, the report's JSON of the shift's
-numbers (amounts in cents), and the shift's last rounds (`history`) for the display's
-numbers page, which a page loaded later reads from the retained state.
+depends on the whole shift: the daemon saves it every few rounds (daemon/numbers/saved.py)
+and a restart counts on from there (daemon/numbers/rebuild.py). It carries no envelope (a
+state, as `<table>/journal` is): the shift, when it was last counted, the report's JSON of
+the shift's numbers (amounts in cents), and the shift's last rounds (`history`) for the
+display's numbers page, which a page loaded later reads from the retained state.
 """
 
 from __future__ import annotations
