@@ -66,3 +66,30 @@ def test_a_line_with_a_newline_is_refused_and_changes_nothing() -> None:
     assert list(kept.lines()) == [b"a"]
     with pytest.raises(ValueError, match="at least 1"):
         KeptLines(0)
+
+
+_TEXT_LINES = st.text(max_size=30).map(lambda t: t.replace("\n", "").encode())
+
+
+@given(
+    limit=st.integers(1, 3 * BLOCK + 5),
+    before=st.lists(_TEXT_LINES, max_size=5 * BLOCK),
+    after=st.lists(_TEXT_LINES, max_size=2 * BLOCK),
+)
+def test_what_it_keeps_comes_back_from_its_parts_through_json(
+    limit: int, before: list[bytes], after: list[bytes]
+) -> None:
+    """Lines of text (as `<table>/stats` keeps JSON), saved as `parts()` through JSON and
+    restored into a fresh one: the same lines as the oracle, and the same after more."""
+    kept, oracle = KeptLines(limit), collections.deque[bytes](maxlen=limit)
+    for line in before:
+        kept.append(line)
+        oracle.append(line)
+    again = KeptLines(limit)
+    again.restore(json.loads(json.dumps(kept.parts())))
+    assert list(again.lines()) == list(oracle)
+    for line in after:
+        again.append(line)
+        oracle.append(line)
+    assert list(again.lines()) == list(oracle)
+    assert len(again) == len(oracle)

@@ -8,20 +8,27 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import itertools
+import json
 import random
 import sqlite3
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from daemon.journal import JOURNAL_FILE, prepare_state_directory
 from daemon.journal.chain import body_text
 from daemon.journal.rows import TableRecord
 from daemon.journal.store import Journal
 from daemon.numbers.daemon_side import SAVE_EVERY, StatsHub
+from daemon.numbers.live import ShiftStats
+from daemon.numbers.periods import Shifts
+from daemon.numbers.saved import restore, saved
 from daemon.numbers.settings import NumbersConfig
 from daemon.simulator.tables import DEMO_TABLES
+from daemon.table.log_lines import journal_line, table_line
 from daemon.table.runner import TableRunner
 from daemon.testing.floor import Pace, journal_events
 from daemon.wire.topics import Topics
@@ -239,3 +246,50 @@ async def test_a_journal_written_before_the_numbers_were_saved_is_counted_whole_
     assert tables == (0,)
     assert not hub.rebuilt[config.table_id].resumed
     assert hub.tables[config.table_id].stats.payload() == cut.live
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    game=st.sampled_from(list(Game)),
+    seed=st.integers(0, 2**16),
+    cut=st.floats(0.05, 0.95),
+)
+def test_numbers_saved_at_any_rounds_end_and_restored_count_on_as_if_never_saved(
+    game: Game, seed: int, cut: float
+) -> None:
+    """A shift's events fed to the numbers; at a round's end drawn at random they are saved,
+    through JSON, into a fresh `ShiftStats`, and both are fed the rest: the oracle, fed
+    without the save, publishes the same bytes at every round's end after."""
+    config = TableConfig.from_mapping(dict(DEMO_TABLES[game]))
+    events = list(
+        journal_events(config, START, 1, seed, Pace(rounds_per_hour=40, opens=18, hours=1))
+    )
+    replay = TableRunner.begin(
+        TableRecord(config.table_id, protocol="reference"), Topics(), "e" * 32,
+        checkpoint=None, first_config=events[0].body["table"],
+    )  # fmt: skip
+    shifts = Shifts.parse(NUMBERS.shifts)
+    oracle = ShiftStats(config.table_id, shifts)
+    restored: ShiftStats | None = None
+    settings = None
+    ends = 0
+    for event in events:
+        applied = replay.apply_stored(event)
+        if replay.service.config is not settings:  # as the daemon tells its numbers
+            settings = replay.service.config
+            for stats in filter(None, (oracle, restored)):
+                stats.feed_lines([table_line(settings)])
+        request = journal_line(event, applied.owner) if event.kind == "request" else None
+        payloads = [(m.topic, m.payload) for m in applied.messages]
+        counted = oracle.feed(request, payloads)
+        if restored is not None and restored.feed(request, payloads):
+            assert restored.payload() == oracle.payload()
+        if counted and restored is None and (ends := ends + 1) >= cut * 40:
+            data = saved(oracle)
+            assert data is not None
+            restored = ShiftStats(config.table_id, shifts)
+            restore(restored, json.loads(json.dumps(data)))
+            assert restored.payload() == oracle.payload()
+    assert restored is not None
+    assert restored.payload() == oracle.payload()
+    assert restored.numbers.to_mapping() == oracle.numbers.to_mapping()
