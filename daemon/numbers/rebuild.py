@@ -10,9 +10,9 @@ busy shift. Either way it runs in a worker thread, with a read-only connection o
 time (nothing of the shift is held but the replay and its numbers), and it lets the event
 loop have the interpreter between events (without that, each time the loop let go of the
 GIL it waited up to the switch interval, 5 ms, for it back: on a floor the tables fell
-behind their cards). It goes in passes: each
-replays what the journal holds beyond the last pass, until the table has applied nothing the
-replay has not counted, so nothing the table applies meanwhile needs to be kept for it.
+behind their cards). It goes in passes: each replays what the journal holds beyond the last
+pass, until the table has applied nothing the replay has not counted, so nothing the table
+applies meanwhile needs to be kept for it.
 """
 
 from __future__ import annotations
