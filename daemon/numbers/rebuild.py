@@ -75,10 +75,15 @@ class ShiftReplay:
             return False
         if stats.shift != stats.shifts.shift_label(datetime.fromisoformat(self.since)):
             return False  # another shift's: this one is counted from its first round
+        try:
+            replay = TableRunner.begin(
+                table, topics, epoch, checkpoint=checkpoint, first_config=None
+            )
+        except Exception as exc:  # noqa: BLE001 - a state this version cannot take: the shift
+            log.warning("numbers.saved_unusable", table=table_id, error=repr(exc))
+            return False
         self.stats = stats
-        self.replay = TableRunner.begin(
-            table, topics, epoch, checkpoint=checkpoint, first_config=None
-        )
+        self.replay = replay
         self.settings = self.replay.service.config
         self.n = checkpoint.n
         self.resumed = True

@@ -76,7 +76,7 @@ def restore(stats: ShiftStats, data: dict[str, Any]) -> None:
             if shoe is None
             else _OpenShoe(datetime.fromisoformat(shoe[0]), int(shoe[1]), shoe[2])
         )
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
         raise SavedNumbersError(f"saved numbers not as this shoe2mqtt saves them: {exc!r}") from exc
 
 

@@ -127,14 +127,14 @@ async def _rebuilt(state: Path, table_id: str) -> tuple[bytes, bool, int]:
     return hub.tables[table_id].stats.payload(), replay.resumed, replay.replayed
 
 
-def _forget_saved(state: Path, numbers: str | None = None) -> None:
-    """The journal without its saved numbers (`numbers`: with these instead)."""
+def _forget_saved(state: Path, column: str | None = None, text: str = "") -> None:
+    """The journal without its saved numbers (`column`: with that column's text instead)."""
     db = sqlite3.connect(state / JOURNAL_FILE)
     with db:
-        if numbers is None:
+        if column is None:
             db.execute("DELETE FROM shift_numbers")
         else:
-            db.execute("UPDATE shift_numbers SET numbers = ?", (numbers,))
+            db.execute(f"UPDATE shift_numbers SET {column} = ?", (text,))  # noqa: S608 - a test's own column
     db.close()
 
 
@@ -194,15 +194,20 @@ async def test_what_the_table_applies_while_it_counts_on_from_saved_numbers_is_c
 
 
 @pytest.mark.parametrize(
-    "numbers",
-    ['{"format":99}', '{"format":1,"shift":"2026-11-28 18:00"}', "[]"],
-    ids=["another format", "fields missing", "not an object"],
+    ("column", "text"),
+    [
+        ("numbers", '{"format":99}'),
+        ("numbers", '{"format":1,"shift":"2026-11-28 18:00"}'),
+        ("numbers", "[]"),
+        ("state", '{"format":999}'),
+    ],
+    ids=["another format", "fields missing", "not an object", "a state it cannot take"],
 )
 async def test_saved_numbers_it_cannot_take_back_are_counted_from_the_shifts_start(
-    tmp_path: Path, numbers: str
+    tmp_path: Path, column: str, text: str
 ) -> None:
     cut = await _dealt(tmp_path, Game.DOUBLE_ATTACK, 6, 0.8)
-    _forget_saved(tmp_path, numbers)
+    _forget_saved(tmp_path, column, text)
     payload, resumed, _ = await _rebuilt(tmp_path, cut.config.table_id)
     assert not resumed
     assert payload == cut.live
