@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     import sqlite3
     from pathlib import Path
 
-    from daemon.journal.rows import Checkpoint, JournalEvent
+    from daemon.journal.rows import Checkpoint, JournalEvent, TableRecord
     from daemon.wire.topics import Topics
     from rules.config import TableConfig
 
@@ -55,7 +55,9 @@ class ShiftReplay:
     replayed: int = 0  # events replayed and counted, in all passes
     resumed: bool = False  # counted on from the shift's numbers the journal kept
 
-    def _resume(self, db: sqlite3.Connection, topics: Topics, epoch: str) -> bool:
+    def _resume(
+        self, db: sqlite3.Connection, table: TableRecord, topics: Topics, epoch: str
+    ) -> bool:
         """Start from the table's saved shift numbers when they are of this shift and the
         journal still holds every event after them; False to count the shift from its first
         round instead (no numbers saved, another shift's, or saved in another format)."""
@@ -64,7 +66,6 @@ class ShiftReplay:
         if found is None:
             return False
         checkpoint, numbers = found
-        table = database.read_table(db, table_id)
         if checkpoint.n < table.archived_n or checkpoint.n > table.last_n:
             return False
         stats = ShiftStats(table_id, self.stats.shifts, self.stats.confidence)
@@ -94,9 +95,10 @@ class ShiftReplay:
         new `n`."""
         db = schema.connect(path, read_only=True)
         try:
-            last_n = database.read_table(db, self.stats.table).last_n
+            table = database.read_table(db, self.stats.table)
+            last_n = table.last_n
             after = self.n
-            if self.replay is None and self._resume(db, topics, epoch):
+            if self.replay is None and self._resume(db, table, topics, epoch):
                 after = self.n
             elif self.replay is None:
                 start = _shift_start(db, table_id=self.stats.table, since=self.since)
@@ -104,7 +106,6 @@ class ShiftReplay:
                     self.n = last_n
                     return last_n
                 checkpoint, first = start
-                table = database.read_table(db, self.stats.table)
                 self.replay = TableRunner.begin(
                     table, topics, epoch, checkpoint=checkpoint, first_config=first
                 )

@@ -10,6 +10,7 @@ the archive writes them (`archive_lines`).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import itertools
 import json
@@ -38,7 +39,7 @@ from rules.games import GAMES
 from rules.player import Dealer
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator, Sequence
     from pathlib import Path
 
     from daemon.numbers.settings import NumbersConfig
@@ -124,6 +125,53 @@ def _record(event: TableEvent, frame: int) -> tuple[str, dict[str, Any]]:
     return "request", request_record(command, json.dumps(body).encode())
 
 
+class JournaledTable:
+    """A table as the daemon journals and applies its events (daemon/parts/commits.py): a
+    batch journaled, then each event applied and told to the numbers' `hub` if there is
+    one, a checkpoint at each round's end (told to the hub too: it may save its numbers),
+    and every message delivered."""
+
+    def __init__(self, journal: Journal, table_id: str, runner: TableRunner) -> None:
+        self.journal = journal
+        self.table_id = table_id
+        self.runner = runner
+
+    @classmethod
+    def new(cls, journal: Journal, table_id: str, first: JournalEvent) -> JournaledTable:
+        """A table whose first event (its `config`) is `first`."""
+        runner = TableRunner.begin(
+            TableRecord(table_id, protocol="reference"), Topics(), journal.epoch,
+            checkpoint=None, first_config=first.body["table"],
+        )  # fmt: skip
+        return cls(journal, table_id, runner)
+
+    async def deal(self, events: Sequence[JournalEvent], hub: StatsHub | None = None) -> None:
+        numbered = await self.journal.append_events(
+            self.table_id, [(e.kind, body_text(e.body), e.at) for e in events]
+        )
+        runner = self.runner
+        for event, n in zip(events, numbered, strict=True):
+            applied = runner.apply_stored(dataclasses.replace(event, n=n, hash=""))
+            if hub is not None:
+                hub.applied(self.table_id, applied, runner.service.config)
+            if applied.ended is not None:
+                checkpoint = runner.checkpoint()
+                self.journal.note_checkpoint(checkpoint, applied.ended)
+                if hub is not None:
+                    hub.checkpointed(self.table_id, checkpoint)
+        self.journal.note_delivered(self.table_id, runner.service.envelopes.next_seq - 1)
+
+    async def deal_in_bursts(
+        self, events: Iterable[JournalEvent], hub: StatsHub | None, rng: random.Random
+    ) -> None:
+        """`events` dealt in bursts of 1 to 40, a random pause of up to 20 ms after each: a
+        table dealing on while something else (a restart's rebuild) runs beside it."""
+        stream = iter(events)
+        while burst := list(itertools.islice(stream, rng.randint(1, 40))):
+            await self.deal(burst, hub)
+            await asyncio.sleep(rng.random() * 0.02)
+
+
 async def _write_table(
     journal: Journal, config: TableConfig, events: Iterator[JournalEvent], hub: StatsHub | None
 ) -> tuple[int, str]:
@@ -131,28 +179,13 @@ async def _write_table(
     counted and saved when `hub` is given); returns its last round number and the time of
     its last event."""
     first = next(events)
-    replay = TableRunner.begin(
-        TableRecord(config.table_id, protocol="reference"), Topics(), journal.epoch,
-        checkpoint=None, first_config=first.body["table"],
-    )  # fmt: skip
+    table = JournaledTable.new(journal, config.table_id, first)
     batch = [first, *itertools.islice(events, 2000)]
     last = first
     while batch:
-        numbered = await journal.append_events(
-            config.table_id, [(e.kind, body_text(e.body), e.at) for e in batch]
-        )
-        for event, n in zip(batch, numbered, strict=True):
-            applied = replay.apply_stored(dataclasses.replace(event, n=n, hash=""))
-            if hub is not None:
-                hub.applied(config.table_id, applied, replay.service.config)
-            if applied.ended is not None:
-                checkpoint = replay.checkpoint()
-                journal.note_checkpoint(checkpoint, applied.ended)
-                if hub is not None:
-                    hub.checkpointed(config.table_id, checkpoint)
-        journal.note_delivered(config.table_id, replay.service.envelopes.next_seq - 1)
+        await table.deal(batch, hub)
         last, batch = batch[-1], list(itertools.islice(events, 2000))
-    return replay.service.engine.next_round_id - 1, last.at
+    return table.runner.service.engine.next_round_id - 1, last.at
 
 
 async def _announce_new_shoe(journal: Journal, table_id: str, after: str) -> None:

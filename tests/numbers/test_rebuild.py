@@ -5,8 +5,6 @@ rebuild of the whole journal after the fact counts them."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import itertools
 import random
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
@@ -14,14 +12,11 @@ from typing import TYPE_CHECKING
 import pytest
 
 from daemon.journal import JOURNAL_FILE, prepare_state_directory
-from daemon.journal.chain import body_text
-from daemon.journal.rows import TableRecord
 from daemon.journal.store import Journal
 from daemon.numbers.daemon_side import StatsHub
 from daemon.numbers.settings import NumbersConfig
 from daemon.simulator.tables import DEMO_TABLES
-from daemon.table.runner import TableRunner
-from daemon.testing.floor import Pace, journal_events
+from daemon.testing.floor import JournaledTable, Pace, journal_events
 from daemon.wire.topics import Topics
 from rules.config import TableConfig
 from rules.games import Game
@@ -29,37 +24,11 @@ from rules.games import Game
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from daemon.journal.rows import JournalEvent
     from daemon.mqtt.outbox import OutboundMessage
 
 START = datetime(2026, 11, 28, tzinfo=UTC)
 NOW = START + timedelta(hours=23)  # within the shift that began at 18:00
 NUMBERS = NumbersConfig(shifts=("06:00", "18:00"))
-
-
-class LiveTable:
-    """A table as the daemon runs one: each event journaled, then applied, then told to the
-    hub; a checkpoint and its round at each round's end."""
-
-    def __init__(self, journal: Journal, config: TableConfig, first: JournalEvent) -> None:
-        self.journal = journal
-        self.table_id = config.table_id
-        self.runner = TableRunner.begin(
-            TableRecord(config.table_id, protocol="reference"), Topics(), journal.epoch,
-            checkpoint=None, first_config=first.body["table"],
-        )  # fmt: skip
-
-    async def deal(self, events: list[JournalEvent], hub: StatsHub | None) -> None:
-        numbers = await self.journal.append_events(
-            self.table_id, [(e.kind, body_text(e.body), e.at) for e in events]
-        )
-        for event, n in zip(events, numbers, strict=True):
-            applied = self.runner.apply_stored(dataclasses.replace(event, n=n, hash=""))
-            if applied.ended is not None:
-                self.journal.note_checkpoint(self.runner.checkpoint(), applied.ended)
-            if hub is not None:
-                hub.applied(self.table_id, applied, self.runner.service.config)
-        self.journal.note_delivered(self.table_id, self.runner.service.envelopes.next_seq - 1)
 
 
 async def _rebuilt_payload(state: Path, table_id: str) -> bytes:
@@ -92,16 +61,13 @@ async def test_what_the_table_applies_while_the_shift_is_rebuilt_is_counted_once
     await journal.open()
     rng = random.Random(seed)  # noqa: S311 - the bursts' sizes and pauses
     try:
-        live = LiveTable(journal, config, events[0])
+        live = JournaledTable.new(journal, config.table_id, events[0])
         await live.deal(before, None)
         await journal.flush()
         published: list[OutboundMessage] = []
         hub = StatsHub([config.table_id], NUMBERS, Topics(), published.append)
         rebuilding = asyncio.create_task(hub.rebuild(journal, now=lambda: NOW), name="rebuild")
-        rest = iter(during)
-        while burst := list(itertools.islice(rest, rng.randint(1, 40))):
-            await live.deal(burst, hub)
-            await asyncio.sleep(rng.random() * 0.02)
+        await live.deal_in_bursts(during, hub, rng)
         await rebuilding
         await journal.flush()
     finally:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import itertools
 import json
 import random
 import sqlite3
@@ -19,7 +18,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from daemon.journal import JOURNAL_FILE, prepare_state_directory
-from daemon.journal.chain import body_text
 from daemon.journal.rows import TableRecord
 from daemon.journal.store import Journal
 from daemon.numbers.daemon_side import SAVE_EVERY, StatsHub
@@ -30,7 +28,7 @@ from daemon.numbers.settings import NumbersConfig
 from daemon.simulator.tables import DEMO_TABLES
 from daemon.table.log_lines import journal_line, table_line
 from daemon.table.runner import TableRunner
-from daemon.testing.floor import Pace, journal_events
+from daemon.testing.floor import JournaledTable, Pace, journal_events
 from daemon.wire.topics import Topics
 from rules.config import TableConfig
 from rules.games import Game
@@ -44,29 +42,6 @@ if TYPE_CHECKING:
 START = datetime(2026, 11, 28, tzinfo=UTC)
 NOW = START + timedelta(hours=23)  # within the shift that began at 18:00
 NUMBERS = NumbersConfig(shifts=("06:00", "18:00"))
-
-
-class DaemonTable:
-    """A table as the daemon runs one (daemon/parts/commits.py): each event journaled, then
-    applied, told to the hub, then a checkpoint at a round's end, told to the hub too."""
-
-    def __init__(self, journal: Journal, config: TableConfig, runner: TableRunner) -> None:
-        self.journal = journal
-        self.table_id = config.table_id
-        self.runner = runner
-
-    async def deal(self, events: list[JournalEvent], hub: StatsHub) -> None:
-        numbers = await self.journal.append_events(
-            self.table_id, [(e.kind, body_text(e.body), e.at) for e in events]
-        )
-        for event, n in zip(events, numbers, strict=True):
-            applied = self.runner.apply_stored(dataclasses.replace(event, n=n, hash=""))
-            hub.applied(self.table_id, applied, self.runner.service.config)
-            if applied.ended is not None:
-                checkpoint = self.runner.checkpoint()
-                self.journal.note_checkpoint(checkpoint, applied.ended)
-                hub.checkpointed(self.table_id, checkpoint)
-        self.journal.note_delivered(self.table_id, self.runner.service.envelopes.next_seq - 1)
 
 
 def _hub(journal: Journal | None, table_id: str) -> StatsHub:
@@ -99,11 +74,7 @@ async def _dealt(state: Path, game: Game, seed: int, cut: float) -> Cut:
     try:
         hub = _hub(journal, config.table_id)
         hub.count_from_here(config.table_id)
-        runner = TableRunner.begin(
-            TableRecord(config.table_id, protocol="reference"), Topics(), journal.epoch,
-            checkpoint=None, first_config=events[0].body["table"],
-        )  # fmt: skip
-        table = DaemonTable(journal, config, runner)
+        table = JournaledTable.new(journal, config.table_id, events[0])
         for at in range(0, dealt, 300):
             await table.deal(events[at : min(at + 300, dealt)], hub)
         await journal.flush()
@@ -175,12 +146,9 @@ async def test_what_the_table_applies_while_it_counts_on_from_saved_numbers_is_c
     await journal.open()
     try:
         hub = _hub(journal, config.table_id)
-        table = DaemonTable(journal, config, cut.runner)  # the table as recovered
+        table = JournaledTable(journal, config.table_id, cut.runner)  # as recovered
         rebuilding = asyncio.create_task(hub.rebuild(journal, now=lambda: NOW), name="rebuild")
-        stream = iter(cut.rest)
-        while burst := list(itertools.islice(stream, rng.randint(1, 40))):
-            await table.deal(burst, hub)
-            await asyncio.sleep(rng.random() * 0.02)
+        await table.deal_in_bursts(cut.rest, hub, rng)
         await rebuilding
         await journal.flush()
     finally:
