@@ -6,9 +6,11 @@ start they fill for hours at a floor's pace, so a cold hour's resident memory gr
 they take in, leak or not. A warm start is the steady state a floor lives in: each table's
 journal already holds `rounds` rounds, dealt by the real engine and written by the journal's
 own store with a checkpoint at each round's end and the shift's numbers saved every few
-rounds, as the daemon saves them (daemon.testing.floor.write_journal), in the hour before
-the run's, so that the daemon restores full windows from its checkpoints and the shift's
-numbers from the journal, as after any restart in the middle of a shift.
+rounds, as the daemon saves them (daemon.testing.floor.write_journal), its requests numbered
+by their consoles as the run's are (so that each table's checkpoint holds the 64 answers it
+keeps for a redelivery, daemon/table/redelivery.py), in the hour before the run's, so that
+the daemon restores full windows from its checkpoints and the shift's numbers from the
+journal, as after any restart in the middle of a shift.
 
 Each table's journal ends with a new shoe announced (its shuffle journaled, none of its cards
 dealt), which the daemon applies as it starts, weighing the shoe that ended; the run's shoes
@@ -42,7 +44,9 @@ async def warm_journal(
     fall in a shift that has already closed (the shift's window then starts empty)."""
     now = datetime.now(UTC)
     hour = (now - timedelta(hours=1)).replace(minute=0, second=0, microsecond=0)
-    pace = Pace(rounds_per_hour=rounds, opens=hour.hour, hours=1)
+    # Numbered requests, as the run's consoles send them: each table restores the answers it
+    # keeps for a redelivery, instead of filling them in the run's first minutes.
+    pace = Pace(rounds_per_hour=rounds, opens=hour.hour, hours=1, transactions=True)
     last = await write_journal(
         state, list(configs), hour, 1, pace, contract=contract, new_shoe=True,
         numbers=NumbersConfig(),  # the bench's daemon's: its shifts' numbers saved as it saves them

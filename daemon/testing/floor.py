@@ -44,7 +44,6 @@ if TYPE_CHECKING:
 
     from daemon.numbers.settings import NumbersConfig
     from rules.config import TableConfig
-    from rules.events import TableEvent
 
 EPOCH = "f" * 32
 
@@ -60,6 +59,9 @@ class Pace:
     dealers: tuple[str, ...] = ("ana", "ben", "carla", "dev")
     seat_chance: float = 0.6  # each seat is played a round with this chance
     bonus_chance: float = 0.8  # a played seat also makes the bonus wagers
+    # Each request numbered by its console (`transaction`), as a dealer's console numbers
+    # them: the table then keeps its latest answers for a redelivery (daemon/table/redelivery.py).
+    transactions: bool = False
 
 
 def _plan(config: TableConfig, rng: random.Random, pace: Pace) -> dict[int, dict[Any, int]]:
@@ -88,7 +90,7 @@ def table_events(
     """(kind, body, time) of every event the journal would hold, day after day."""
     rng = random.Random(seed)  # noqa: S311 - a simulation's seats and stakes
     dealer = Dealer(TableEngine(config), random.Random(seed + 1))  # noqa: S311 - its shoe
-    frame = 0
+    frame = sent = 0
     step = timedelta(hours=1) / pace.rounds_per_hour
     for day in range(days):
         opens = start.replace(hour=pace.opens, minute=0, second=0, microsecond=0)
@@ -99,30 +101,40 @@ def table_events(
             who = pace.dealers[int((at - opens) / timedelta(minutes=pace.dealer_minutes))
                                % len(pace.dealers)]  # fmt: skip
             if who != named:
-                named = who
-                yield "request", request_record("dealer", json.dumps({"dealer": who}).encode()), at
+                named, sent = who, sent + 1
+                body = {**_transaction(config, sent, pace), "dealer": who}
+                yield "request", request_record("dealer", json.dumps(body).encode()), at
             played = dealer.play(_plan(config, rng, pace)).events
             tick = step / (len(played) + 2)
             now = at
             for event in played:
                 now += tick
-                frame += 1
-                yield *_record(event, frame), now
+                if isinstance(event, DealCard | Shuffle):
+                    frame += 1
+                    yield "shoe", _shoe_body(event, frame), now
+                else:
+                    sent += 1
+                    command, body = console_request(event)
+                    body = {**_transaction(config, sent, pace), **body}
+                    yield "request", request_record(command, json.dumps(body).encode()), now
             shoe = dealer.shoe
             if shoe is not None and shoe.remaining < dealer.reshuffle_below:
                 frame += 1
                 yield "shoe", event_body(CutCardReached(frame % 65536)), now + tick
 
 
-def _record(event: TableEvent, frame: int) -> tuple[str, dict[str, Any]]:
-    if isinstance(event, DealCard):
-        code = str(event.card)
-        drawn = CardDrawn(code[:-1], code[-1], frame % 65536, burned=event.burned)  # type: ignore[arg-type]
-        return "shoe", event_body(drawn)
+def _shoe_body(event: DealCard | Shuffle, frame: int) -> dict[str, Any]:
     if isinstance(event, Shuffle):
-        return "shoe", event_body(NewShoe(frame % 65536))
-    command, body = console_request(event)
-    return "request", request_record(command, json.dumps(body).encode())
+        return event_body(NewShoe(frame % 65536))
+    code = str(event.card)
+    drawn = CardDrawn(code[:-1], code[-1], frame % 65536, burned=event.burned)  # type: ignore[arg-type]
+    return event_body(drawn)
+
+
+def _transaction(config: TableConfig, sent: int, pace: Pace) -> dict[str, str]:
+    """The `sent`-th request's transaction, if its console numbers them (its own prefix:
+    a console that deals on after a restart numbers from 1 again, under another name)."""
+    return {"transaction": f"{config.table_id}-journaled-{sent}"} if pace.transactions else {}
 
 
 class JournaledTable:

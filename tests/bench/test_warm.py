@@ -3,6 +3,7 @@ deal that shoe's cards without announcing it again."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 from bench.e2e.harness import table_mapping
@@ -10,6 +11,11 @@ from bench.e2e.load import CardStep
 from bench.e2e.shoes import FedShoeModel
 from bench.e2e.warm import warm_journal
 from daemon.journal import JOURNAL_FILE, database, schema
+from daemon.journal.rows import TableRecord
+from daemon.table.records import read
+from daemon.table.redelivery import KEPT
+from daemon.table.runner import TableRunner
+from daemon.wire.topics import Topics
 from drivers.emulator.shoe_model import Drawn, Shuffled
 from rules.cards import Card
 from rules.config import TableConfig
@@ -53,3 +59,34 @@ async def test_each_tables_warm_journal_ends_with_a_new_shoe(tmp_path: Path) -> 
             assert sum(e.body.get("event") == "NewShoe" for e in events) > 1
     finally:
         db.close()
+
+
+async def test_the_warm_tables_keep_their_consoles_answers_for_a_redelivery(tmp_path: Path) -> None:
+    """The run's consoles number their requests, so the warm journal's do too: a table the
+    daemon restores from its last checkpoint keeps its latest answers (not an empty memory it
+    would fill in the run's first minutes), and answers the last request, delivered again,
+    as it did, changing nothing."""
+    config = TableConfig.from_mapping(table_mapping(Game.DOUBLE_ATTACK, "double-attack-1"))
+    await warm_journal(tmp_path, [config], rounds=12, contract=4)
+    db = schema.connect(tmp_path / JOURNAL_FILE, read_only=True)
+    try:
+        n = database.start_checkpoint_n(db, config.table_id)
+        assert n is not None
+        checkpoint = database.read_checkpoint(db, config.table_id, n)
+        events = list(database.iter_events(db, config.table_id, after=0))
+    finally:
+        db.close()
+    table = TableRecord(config.table_id, protocol="reference")
+    runner = TableRunner.begin(table, Topics(), "f" * 32, checkpoint=checkpoint, first_config=None)
+    for event in events[n:]:
+        runner.apply_stored(event)
+    assert len(runner.service.answered.state()) == KEPT
+    last = next(e for e in reversed(events) if e.kind == "request")
+    assert json.loads(last.body["payload"])["transaction"]
+    state = runner.checkpoint().state
+    again = runner.apply(events[-1].n + 1, events[-1].at, read(last.kind, last.body))
+    assert again.recorded == []
+    assert [b'"duplicate":true' in m.payload for m in again.messages] == [True]
+    after = runner.checkpoint().state["service"]
+    assert after.pop("next_seq") == state["service"].pop("next_seq") + 1  # the answer itself
+    assert after == state["service"]
