@@ -13,6 +13,9 @@ Two figures, both sans-I/O and deterministic (the same seed gives the same bytes
   amounts, 20 rounds a shoe, kept by the surveillance (`AdvantageWatch`): the memory they
   hold, the time the shuffle's weighing of every seat takes over them (median of 15), and
   the size and time of their checkpoint (its state encoded as the journal encodes it).
+- **a floor's answers**: the 64 answers a table keeps for requests delivered again
+  (daemon/table/redelivery.py), a Triple Attack table's after the load's first 600 steps,
+  taken back from its checkpoint at 256 tables, as a restart of a floor's daemon does.
 - **a shift at its bound**: the live numbers of a Triple Attack table's shift of 540
   rounds (`<table>/stats` keeps its last 500 for the numbers page): the memory its history
   holds, and the size and time of the payload published at each round's end.
@@ -46,6 +49,7 @@ from daemon.journal.archive import Archive
 from daemon.numbers import sources
 from daemon.numbers.live import ShiftStats
 from daemon.numbers.periods import Shifts
+from daemon.table.redelivery import Answered
 from daemon.table.round_state import RoundStates
 from daemon.table.service import TableService
 from daemon.testing.floor import Pace, write_journal
@@ -156,6 +160,26 @@ def at_the_bound() -> list[str]:
     return [line]
 
 
+def floor_answers(tables: int = 256) -> list[str]:
+    """The answers `tables` tables keep for a redelivery, as a restart restores them."""
+    config = TableConfig.from_mapping(table_mapping(Game.TRIPLE_ATTACK, "t1"))
+    service = TableService(config, Topics("bench"), Envelopes("t1"))
+    service.apply_body("start", {"protocol": "reference", "node": "bench", "contract": 3}, AT)
+    for step in itertools.islice(TableLoad(config, 1, pace=1.25, phase=0.0).steps(), 600):
+        for kind, record in _records(step):
+            service.apply_body(kind, json.loads(json.dumps(record)), AT)
+    state = json.loads(json.dumps(service.answered.state()))  # as a checkpoint holds them
+    tracemalloc.start()
+    floor = [Answered.from_state(state) for _ in range(tables)]
+    held = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    line = (
+        f"a floor's answers kept for a redelivery, {len(floor)} tables x {len(state)}: "
+        f"{held / 2**20:.2f} MiB held ({held / tables / 1024:.1f} KiB a table)"
+    )
+    return [line]
+
+
 def shift_at_the_bound(state: Path) -> list[str]:
     """A Triple Attack table's shift of 540 rounds (60 an hour for 9 hours), its journal
     written in `state` by the journal's own store: what `<table>/stats` keeps of its last
@@ -198,6 +222,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     for game in args.games:
         print("\n".join(per_round(game, args.rounds, args.top)))
     print("\n".join(at_the_bound()))
+    print("\n".join(floor_answers()))
     with tempfile.TemporaryDirectory() as state:
         print("\n".join(shift_at_the_bound(Path(state))))
 
