@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import AsyncIterator, Iterator, Sequence
 
+    from daemon.numbers.settings import NumbersConfig
     from drivers.emulator.core import Dealt
     from rules.games import Game
 
@@ -172,16 +173,18 @@ def write_config(
     sync: str | None = "full",
     automated: bool = True,
     contract: int | None = None,
+    numbers: NumbersConfig | None = None,
 ) -> Path:
     """The daemon's TOML in `directory` (its journal in `state` there, `[journal] sync` as
     given, None: the daemon's default): one `[[table]]` per (table mapping, serial port or
     (host, port) of a serial device server). `automated`: the players are programs as fast as
     the daemon (`AUTOMATED_CONSOLE` request limits); else a real table's defaults. `contract`:
-    the console contract (`mqtt.contract`; None: the daemon's default)."""
+    the console contract (`mqtt.contract`; None: the daemon's default). `numbers`: the
+    shifts (`[numbers]`; None: the daemon's default)."""
     return write_service_config(
         directory / "shoe2mqtt.toml", broker, node="bench",
         state_directory=directory / "state", tables=tables, baudrate=BAUDRATE, sync=sync,
-        requests=AUTOMATED_CONSOLE if automated else None, contract=contract,
+        requests=AUTOMATED_CONSOLE if automated else None, contract=contract, numbers=numbers,
     )  # fmt: skip
 
 

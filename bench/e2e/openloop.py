@@ -45,7 +45,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, TextIO
 
@@ -75,7 +75,7 @@ from bench.e2e.load import (
 )
 from bench.e2e.profile import PySpy, summarize
 from bench.e2e.shoes import make_shoe
-from bench.e2e.warm import warm_journal
+from bench.e2e.warm import warm_journal, warm_numbers
 from daemon.cli.main import build_parser
 from daemon.testing import content
 from daemon.wire.round_message import CONTRACTS, ROUND_CONTRACT, unbundled
@@ -420,9 +420,13 @@ class OpenLoopRun:
             (mapping, lane.shoe.shoe_section())
             for mapping, lane in zip(self.mappings, self.lanes, strict=True)
         ]
-        config = write_config(directory, broker, tables, sync=floor.sync, contract=floor.contract)
+        now = datetime.now(UTC)
+        numbers = warm_numbers(now) if floor.warm_rounds else None
+        config = write_config(
+            directory, broker, tables, sync=floor.sync, contract=floor.contract, numbers=numbers
+        )
         if floor.warm_rounds:
-            await self._warm(directory / "state")
+            await self._warm(directory / "state", now)
         daemon = ReadyDaemon(config, directory)
         await daemon.start()
         stack.push_async_callback(daemon.stop)
@@ -464,17 +468,15 @@ class OpenLoopRun:
             stack.callback(lane.close)
         return daemon, client, processes
 
-    async def _warm(self, state: Path) -> None:
+    async def _warm(self, state: Path, now: datetime) -> None:
         """Each table's journal, `warm_rounds` rounds long, before the daemon starts."""
         began = time.monotonic()
-        contract = self.floor.contract
-        last, warning = await warm_journal(state, self.configs, self.floor.warm_rounds, contract)
+        floor = self.floor
+        last = await warm_journal(state, self.configs, floor.warm_rounds, floor.contract, now)
         for table, rounds in last.items():
             self.watch[table].rounds_before = rounds
         took = time.monotonic() - began
         print(f"-- warm journal: {sum(last.values()):,} rounds in {took:.0f} s", flush=True)
-        if warning is not None:
-            print(f"-- warm journal: {warning}", flush=True)
 
     async def _shoes(
         self, stack: contextlib.AsyncExitStack, *, relay: bool = False

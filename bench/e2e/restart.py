@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import sys
 import time
+from datetime import UTC, datetime
 
 import aiomqtt
 
@@ -35,7 +36,7 @@ from bench.e2e.harness import (
     write_config,
 )
 from bench.e2e.openloop import table_ids
-from bench.e2e.warm import warm_journal
+from bench.e2e.warm import warm_journal, warm_numbers
 from rules.config import TableConfig
 from rules.games import Game
 
@@ -49,14 +50,13 @@ async def restart(tables: int, rounds: int, within: float) -> list[str]:
         ids = table_ids(tables, tuple(Game))
         mappings = [table_mapping(game, table) for game, table in ids]
         shoes = [(m, ("127.0.0.1", FIRST_PORT + i)) for i, m in enumerate(mappings)]
-        config = write_config(directory, broker, shoes, sync=None)
+        now = datetime.now(UTC)
+        config = write_config(directory, broker, shoes, sync=None, numbers=warm_numbers(now))
         began = time.monotonic()
         configs = [TableConfig.from_mapping(m) for m in mappings]
-        _, warning = await warm_journal(directory / "state", configs, rounds, contract=4)
+        await warm_journal(directory / "state", configs, rounds, contract=4, now=now)
         took = time.monotonic() - began
         lines = [f"warm journal: {tables} tables x {rounds} rounds in {took:.0f} s"]
-        if warning is not None:
-            lines.append(f"warm journal: {warning}")
         async with aiomqtt.Client(broker.host, broker.port, identifier="bench-restart") as client:
             await client.subscribe(f"{BASE}/+/stats", qos=1)
             daemon = ReadyDaemon(config, directory)

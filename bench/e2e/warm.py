@@ -8,9 +8,10 @@ journal already holds `rounds` rounds, dealt by the real engine and written by t
 own store with a checkpoint at each round's end and the shift's numbers saved every few
 rounds, as the daemon saves them (daemon.testing.floor.write_journal), its requests numbered
 by their consoles as the run's are (so that each table's checkpoint holds the 64 answers it
-keeps for a redelivery, daemon/table/redelivery.py), in the hour before the run's, so that
-the daemon restores full windows from its checkpoints and the shift's numbers from the
-journal, as after any restart in the middle of a shift.
+keeps for a redelivery, daemon/table/redelivery.py), in the hour before the run's and in
+the shift the run deals in (`warm_numbers`), so that the daemon restores full windows from
+its checkpoints and the shift's numbers from the journal, as after any restart in the
+middle of a shift.
 
 Each table's journal ends with a new shoe announced (its shuffle journaled, none of its cards
 dealt), which the daemon applies as it starts, weighing the shoe that ended; the run's shoes
@@ -22,40 +23,49 @@ daemon's loop past a second (docs/performance.md, decision P8).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from daemon.numbers.periods import Shifts
 from daemon.numbers.settings import NumbersConfig
 from daemon.testing.floor import Pace, write_journal
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from datetime import datetime
     from pathlib import Path
 
     from rules.config import TableConfig
 
+SHIFT_HOURS = 8  # a floor's shifts (the daemon's default: 06:00, 14:00, 22:00)
+
+
+def warm_hour(now: datetime) -> datetime:
+    """The hour the warm rounds are dealt in: the one before `now`'s."""
+    return (now - timedelta(hours=1)).replace(minute=0, second=0, microsecond=0)
+
+
+def warm_numbers(now: datetime) -> NumbersConfig:
+    """The warm floor's shifts, for its journal and its daemon alike: eight hours each, as a
+    floor's, the first beginning with the warm hour. The warm rounds and a run of up to seven
+    hours then lie in one shift at any time of day; with the default shifts, a run started
+    in a shift's first hour found its warm rounds in the shift before, its shift's numbers
+    empty (and no table's numbers published until its first round)."""
+    first = warm_hour(now)
+    starts = [f"{first + timedelta(hours=h):%H:%M}" for h in range(0, 24, SHIFT_HOURS)]
+    return NumbersConfig(shifts=tuple(sorted(starts)))  # in order through the day
+
 
 async def warm_journal(
-    state: Path, configs: Sequence[TableConfig], rounds: int, contract: int
-) -> tuple[dict[str, int], str | None]:
+    state: Path, configs: Sequence[TableConfig], rounds: int, contract: int, now: datetime
+) -> dict[str, int]:
     """Write `rounds` rounds of each table into the journal at `state`, dealt over the hour
-    before this one; returns each table's last round number, and a warning when those rounds
-    fall in a shift that has already closed (the shift's window then starts empty)."""
-    now = datetime.now(UTC)
-    hour = (now - timedelta(hours=1)).replace(minute=0, second=0, microsecond=0)
+    before `now`'s, each table's numbers counted by `warm_numbers(now)`'s shifts (its daemon
+    must count by them too); returns each table's last round number."""
+    hour = warm_hour(now)
     # Numbered requests, as the run's consoles send them: each table restores the answers it
     # keeps for a redelivery, instead of filling them in the run's first minutes.
     pace = Pace(rounds_per_hour=rounds, opens=hour.hour, hours=1, transactions=True)
-    last = await write_journal(
+    return await write_journal(
         state, list(configs), hour, 1, pace, contract=contract, new_shoe=True,
-        numbers=NumbersConfig(),  # the bench's daemon's: its shifts' numbers saved as it saves them
+        numbers=warm_numbers(now),  # its shifts' numbers saved as the daemon saves them
     )  # fmt: skip
-    shift_start = Shifts.parse().current_shift_start(now)  # the bench's daemon's shifts
-    warning = None
-    if hour < shift_start:
-        warning = (
-            f"the warm rounds were dealt before the current shift began ({shift_start:%H:%M}): "
-            "the shift's window starts empty"
-        )
-    return last, warning

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
 
+    from daemon.numbers.settings import NumbersConfig
     from daemon.request_gate import RequestLimits
 
 
@@ -60,13 +61,15 @@ def write_service_config(  # noqa: PLR0913 - keywords only, each a part of the f
     sync: str | None = None,
     requests: RequestLimits | None = None,
     contract: int | None = None,
+    numbers: NumbersConfig | None = None,
 ) -> Path:
     """The daemon's TOML: the broker (the daemon named `node` on it), the journal in
     `state_directory` (synced as `sync` says, if given), JSON logs at level info
     (production's: every settlement is logged), and a shoe speaking `protocol` on each serial
     port, or behind each (host, port) of a serial device server (TCP); `reconnect` is the
     link's (initial, maximum) backoff; `requests` the `[requests]` limits, for a console faster
-    than a person (daemon.request_gate); `contract` the console contract (`mqtt.contract`)."""
+    than a person (daemon.request_gate); `contract` the console contract (`mqtt.contract`);
+    `numbers` the `[numbers]` section (its shifts and their time zone)."""
     lines = ["[mqtt]", f"host = {_toml(broker.host)}", f"port = {broker.port}"]
     lines.append(f"node = {_toml(node)}")  # the client id follows: shoe2mqtt-<node>
     if contract is not None:
@@ -80,6 +83,9 @@ def write_service_config(  # noqa: PLR0913 - keywords only, each a part of the f
     if requests is not None:
         lines += ["[requests]", f"rate = {requests.rate}", f"burst = {requests.burst}"]
         lines.append(f"queue = {requests.queue}")
+    if numbers is not None:
+        lines += ["[numbers]", f"shifts = {_toml(list(numbers.shifts))}"]
+        lines.append(f"timezone = {_toml(numbers.timezone)}")
     for mapping, shoe in tables:
         lines += ["[[table]]", *_table_items(mapping, ("table",))]
         if isinstance(shoe, tuple):

@@ -4,14 +4,18 @@ deal that shoe's cards without announcing it again."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
+
+import pytest
 
 from bench.e2e.harness import table_mapping
 from bench.e2e.load import CardStep
 from bench.e2e.shoes import FedShoeModel
-from bench.e2e.warm import warm_journal
+from bench.e2e.warm import warm_hour, warm_journal, warm_numbers
 from daemon.journal import JOURNAL_FILE, database, schema
 from daemon.journal.rows import TableRecord
+from daemon.numbers.periods import Shifts
 from daemon.table.records import read
 from daemon.table.redelivery import KEPT
 from daemon.table.runner import TableRunner
@@ -47,7 +51,7 @@ async def test_each_tables_warm_journal_ends_with_a_new_shoe(tmp_path: Path) -> 
         TableConfig.from_mapping(table_mapping(game, f"{game.value}-1"))
         for game in (Game.BLACKJACK, Game.TRIPLE_ATTACK)
     ]
-    last, _warning = await warm_journal(tmp_path, configs, rounds=12, contract=4)
+    last = await warm_journal(tmp_path, configs, rounds=12, contract=4, now=datetime.now(UTC))
     assert sorted(last) == sorted(c.table_id for c in configs)
     db = schema.connect(tmp_path / JOURNAL_FILE, read_only=True)
     try:
@@ -67,7 +71,7 @@ async def test_the_warm_tables_keep_their_consoles_answers_for_a_redelivery(tmp_
     would fill in the run's first minutes), and answers the last request, delivered again,
     as it did, changing nothing."""
     config = TableConfig.from_mapping(table_mapping(Game.DOUBLE_ATTACK, "double-attack-1"))
-    await warm_journal(tmp_path, [config], rounds=12, contract=4)
+    await warm_journal(tmp_path, [config], rounds=12, contract=4, now=datetime.now(UTC))
     db = schema.connect(tmp_path / JOURNAL_FILE, read_only=True)
     try:
         n = database.start_checkpoint_n(db, config.table_id)
@@ -90,3 +94,16 @@ async def test_the_warm_tables_keep_their_consoles_answers_for_a_redelivery(tmp_
     after = runner.checkpoint().state["service"]
     assert after.pop("next_seq") == state["service"].pop("next_seq") + 1  # the answer itself
     assert after == state["service"]
+
+
+@pytest.mark.parametrize("minute", [0, 10, 59])
+def test_the_warm_rounds_and_the_run_lie_in_one_shift_at_any_hour(minute: int) -> None:
+    """With the daemon's default shifts, a run begun in a shift's first hour dealt its warm
+    rounds in the shift before: its numbers empty, no table's published until its round."""
+    for hour in range(24):
+        now = datetime(2026, 12, 3, hour, minute, 30, tzinfo=UTC)
+        numbers = warm_numbers(now)
+        shifts = Shifts.parse(numbers.shifts, numbers.timezone)
+        began = shifts.current_shift_start(now)
+        assert began == warm_hour(now), (now, numbers.shifts)
+        assert shifts.current_shift_start(now + timedelta(hours=6)) == began  # the run's hours
