@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import getpass
+import random
 import shutil
 import socket
 import subprocess
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
 MOSQUITTO: Final = Path("/usr/sbin/mosquitto")
 _STARTUP_TIMEOUT: Final = 10.0
+_EPHEMERAL_PORTS: Final = Path("/proc/sys/net/ipv4/ip_local_port_range")
 _SHUTDOWN_TIMEOUT: Final = 5.0
 
 
@@ -42,6 +44,29 @@ class BrokerDidNotStart(Exception):
         super().__init__(f"{reason}; its log says:\n{log}" if log else reason)
         self.reason = reason
         self.log = log
+
+
+def restartable_port(host: str = LOOPBACK) -> int:
+    """A port nothing listens on, above the kernel's range of ephemeral ports, for a broker
+    that is stopped and started again on it. The kernel gives an outgoing connection its
+    local port from that range, so a port the kernel chose (`free_port`) may be taken by
+    another process's connection while its broker is down ("Address already in use" as a
+    persistent broker came back: seen once in CI, the suite's four workers connecting all
+    the while). Where the range leaves no room above it, the kernel's choice."""
+    try:
+        high = int(_EPHEMERAL_PORTS.read_text().split()[1])
+    except (OSError, ValueError, IndexError):
+        return free_port(host)
+    ports = list(range(high + 1, 65536))
+    random.shuffle(ports)  # parallel workers try different ports first
+    for port in ports:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind((host, port))
+            except OSError:
+                continue
+            return port
+    return free_port(host)
 
 
 class Mosquitto:
@@ -65,7 +90,7 @@ class Mosquitto:
         options: Sequence[str] = (),
     ) -> None:
         directory.mkdir(parents=True, exist_ok=True)
-        self.port = free_port(self.host)
+        self.port = restartable_port(self.host)
         self.directory = directory
         self.log_file = directory / "mosquitto.log"
         self.config_file = directory / "mosquitto.conf"
