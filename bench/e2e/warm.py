@@ -46,7 +46,7 @@ def warm_hour(now: datetime) -> datetime:
 
 def warm_numbers(now: datetime) -> NumbersConfig:
     """The warm floor's shifts, for its journal and its daemon alike: eight hours each, as a
-    floor's, the first beginning with the warm hour. The warm rounds and a run of up to seven
+    floor's, the first beginning with the warm hour. The warm rounds and a run of up to six
     hours then lie in one shift at any time of day; with the default shifts, a run started
     in a shift's first hour found its warm rounds in the shift before, its shift's numbers
     empty (and no table's numbers published until its first round)."""
