@@ -102,8 +102,7 @@ def table_events(
                                % len(pace.dealers)]  # fmt: skip
             if who != named:
                 named, sent = who, sent + 1
-                body = {**_transaction(config, sent, pace), "dealer": who}
-                yield "request", request_record("dealer", json.dumps(body).encode()), at
+                yield "request", _request(config, pace, sent, "dealer", {"dealer": who}), at
             played = dealer.play(_plan(config, rng, pace)).events
             tick = step / (len(played) + 2)
             now = at
@@ -114,9 +113,7 @@ def table_events(
                     yield "shoe", _shoe_body(event, frame), now
                 else:
                     sent += 1
-                    command, body = console_request(event)
-                    body = {**_transaction(config, sent, pace), **body}
-                    yield "request", request_record(command, json.dumps(body).encode()), now
+                    yield "request", _request(config, pace, sent, *console_request(event)), now
             shoe = dealer.shoe
             if shoe is not None and shoe.remaining < dealer.reshuffle_below:
                 frame += 1
@@ -131,10 +128,14 @@ def _shoe_body(event: DealCard | Shuffle, frame: int) -> dict[str, Any]:
     return event_body(drawn)
 
 
-def _transaction(config: TableConfig, sent: int, pace: Pace) -> dict[str, str]:
-    """The `sent`-th request's transaction, if its console numbers them (its own prefix:
-    a console that deals on after a restart numbers from 1 again, under another name)."""
-    return {"transaction": f"{config.table_id}-journaled-{sent}"} if pace.transactions else {}
+def _request(
+    config: TableConfig, pace: Pace, sent: int, command: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    """The `sent`-th request as the journal keeps it, numbered if its console numbers them
+    (its own prefix: a console that deals on after a restart numbers from 1 again, under
+    another name)."""
+    numbered = {"transaction": f"{config.table_id}-journaled-{sent}"} if pace.transactions else {}
+    return request_record(command, json.dumps({**numbered, **body}).encode())
 
 
 class JournaledTable:
