@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from rules.errors import CardParseError
@@ -71,6 +71,12 @@ _RANK_ALIASES = {"T": Rank.TEN}
 class Card:
     rank: Rank
     suit: Suit
+    # The card's text, made once: every snapshot and settlement names its cards, and each
+    # `.value` of an enum member is a descriptor call (two a card, some 24 times a card dealt).
+    _text: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_text", f"{self.rank.value}{self.suit.value}")
 
     @classmethod
     def parse(cls, text: str) -> Card:
@@ -105,7 +111,7 @@ class Card:
         return self.suit.colour
 
     def __str__(self) -> str:
-        return f"{self.rank.value}{self.suit.value}"
+        return self._text
 
 
 # One instance of each card, which `Card.parse` gives: a card is a value, and a floor's tables

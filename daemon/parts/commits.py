@@ -116,6 +116,8 @@ class TableCommits:
 
     async def _next_item(self, table: ServedTable, timers: TableTimers) -> TableItem:
         """The table's next item, or a timer of the table's that has passed meanwhile."""
+        if len(table.queue):  # taken before a timer that came due meanwhile, as `get` does
+            return table.queue.get_nowait()  # (and without a deadline's timer, made and undone)
         loop = asyncio.get_running_loop()
         while True:
             due_at = timers.next_due()

@@ -76,6 +76,17 @@ def test_card_text_round_trips(text: str) -> None:
     assert str(Card.parse(text)) == text
 
 
+@pytest.mark.parametrize("rank", list(Rank))
+@pytest.mark.parametrize("suit", list(Suit))
+def test_every_card_prints_as_its_rank_and_suit(rank: Rank, suit: Suit) -> None:
+    """Made directly or parsed, a card's text is its rank's then its suit's, and equal cards
+    are equal whatever text they were made from."""
+    card = Card(rank, suit)
+    assert str(card) == rank.value + suit.value
+    assert Card.parse(str(card)) == card
+    assert hash(Card.parse(str(card))) == hash(card)
+
+
 def test_ts_prints_as_10s() -> None:
     assert str(Card.parse("TS")) == "10S"
 
