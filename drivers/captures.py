@@ -127,6 +127,7 @@ class CaptureWriter:
         self._file = file
         self._clock = clock
         self._started = clock()
+        self.opened = False  # whether the link opened while it recorded
         self._write(header.to_mapping())
 
     def received(self, data: bytes) -> None:
@@ -144,6 +145,7 @@ class CaptureWriter:
 
     def link(self, state: str, detail: str | None = None, t: float | None = None) -> None:
         """The link opened or was lost."""
+        self.opened |= state == "opened"
         line: dict[str, Any] = {"t": self._t(t), "link": state}
         if detail is not None:
             line["detail"] = detail

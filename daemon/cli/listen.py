@@ -21,6 +21,7 @@ import dataclasses
 import logging
 import os
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from daemon.cli.command import Command, until_signalled, usage_error
@@ -166,9 +167,14 @@ async def listen(
         )
     except OSError as exc:
         return usage_error(err, "listen", f"--record {options.record}: {exc.strerror or exc}")
-    with record or contextlib.nullcontext():
-        recorder = None if record is None else _recorder(record, args.protocol, settings)
-        return await _listen(args.protocol, decoder, settings, out, err, options, recorder)
+    recorder = None
+    try:
+        with record or contextlib.nullcontext():
+            recorder = None if record is None else _recorder(record, args.protocol, settings)
+            return await _listen(args.protocol, decoder, settings, out, err, options, recorder)
+    finally:
+        if options.record is not None and recorder is not None and not recorder.opened:
+            _drop_unopened_capture(options.record, err)
 
 
 async def _listen(
@@ -211,6 +217,13 @@ def _new_capture_file(path: str | None) -> TextIO | None:
     # A small local file opened once, written a line per read like the terminal: not worth
     # a thread.
     return open(path, "x", encoding="utf-8")  # noqa: PTH123 - closed by `listen`
+
+
+def _drop_unopened_capture(path: str, err: TextIO) -> None:
+    """A capture whose link never opened holds its header alone, and would hold the name the
+    retry needs once the port is right (a capture is never written over): removed."""
+    Path(path).unlink(missing_ok=True)  # a small local file, as it was opened: no thread
+    err.write(f"shoe2mqtt listen: --record {path}: the link never opened; no capture kept\n")
 
 
 def _recorder(file: TextIO, protocol: str, settings: TransportSettings) -> CaptureWriter:

@@ -305,6 +305,37 @@ async def test_a_capture_being_recorded_survives_sigterm_and_is_never_overwritte
 
 
 @pytest.mark.timeout(40)
+async def test_a_capture_whose_port_never_opened_is_not_kept_and_the_retry_records(
+    tmp_path: Path, emulator_processes: list[asyncio.subprocess.Process]
+) -> None:
+    """The first try names a port that is not there (the README's `--record` line before the
+    shoe is plugged in): it fails, and keeps no header-only file whose name the retry, once
+    the port is right, would find taken."""
+    link, recorded = str(tmp_path / "shoeR"), tmp_path / "shoe.jsonl"
+    async with asyncio.timeout(TIMEOUT):
+        code, _, err = await listen(
+            emulator_processes, "--protocol", "enq", link, "--baud", "4800", "--record",
+            str(recorded),
+        )  # fmt: skip
+        assert code == 1, err
+        assert f"--record {recorded}: the link never opened; no capture kept" in err
+        assert not recorded.exists()
+        await emulate(
+            emulator_processes, "--protocol", "enq", "--link", link, "--cards", "AS KH", "--pace",
+            "20",
+        )  # fmt: skip
+        code, records, err = await listen(
+            emulator_processes, "--protocol", "enq", link, "--baud", "4800", "--record",
+            str(recorded), "--count", "2",
+        )  # fmt: skip
+    assert code == 0, err
+    assert cards(records) == ["AS", "KH"]
+    capture = read_capture(recorded)
+    assert capture.notes[0].link == "opened"
+    assert capture.received
+
+
+@pytest.mark.timeout(40)
 async def test_a_shoe_that_says_nothing_in_the_protocol_asked_for_is_hinted_at(
     tmp_path: Path, emulator_processes: list[asyncio.subprocess.Process]
 ) -> None:
