@@ -19,7 +19,7 @@ import hmac
 import html
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 from aiohttp import web
@@ -31,7 +31,7 @@ from daemon.web.stream import EventStream, dumps
 from daemon.wire.topics import valid_segment
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Mapping
 
     from daemon.display.config import DisplaySettings, Login
     from daemon.display.model import PitModel
@@ -104,18 +104,22 @@ async def _numbers_page(request: web.Request) -> web.Response:
 
 async def _days(request: web.Request) -> web.Response:
     """The table's retained `<table>/days` as the display last received it."""
-    days = request.app[_STATE].model.days.get(request.match_info["table"])
-    if days is None:
-        raise web.HTTPNotFound(text="no closed days for this table yet")
-    return web.json_response(days, headers={"Cache-Control": "no-store"}, dumps=dumps)
+    return _retained(request, request.app[_STATE].model.days)
 
 
 async def _stats(request: web.Request) -> web.Response:
     """The table's retained `<table>/stats` as the display last received it."""
-    stats = request.app[_STATE].model.stats.get(request.match_info["table"])
-    if stats is None:
-        raise web.HTTPNotFound(text="no numbers for this table yet")
-    return web.json_response(stats, headers={"Cache-Control": "no-store"}, dumps=dumps)
+    return _retained(request, request.app[_STATE].model.stats)
+
+
+def _retained(request: web.Request, kept: Mapping[str, Any]) -> web.Response:
+    """A table's state from `kept`, or `null` while a table the display knows has none yet
+    (before its first round's end, its first closed day): an answer, not a 404 that every
+    pit screen's console would show as an error. 404: a table the display has not seen."""
+    table = request.match_info["table"]
+    if table not in kept and table not in request.app[_STATE].model.tables:
+        raise web.HTTPNotFound(text="no such table")
+    return web.json_response(kept.get(table), headers={"Cache-Control": "no-store"}, dumps=dumps)
 
 
 def _page(state: _State, *, view: str, table: str, root: str) -> web.Response:

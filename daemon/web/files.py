@@ -2,7 +2,9 @@
 
 Everything is served from the package: no CDN, no build step, nothing from the internet.
 The shared stylesheet keeps the name the pages know it by, `static/display.css`: the pit
-display's look, which the dealer console's pages build on with their own."""
+display's look, which the dealer console's pages build on with their own. The shared icon,
+`static/icon.svg`, is the one every page names: a page that names none has the browser ask
+for `/favicon.ico`, and its 404 is an error in the console of every pit screen."""
 
 from __future__ import annotations
 
@@ -13,13 +15,15 @@ from aiohttp import web
 
 SHARED: Final = Path(__file__).parent / "static"
 LOOK: Final = "display.css"
+ICON: Final = "icon.svg"
 
 
 def add_files(app: web.Application, own: Path) -> None:
-    """Serve `/static/<name>`: the shared look, then the files of the server's own folder."""
-    app.router.add_get(f"/static/{LOOK}", _look)
+    """Serve `/static/<name>`: the shared look and icon, then the server's own folder."""
+    for name in (LOOK, ICON):
+        app.router.add_get(f"/static/{name}", _shared)
     app.router.add_static("/static/", own)
 
 
-async def _look(_request: web.Request) -> web.FileResponse:
-    return web.FileResponse(SHARED / LOOK)
+async def _shared(request: web.Request) -> web.FileResponse:
+    return web.FileResponse(SHARED / Path(request.path).name)

@@ -3,6 +3,7 @@ what a request must look like, the login's slowing and its cookie."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from aiohttp.test_utils import TestClient, TestServer
@@ -67,6 +68,17 @@ async def test_nothing_is_sent_without_a_session_and_the_page_asks_for_one() -> 
         sent = await client.post("/request/wager", json={"seat": 1})
         assert sent.status == 401
         assert (await client.get("/events")).status == 401
+
+
+async def test_the_login_page_names_an_icon_the_server_has() -> None:
+    """Before any session: else the browser asks for `/favicon.ico` and shows its 404."""
+    async for client in _client([0.0]):
+        page = await (await client.get("/login")).text()
+        icon = re.search(r'<link rel="icon" href="([^"]+)"', page)
+        assert icon is not None, page
+        served = await client.get(f"/{icon[1]}")
+        assert served.status == 200
+        assert (await served.text()).startswith("<svg")
 
 
 async def test_a_dealer_s_request_is_json_to_a_known_command_and_says_when_nothing_was_sent(

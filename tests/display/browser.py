@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 import time
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -75,6 +75,10 @@ note(document.getElementById('main'));
 @dataclass
 class Browser:
     driver: webdriver.Remote
+    # What the browser asked for and was refused (status 400 or more), from its network log
+    # as each `received()` reads it: a page that asks for a missing file (a favicon) shows an
+    # error in the browser's console.
+    refused: list[str] = field(default_factory=list)
 
     def open(self, url: str, *, width: int = 1920, height: int = 1080) -> None:
         """Load `url` in a viewport of `width` by `height`, wait for the stream, start observing."""
@@ -145,6 +149,10 @@ class Browser:
             if message["method"] == "Network.eventSourceMessageReceived":
                 params = message["params"]
                 events.append((params["eventName"], params["data"]))
+            elif message["method"] == "Network.responseReceived":
+                response = message["params"]["response"]
+                if response["status"] >= 400:
+                    self.refused.append(f"{response['status']} {response['url']}")
         return events
 
     def screenshot(self, path: Path) -> None:

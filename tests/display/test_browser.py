@@ -185,6 +185,27 @@ async def test_the_hole_card_is_face_up_in_every_view_that_lists_a_settlement(
     assert {s["phase"] for v in listing for s in v["settlements"]} == {"dealer_two_cards"}
 
 
+async def test_no_view_asks_the_server_for_what_it_has_not(
+    tmp_path: Path, mosquitto: Mosquitto, browser: Browser
+) -> None:
+    """The pit view, a table's and its numbers page: every file each loads is served (a
+    browser asks for `/favicon.ico` unless the page names its icon, and the 404 is an error
+    in its console on every pit screen)."""
+    table, settings, events = _log_table("blackjack-queen-of-hearts.jsonl")
+    async with running_floor(
+        tmp_path, mosquitto, {table: (settings, shoe_script(events))}
+    ) as floor:
+        browser.refused.clear()
+        for path in ("", f"table/{table}", f"numbers/{table}"):
+            browser.open(floor.url + path)
+            browser.until(
+                lambda: browser.script("return document.readyState") == "complete", "the load"
+            )
+            await asyncio.sleep(0.5)  # a favicon is asked for after the load
+            browser.received()
+    assert browser.refused == []
+
+
 async def test_a_killed_daemon_turns_its_tables_offline(
     tmp_path: Path, mosquitto: Mosquitto, browser: Browser
 ) -> None:

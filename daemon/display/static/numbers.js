@@ -248,8 +248,9 @@
       try {
         const [response, closed] = await Promise.all(["stats/", "days/"].map(
           (path) => fetch(path + encodeURIComponent(table), { cache: "no-store" })));
+        const stats = response.ok ? await response.json() : null;  // null: none yet
         const days = closed.ok ? await closed.json() : null;
-        if (response.ok) draw(await response.json(), days);
+        if (stats) draw(stats, days);
         else if (days) draw({ shift: null, numbers: null, history: [] }, days);
         else main.replaceChildren(el("p", "waiting", "no numbers for table " + table + " yet…"));
       } finally {
