@@ -301,7 +301,8 @@ class _EventPrinter:
         from drivers.driver import Connected, LinkFault
 
         if isinstance(event, LinkFault) and not (self._ever_connected or self.options.retry):
-            self._print(event_record(event))
+            # Without its `retry_in`: the driver would retry, but listen stops here.
+            self._print({k: v for k, v in event_record(event).items() if k != "retry_in"})
             # The port or server is wrong, not merely gone: say so rather than retry.
             self._err.write(f"shoe2mqtt listen: {event.reason}\n")
             return ExitCode.FAILURE

@@ -313,11 +313,14 @@ async def test_a_capture_whose_port_never_opened_is_not_kept_and_the_retry_recor
     the port is right, would find taken."""
     link, recorded = str(tmp_path / "shoeR"), tmp_path / "shoe.jsonl"
     async with asyncio.timeout(TIMEOUT):
-        code, _, err = await listen(
+        code, records, err = await listen(
             emulator_processes, "--protocol", "enq", link, "--baud", "4800", "--record",
             str(recorded),
         )  # fmt: skip
         assert code == 1, err
+        assert [r["type"] for r in records] == ["Connecting", "LinkFault"]
+        fault = records[-1]
+        assert "retry_in" not in fault  # listen stops: it retries in no time at all
         assert f"--record {recorded}: the link never opened; no capture kept" in err
         assert not recorded.exists()
         await emulate(
