@@ -127,8 +127,13 @@ class CaptureWriter:
         self._file = file
         self._clock = clock
         self._started = clock()
-        self.opened = False  # whether the link opened while it recorded
+        self._opened = False
         self._write(header.to_mapping())
+
+    @property
+    def opened(self) -> bool:
+        """Whether the link opened while it recorded (else the capture holds nothing of it)."""
+        return self._opened
 
     def received(self, data: bytes) -> None:
         """Bytes a read from the shoe returned."""
@@ -145,7 +150,7 @@ class CaptureWriter:
 
     def link(self, state: str, detail: str | None = None, t: float | None = None) -> None:
         """The link opened or was lost."""
-        self.opened |= state == "opened"
+        self._opened |= state == "opened"
         line: dict[str, Any] = {"t": self._t(t), "link": state}
         if detail is not None:
             line["detail"] = detail

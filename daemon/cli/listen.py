@@ -10,7 +10,8 @@ line (decision D3, drivers/receiver.py). `--count N` stops after N cards, once t
 printed and acknowledged.
 
 `--record FILE` keeps what the shoe said, byte for byte and when, as a capture
-(docs/captures.md); `--capture FILE` reads one instead of a shoe, as the shoe it recorded."""
+(docs/captures.md; none is kept when the port never opened); `--capture FILE` reads one
+instead of a shoe, as the shoe it recorded."""
 
 from __future__ import annotations
 
@@ -173,8 +174,8 @@ async def listen(
             recorder = None if record is None else _recorder(record, args.protocol, settings)
             return await _listen(args.protocol, decoder, settings, out, err, options, recorder)
     finally:
-        if options.record is not None and recorder is not None and not recorder.opened:
-            _drop_unopened_capture(options.record, err)
+        if record is not None and (recorder is None or not recorder.opened):
+            _drop_unopened_capture(record.name, err)
 
 
 async def _listen(

@@ -9,9 +9,12 @@ for `/favicon.ico`, and its 404 is an error in the console of every pit screen."
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from aiohttp import web
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
 
 SHARED: Final = Path(__file__).parent / "static"
 LOOK: Final = "display.css"
@@ -21,9 +24,12 @@ ICON: Final = "icon.svg"
 def add_files(app: web.Application, own: Path) -> None:
     """Serve `/static/<name>`: the shared look and icon, then the server's own folder."""
     for name in (LOOK, ICON):
-        app.router.add_get(f"/static/{name}", _shared)
+        app.router.add_get(f"/static/{name}", _shared(SHARED / name))
     app.router.add_static("/static/", own)
 
 
-async def _shared(request: web.Request) -> web.FileResponse:
-    return web.FileResponse(SHARED / Path(request.path).name)
+def _shared(path: Path) -> Callable[[web.Request], Awaitable[web.FileResponse]]:
+    async def serve(_request: web.Request) -> web.FileResponse:
+        return web.FileResponse(path)
+
+    return serve

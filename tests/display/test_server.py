@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import ssl
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -154,6 +155,16 @@ async def test_https_serves_with_the_sites_certificate(
 
 
 _SVG_NAMESPACE = 'xmlns="http://www.w3.org/2000/svg"'
+
+
+async def test_the_page_names_an_icon_the_display_serves(mosquitto: Mosquitto) -> None:
+    """Else every browser asks for `/favicon.ico` and logs its 404 on every pit screen."""
+    async with _display(mosquitto) as url, aiohttp.ClientSession() as http:
+        async with http.get(url) as page:
+            icon = re.search(r'<link rel="icon" href="([^"]+)"', await page.text())
+        assert icon is not None
+        async with http.get(url + icon[1]) as served:
+            assert (served.status, served.content_type) == (200, "image/svg+xml")
 
 
 def test_the_page_loads_nothing_from_elsewhere() -> None:

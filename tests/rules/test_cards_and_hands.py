@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import pickle
+
 import pytest
 
 from rules.cards import (
@@ -85,6 +89,15 @@ def test_every_card_prints_as_its_rank_and_suit(rank: Rank, suit: Suit) -> None:
     assert str(card) == rank.value + suit.value
     assert Card.parse(str(card)) == card
     assert hash(Card.parse(str(card))) == hash(card)
+
+
+def test_a_card_copied_pickled_or_replaced_keeps_its_text() -> None:
+    """Its text is made with the card (a field outside its equality and hash): a copy, a
+    pickle (a simulation's worker process) and a replaced card each print as they are."""
+    card = Card.parse("QH")
+    for again in (copy.copy(card), copy.deepcopy(card), pickle.loads(pickle.dumps(card))):  # noqa: S301 - our own bytes
+        assert (again, str(again), hash(again)) == (card, "QH", hash(card))
+    assert str(dataclasses.replace(card, suit=Suit.SPADES)) == "QS"
 
 
 def test_ts_prints_as_10s() -> None:
