@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import shlex
 import sys
 import threading
 import time
@@ -77,6 +78,29 @@ def _settle(check: Any, timeout: float = 2.0) -> Any:
     return leftover
 
 
+def _new_descendants(me: psutil.Process, before: set[int]) -> list[psutil.Process]:
+    """The test's processes still running: those it started, and theirs. What a process
+    running before the test started meanwhile is that process's, and its fixture's (a
+    module's daemon counting its days at the lowest priority, exiting as the test ends)."""
+    found = []
+    for process in me.children(recursive=True):
+        try:
+            if process.pid in before or process.status() == psutil.STATUS_ZOMBIE:
+                continue
+            if not any(parent.pid in before for parent in process.parents()):
+                found.append(process)
+        except psutil.NoSuchProcess:
+            continue  # gone while it was looked at
+    return found
+
+
+def _described(process: psutil.Process) -> str:
+    try:
+        return f"{process.pid} {shlex.join(process.cmdline())}"
+    except psutil.NoSuchProcess:
+        return f"{process.pid} (exited as it was named)"
+
+
 @pytest.fixture(autouse=True)
 def no_leaks() -> Generator[None]:
     """Fail the test that leaves tasks, threads, child processes or sockets behind."""
@@ -92,15 +116,9 @@ def no_leaks() -> Generator[None]:
     )
     if threads:
         problems.append(f"threads left running: {threads}")
-    children = _settle(
-        lambda: [
-            p
-            for p in me.children(recursive=True)
-            if p.pid not in children_before and p.status() != psutil.STATUS_ZOMBIE
-        ]
-    )
+    children = _settle(lambda: _new_descendants(me, children_before))
     if children:
-        problems.append(f"child processes left running: {[p.cmdline() for p in children]}")
+        problems.append(f"child processes left running: {[_described(p) for p in children]}")
     sockets = _settle(lambda: _inet_sockets() - sockets_before)
     if sockets:
         problems.append(f"sockets left open: {sorted(map(str, sockets))}")

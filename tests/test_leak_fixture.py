@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import time
 
+import psutil
 import pytest
 
 from tests import conftest
@@ -34,3 +37,25 @@ def test_a_task_cancelled_by_its_owner_is_not_a_leak() -> None:
     finally:
         loop.close()
     assert conftest._LEAKED_TASKS == []
+
+
+def test_a_child_the_test_started_is_found_but_not_one_a_process_from_before_started() -> None:
+    """A module's daemon, running before the test, may start a process of its own meanwhile
+    (its days counted at the lowest priority): that one is the daemon's, not the test's."""
+    me = psutil.Process()
+    earlier = subprocess.Popen(["sh", "-c", "sleep 0.2; sleep 30 & wait"])  # noqa: S607 - sh
+    try:
+        deadline = time.monotonic() + 10
+        while not psutil.Process(earlier.pid).children() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        [its_own] = psutil.Process(earlier.pid).children()
+        assert conftest._new_descendants(me, {earlier.pid}) == []
+        found = {p.pid for p in conftest._new_descendants(me, set())}
+        assert {earlier.pid, its_own.pid} <= found
+    finally:
+        started = psutil.Process(earlier.pid).children(recursive=True)
+        for process in started:
+            process.kill()
+        earlier.kill()
+        earlier.wait()
+        psutil.wait_procs(started, timeout=5)
