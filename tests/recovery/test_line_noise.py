@@ -27,7 +27,7 @@ import pytest
 
 from daemon.testing import Collector, DaemonProcess, SocatPair, write_service_config
 from daemon.testing.enq_table import TABLE, EnqTable
-from daemon.testing.noise import write_noise
+from daemon.testing.noise import NoiseWritten, write_noise
 from drivers.events import CommunicationStarted
 
 # A time or memory figure: measured alone, not beside the parallel run (scripts/test).
@@ -107,6 +107,16 @@ def _notices(collector: Collector, table: str, after: int) -> list[Received]:
 
 
 @pytest.mark.timeout(180)
+async def _noise_then_a_card(noisy: EnqTable) -> tuple[NoiseWritten, float]:
+    """The noise, then at once the noisy table's card, while the line is still noisy to the
+    daemon (a second, `QUIET`): written after the quiet table's round in progress, the card
+    came after the line was quiet again on a slow machine, and was held for no noise. The
+    noise, and when the card was written."""
+    written = await write_noise(noisy.cable.write_all, seconds=NOISE_SECONDS)
+    noisy.cable.write(noisy.card("5D"))
+    return written, time.monotonic()
+
+
 async def test_noise_grows_nothing_holds_up_no_table_and_costs_one_notice(
     tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
@@ -123,13 +133,11 @@ async def test_noise_grows_nothing_holds_up_no_table_and_costs_one_notice(
         peak = [before]
         sampling = asyncio.create_task(_peak_rss(process, peak))
         mark = collector.mark()
-        noise = asyncio.create_task(write_noise(noisy.cable.write_all, seconds=NOISE_SECONDS))
+        noise = asyncio.create_task(_noise_then_a_card(noisy))
         seconds: list[float] = []
         while not noise.done():
             seconds += await quiet.play_round()
-        written = noise.result()
-        sent_at = time.monotonic()  # the noisy table's card, once the noise and a round stop
-        noisy.cable.write(noisy.card("5D"))
+        written, sent_at = noise.result()
         held = await noisy.until(lambda s: s["cards_held"] == 1, after=mark)
         recovery = time.monotonic() - max(written.ended_at, sent_at)
         summary = await collector.wait(
