@@ -12,18 +12,19 @@ from __future__ import annotations
 
 import html
 import re
-from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
-ROOT: Final = Path(__file__).parents[1]
-DOCUMENTS: Final = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
+from tests.test_doc_commands import _FENCE, DOCUMENTS, ROOT  # the same documents
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
 # A link's text may run over a wrapped line; its target may carry a title ("...").
 _LINK: Final = re.compile(r"\[(?:[^\]\\]|\\.)*\]\((?P<target>[^)\s]+)(?:\s+\"[^\"]*\")?\)")
 _HEADING: Final = re.compile(r"^#{1,6}\s+(?P<title>.+?)\s*#*\s*$")
 _CODE: Final = re.compile(r"`[^`\n]*`")
-_FENCE: Final = "```"
 
 
 def _prose(text: str) -> str:
