@@ -167,13 +167,9 @@ class Daemon:
             self.link,
         )  # fmt: skip
         self.commits = TableCommits(
-            self.journal,
-            self.outbox,
-            self.metrics,
-            self.clock,
-            self.storage,
+            self.journal, self.outbox, self.metrics, self.clock, self.storage,
             link_changed=self.status.changed,
-        )
+        )  # fmt: skip
         self.stats = StatsHub.of_daemon(self)  # numbers: each table's shift (daemon/numbers/)
         self.commits.on_applied = self.stats.applied
         self.recovery = Recovery(
@@ -207,6 +203,7 @@ class Daemon:
             self.config.mqtt,
             self.outbox,
             on_message=self._on_message,
+            on_request=self._on_request,
             subscriptions=[self.topics.request_filter(t) for t in self.tables],
             watches=self.claims.watches(),
             on_state_change=self.status.link_state,
@@ -219,6 +216,9 @@ class Daemon:
 
     async def _on_message(self, message: InboundMessage) -> None:
         await self.intake.on_message(message)
+
+    def _on_request(self, message: InboundMessage) -> None:
+        self.intake.on_request(message)
 
     def stop(self) -> None:
         self._stop.set()

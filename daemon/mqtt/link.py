@@ -42,6 +42,7 @@ from daemon.mqtt.link_state import LinkState, LinkStateChange, LinkStateLog, OnS
 from daemon.mqtt.mutes import Mutes, keep_muted
 from daemon.mqtt.paho_hooks import (
     batch_socket_io,
+    on_filter,
     on_topic,
     record_connack,
     write_without_waking,
@@ -56,7 +57,9 @@ from daemon.mqtt.presence import (
 )
 from daemon.mqtt.subscriptions import (
     REQUEST_QOS,
+    InboundMessage,
     OnMessage,
+    OnRequest,
     hand_over_messages,
     subscribe_all,
     topic_filters,
@@ -99,6 +102,7 @@ class MqttLink:
         outbox: Outbox,
         *,
         on_message: OnMessage | None = None,
+        on_request: OnRequest | None = None,
         subscriptions: Iterable[str] = (),
         watches: Iterable[str] = (),
         on_state_change: OnStateChange | None = None,
@@ -108,19 +112,24 @@ class MqttLink:
         on_link_unstable: OnLinkUnstable | None = None,
     ) -> None:
         """`subscriptions`: request filters; `watches`: state topic filters; both at QoS 1
-        and handed to `on_message`. `on_client_id_in_use` hears when the broker keeps
-        replacing our connection, `on_link_unstable` when it keeps dropping
-        (daemon.mqtt.takeover), after the link has logged it."""
+        and handed to `on_message`, except that with `on_request` what the `subscriptions`
+        match goes to it instead, as paho reads it: a request then costs no task and no
+        turn of the event loop before the table has it. `on_client_id_in_use` hears when
+        the broker keeps replacing our connection, `on_link_unstable` when it keeps
+        dropping (daemon.mqtt.takeover), after the link has logged it."""
         self._settings = settings
         self._presences = Presences(presences)
         self._outbox = outbox
         self._on_message = on_message
+        self._on_request = on_request
         self._subscriptions = tuple(subscriptions)
         self._watches = tuple(watches)
         for topic_filter in (*self._subscriptions, *self._watches):
             if not isinstance(topic_filter, str) or not topic_filter:
                 raise ValueError(f"subscriptions: {topic_filter!r} is not a topic filter")
-        if (self._subscriptions or self._watches) and on_message is None:
+        if (self._subscriptions and on_message is None and on_request is None) or (
+            self._watches and on_message is None
+        ):
             raise ValueError("subscriptions without on_message would drop every request")
         # Jitter needs no cryptographic randomness, only hosts that do not agree with each other.
         self._rng = random.Random() if rng is None else rng  # noqa: S311 - jitter, not a secret
@@ -212,6 +221,9 @@ class MqttLink:
         connack = record_connack(client)
         own_will = OwnWill()
         on_topic(client, self._settings.state_topic, own_will.take)
+        if self._on_request is not None:
+            for topic_filter in self._subscriptions:
+                on_filter(client, topic_filter, self._take_request)
         try:
             async with connected(client):
                 self._connections.connected(loop.time(), persistent=persistent)
@@ -248,6 +260,13 @@ class MqttLink:
         if self._connections.ended(loop.time(), error):
             backoff.reset()
         return describe_error(error)
+
+    def _take_request(self, topic: str, payload: bytes, retained: bool) -> None:  # noqa: FBT001 - paho_hooks.on_filter's signature
+        assert self._on_request is not None  # registered only with one
+        try:
+            self._on_request(InboundMessage(topic, payload, retained))
+        except Exception:  # noqa: BLE001 - one bad request must not take the table's link down
+            _log.exception("mqtt.on_message_failed", topic=topic)
 
     def _report(self, report: Report | None) -> None:
         if isinstance(report, ClientIdInUse):

@@ -79,11 +79,20 @@ def record_connack(client: aiomqtt.Client) -> Connack:
 def on_topic(client: aiomqtt.Client, topic: str, take: Callable[[bytes, bool], None]) -> None:
     """Hand every message on exactly `topic` to `take(payload, retained)` as paho reads it, in
     order with the acknowledgements around it; `client.messages` no longer sees them."""
+    on_filter(client, topic, lambda _topic, payload, retained: take(payload, retained))
+
+
+def on_filter(
+    client: aiomqtt.Client, topic_filter: str, take: Callable[[str, bytes, bool], None]
+) -> None:
+    """Hand every message on a topic `topic_filter` matches to `take(topic, payload,
+    retained)` as paho reads it; `client.messages` no longer sees them. What `take` raises
+    goes up through paho's read, so it must raise nothing."""
 
     def callback(_caller: paho.Client, _userdata: Any, message: paho.MQTTMessage) -> None:  # noqa: ANN401 - paho's callback signature
-        take(bytes(message.payload), bool(message.retain))
+        take(message.topic, bytes(message.payload), bool(message.retain))
 
-    paho_client(client).message_callback_add(topic, callback)
+    paho_client(client).message_callback_add(topic_filter, callback)
 
 
 def write_without_waking(client: aiomqtt.Client) -> None:

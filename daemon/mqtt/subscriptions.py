@@ -45,6 +45,7 @@ class InboundMessage:
 
 
 OnMessage = Callable[[InboundMessage], Awaitable[None]]
+OnRequest = Callable[[InboundMessage], None]
 
 
 def topic_filters(

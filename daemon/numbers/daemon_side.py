@@ -149,7 +149,7 @@ class StatsHub:
         if isinstance(applied.record, RequestRecord):  # the request as journaled
             event = JournalEvent(table_id, applied.n, "request", applied.record.body(), applied.at)
             request = journal_line(event, applied.owner)
-        counted = table.stats.feed(request, [(m.topic, m.payload) for m in applied.messages])
+        counted = table.stats.feed(request, applied.messages)
         if counted:
             table.counted_n = applied.n
             self._counted(table_id)

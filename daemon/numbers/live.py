@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from daemon.numbers.periods import Shifts
+    from daemon.wire.envelope import Outbound
 
 HISTORY: Final = 500  # the shift's last rounds the state carries (60 an hour, 8 hours)
 _QUIET_SNAPSHOT = re.compile(rb'"doubt":\s*null')  # a snapshot that flags nothing: not read
@@ -64,24 +65,21 @@ class ShiftStats:
             counted |= self.take(self.folder.feed(line))
         return counted
 
-    def feed(
-        self, request: Mapping[str, Any] | None, payloads: Iterable[tuple[str, bytes]]
-    ) -> bool:
-        """One applied event: its journal line if it is a request, and (topic, payload) of
-        each message it caused. True when a round ended and was counted."""
+    def feed(self, request: Mapping[str, Any] | None, messages: Iterable[Outbound]) -> bool:
+        """One applied event: its journal line if it is a request, and each message it
+        caused (read from its body as sealed, or else decoded). True when a round ended and
+        was counted."""
         counted = False
         if request is not None:
             self.folder.feed(request)
-        for topic, payload in payloads:
-            if (
-                topic.endswith("/round")
-                and _QUIET_SNAPSHOT.search(payload)
-                and not _CARRIES.search(payload)
-            ):
-                continue  # most snapshots: nothing of them counts, and they are the largest
-            message = json.loads(payload)
-            if isinstance(message, dict):
-                counted |= self.take(self.folder.message(message))
+        for message in messages:
+            body = message.body
+            if body is None:
+                body = _read(message.topic, message.payload)
+            elif message.topic.endswith("/round") and _quiet(body):
+                body = None
+            if body is not None:
+                counted |= self.take(self.folder.message(body))
         return counted
 
     def take(self, records: Iterable[Any]) -> bool:
@@ -121,6 +119,24 @@ class ShiftStats:
             "updated": self.updated,
             "numbers": self.mapping,
         }
+
+
+def _quiet(body: Mapping[str, Any]) -> bool:
+    """A round message that flags nothing and carries no event: nothing of it counts."""
+    if "doubt" not in body or body["doubt"] is not None:
+        return False
+    events = body.get("events")
+    return not (isinstance(events, list) and events and isinstance(events[0], dict))
+
+
+def _read(topic: str, payload: bytes) -> Mapping[str, Any] | None:
+    """A message known by its bytes alone, decoded; None for a quiet round message (the
+    largest, and most of them: it is not decoded) or for anything but an object."""
+    round_message = topic.endswith("/round")
+    if round_message and _QUIET_SNAPSHOT.search(payload) and not _CARRIES.search(payload):
+        return None
+    message = json.loads(payload)
+    return message if isinstance(message, dict) else None
 
 
 def _encoded(value: dict[str, Any]) -> bytes:

@@ -127,7 +127,7 @@ class ShiftReplay:
             self.settings = replay.service.config
             self.stats.feed_lines([table_line(self.settings)])
         request = journal_line(event, applied.owner) if event.kind == "request" else None
-        self.stats.feed(request, [(m.topic, m.payload) for m in applied.messages])
+        self.stats.feed(request, applied.messages)
 
 
 def _shift_start(

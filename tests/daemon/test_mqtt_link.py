@@ -34,7 +34,7 @@ from daemon.testing import until
 from drivers.backoff import BackoffPolicy
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Callable
     from contextlib import AbstractAsyncContextManager
 
     import aiomqtt
@@ -203,19 +203,31 @@ def _without_repeats(payloads: list[bytes]) -> list[bytes]:
     return [p for i, p in enumerate(payloads) if i == 0 or payloads[i - 1] != p]
 
 
+def _handed_to(
+    by: str, take: Callable[[InboundMessage], None]
+) -> dict[str, Callable[[InboundMessage], object]]:
+    """The link's keyword for a request handler: `on_message` (a coroutine, after the
+    message's own turn of the loop) or `on_request` (called as paho reads the message)."""
+    if by == "on_request":
+        return {"on_request": take}
+
+    async def on_message(message: InboundMessage) -> None:
+        take(message)
+
+    return {"on_message": on_message}
+
+
+@pytest.mark.parametrize("by", ["on_message", "on_request"])
 async def test_requests_reach_the_callback_again_after_the_broker_restarts(
-    mosquitto: Mosquitto, subscribe: Subscribe
+    mosquitto: Mosquitto, subscribe: Subscribe, by: str
 ) -> None:
     """The restarted broker knows no subscriptions: the link makes them again."""
     requests: asyncio.Queue[InboundMessage] = asyncio.Queue()
-
-    async def on_message(message: InboundMessage) -> None:
-        await requests.put(message)
-
     link_settings = settings_for(mosquitto)
     async with running_link(
-        link_settings, MemoryOutbox(), on_message=on_message, subscriptions=[f"{BASE}/request/#"]
-    ) as link:
+        link_settings, MemoryOutbox(), subscriptions=[f"{BASE}/request/#"],
+        **_handed_to(by, requests.put_nowait),
+    ) as link:  # fmt: skip
         async with subscribe(STATE) as pit:
             await pit.client.publish(f"{BASE}/request/reshuffle", b"1", qos=1)
             first = await asyncio.wait_for(requests.get(), 5)
@@ -253,25 +265,26 @@ async def test_the_password_is_in_no_log_line_and_no_repr(
         assert "********" in shown
 
 
+@pytest.mark.parametrize("by", ["on_message", "on_request"])
 async def test_a_failing_request_handler_is_logged_and_the_link_keeps_listening(
-    mosquitto: Mosquitto, subscribe: Subscribe
+    mosquitto: Mosquitto, subscribe: Subscribe, by: str
 ) -> None:
     """One request the daemon cannot handle must not take the table off the air."""
     handled: asyncio.Queue[bytes] = asyncio.Queue()
 
-    async def on_message(message: InboundMessage) -> None:
+    def take(message: InboundMessage) -> None:
         if message.payload == b"bad":
             raise ValueError("not a request")
-        await handled.put(message.payload)
+        handled.put_nowait(message.payload)
 
     with structlog.testing.capture_logs() as entries:
         async with (
             running_link(
                 settings_for(mosquitto),
                 MemoryOutbox(),
-                on_message=on_message,
                 subscriptions=[f"{BASE}/request/+"],
-            ),
+                **_handed_to(by, take),
+            ),  # fmt: skip
             subscribe(STATE) as pit,
         ):
             await pit.client.publish(f"{BASE}/request/x", b"bad", qos=1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import sqlite3
 import threading
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from daemon.history.audit import JournalReader
-from daemon.journal import JOURNAL_FILE
+from daemon.journal import JOURNAL_FILE, database
 from daemon.journal.archive import Archive
 from daemon.journal.store import Journal
 from daemon.mqtt.outbox import MemoryOutbox, OutboundMessage
@@ -26,6 +27,8 @@ from daemon.numbers.periods import Grouped, Shifts
 from daemon.numbers.records import RoundRecord
 from daemon.numbers.settings import NumbersConfig
 from daemon.simulator.tables import DEMO_TABLES
+from daemon.table.log_lines import journal_line, table_line
+from daemon.table.runner import TableRunner
 from daemon.testing import until
 from daemon.testing.floor import Pace, write_journal
 from daemon.wire.round_message import ROUND_CONTRACT, STATE_CONTRACT
@@ -293,3 +296,44 @@ async def test_a_restarted_daemon_counts_on_from_the_numbers_it_saved(
         after = pit.daemon.stats.tables[table["id"]].stats
         assert after.numbers.rounds == 3
         assert [r["round"] for r in after.state()["history"]] == [1, 2, 3]
+
+
+@pytest.mark.parametrize("contract", [STATE_CONTRACT, ROUND_CONTRACT])
+async def test_a_message_s_body_counts_as_its_decoded_payload(
+    tmp_path: Path, contract: int
+) -> None:
+    """The table hands the numbers each message's body as it sealed it, so they need not
+    decode what was just encoded; a message known by its bytes alone is decoded. A day's
+    replay counted both ways counts alike: the decoded payload is the oracle."""
+    config = TableConfig.from_mapping(dict(DEMO_TABLES[Game.BLACKJACK]))
+    start = datetime(2026, 11, 28, tzinfo=UTC)
+    await write_journal(tmp_path, [config], start, 1, Pace(rounds_per_hour=30), contract=contract)
+    db = sqlite3.connect(tmp_path / JOURNAL_FILE)
+    try:
+        runner = TableRunner.begin(
+            database.read_table(db, "bj-1"), Topics(), database.read_epoch(db),
+            checkpoint=None, first_config=database.first_config(db, "bj-1"),
+        )  # fmt: skip
+        events = database.read_events(db, "bj-1")
+    finally:
+        db.close()
+    shifts = Shifts.parse(("06:00",))
+    by_body, by_bytes = live.ShiftStats("bj-1", shifts), live.ShiftStats("bj-1", shifts)
+    counted: list[tuple[bool, bool]] = []
+    bodies, settings = 0, None
+    for event in events:
+        applied = runner.apply_stored(event)
+        if runner.service.config is not settings:  # the paytable and shoe, as the hub does
+            settings = runner.service.config
+            for stats in (by_body, by_bytes):
+                stats.feed_lines([table_line(settings)])
+        request = journal_line(event, applied.owner) if event.kind == "request" else None
+        bodies += sum(m.body is not None for m in applied.messages)
+        bytes_only = [dataclasses.replace(m, body=None) for m in applied.messages]
+        from_body = by_body.feed(request, applied.messages)
+        counted.append((from_body, by_bytes.feed(request, bytes_only)))
+    assert bodies > 0
+    assert all(a == b for a, b in counted)
+    assert sum(a for a, _ in counted) > 10  # rounds counted
+    assert by_body.state() == by_bytes.state()
+    assert by_body.payload() == by_bytes.payload()
