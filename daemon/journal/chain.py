@@ -26,15 +26,19 @@ if TYPE_CHECKING:
 
 GENESIS: Final = "0" * 64  # the "hash before" a table's first event
 _LOOKAHEAD: Final = 256  # how far ahead a missing event is looked for, to call it reordered
+# `json.dumps` with these arguments, made once: `dumps` makes an encoder at every call, and
+# every event is encoded and hashed on a card's path (the same text, byte for byte).
+_BODY = json.JSONEncoder(separators=(",", ":"), sort_keys=True)
+_FIELDS = json.JSONEncoder(separators=(",", ":"))
 
 
 def body_text(body: dict[str, Any]) -> str:
     """An event's body as the journal stores and hashes it: compact, keys sorted."""
-    return json.dumps(body, separators=(",", ":"), sort_keys=True)
+    return _BODY.encode(body)
 
 
 def link_hash(prev: str, table_id: str, n: int, kind: str, at: str, body: str) -> str:
-    fields = json.dumps([table_id, n, kind, at, body], separators=(",", ":"))
+    fields = _FIELDS.encode([table_id, n, kind, at, body])
     return hashlib.sha256(f"{prev}\n{fields}".encode()).hexdigest()
 
 

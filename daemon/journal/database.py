@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 KEEP_HOUR: Final = "hour"  # the last between rounds of its hour: `journal show` replays from it
 KEEP_BASE: Final = "base"  # where the live database begins since the archive took the rest
+# `json.dumps(..., separators=(",", ":"))`, made once: a state is written at every round's end.
+_COMPACT: Final = json.JSONEncoder(separators=(",", ":"))
 
 
 # ---------------------------------------------------------------- the file
@@ -87,7 +89,7 @@ def write_checkpoint(db: sqlite3.Connection, checkpoint: Checkpoint) -> None:
             checkpoint.next_seq,
             checkpoint.at,
             int(checkpoint.open_round),
-            json.dumps(checkpoint.state, separators=(",", ":")),
+            _COMPACT.encode(checkpoint.state),
         ),
     )
     before = db.execute(
@@ -140,8 +142,8 @@ def write_shift_numbers(
             checkpoint.n,
             checkpoint.next_seq,
             checkpoint.at,
-            json.dumps(checkpoint.state, separators=(",", ":")),
-            json.dumps(numbers, separators=(",", ":")),
+            _COMPACT.encode(checkpoint.state),
+            _COMPACT.encode(numbers),
         ),
     )
 
@@ -178,7 +180,7 @@ def drop_archived(db: sqlite3.Connection, table_id: str, through: Checkpoint) ->
             through.next_seq,
             through.at,
             int(through.open_round),
-            json.dumps(through.state, separators=(",", ":")),
+            _COMPACT.encode(through.state),
         ),
     )
     db.execute("DELETE FROM events WHERE table_id = ? AND n <= ?", (table_id, through_n))

@@ -20,6 +20,7 @@ import sys
 from typing import Any, Final
 
 KEPT: Final = 64  # answers remembered per table: a redelivery comes within seconds
+_COMPACT: Final = json.JSONEncoder(separators=(",", ":"))  # `json.dumps`', made once
 
 
 class Answered:
@@ -52,7 +53,7 @@ class Answered:
 
     def keep(self, key: bytes, answer: dict[str, Any]) -> None:
         """`answer`: the response's `status` with its `data` or `error`."""
-        self._keep(key, json.dumps(answer, separators=(",", ":")))
+        self._keep(key, _COMPACT.encode(answer))
 
     def _keep(self, key: bytes, text: str) -> None:
         self._answers.pop(key, None)  # kept again: the newest

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
 SCHEMA_VERSION = 1
+# `json.dumps(..., separators=(",", ":"), ensure_ascii=False)`, made once rather than at
+# every message (`dumps` makes an encoder at each call): the same bytes.
+_PAYLOAD = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
 def utc_timestamp(now: datetime | None = None) -> str:
@@ -145,5 +148,5 @@ class Envelopes:
             "ts": at,
             **body,
         }
-        payload = json.dumps(stamped, separators=(",", ":"), ensure_ascii=False).encode()
+        payload = _PAYLOAD.encode(stamped).encode()
         return Outbound(topic, payload, qos, retain, event_id, seq, stamped)

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from hypothesis import strategies as st
+
 from daemon.history.archiving import archive_due
 from daemon.history.audit import JournalReader
 from daemon.journal import Journal, JournalEvent
@@ -57,6 +59,14 @@ Record = tuple["EventKind", dict[str, Any]]
 # requests never cross a card, and it sees the table back after a restart): a `seen`
 # beyond any table's numbering says so.
 CAUGHT_UP = 2**31
+
+# Any JSON a body may hold: text of every plane, numbers of every kind but NaN (which is not
+# equal to itself), nested.
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
 
 
 def _request(command: str, body: dict[str, Any]) -> Record:

@@ -3,6 +3,7 @@ by hand, the id as RFC 4122 names it (the standard library's `uuid.uuid5` of the
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import UTC, datetime, timedelta, timezone
 
@@ -10,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from daemon.wire.envelope import Envelopes, message_id, utc_timestamp
+from tests.daemon.journals import JSON_VALUES
 
 # Any offset a clock's zone may have, to the minute (UTC+14 to UTC-12 and beyond).
 offsets = st.integers(min_value=-23 * 60 - 59, max_value=23 * 60 + 59).map(
@@ -50,3 +52,19 @@ def test_a_sealed_message_carries_the_id_of_its_table_and_number(
     sealed = envelopes.seal(f"{table}/round", {"type": "x"})
     assert sealed.event_id == uuid.uuid5(epoch, f"{table}/{seq}").hex
     assert sealed.event_id == message_id(epoch.hex, table, seq)
+
+
+@given(st.dictionaries(st.text(), JSON_VALUES, max_size=6))
+def test_a_payload_is_the_body_as_json_dumps_writes_it(body: dict[str, object]) -> None:
+    """The payload's text is `json.dumps`', compact, non-ASCII as UTF-8 (the envelope's
+    encoder is made once, not at each message: the bytes must not change)."""
+    sealed = Envelopes("bj-1", epoch=uuid.UUID(int=7).hex).seal("t", {"body": body})
+    assert sealed.body is not None
+    expected = json.dumps(
+        {"schema": 1, "id": sealed.event_id, "table": "bj-1", "seq": 1, "ts": sealed.body["ts"]}
+        | {"body": body},
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    assert sealed.payload == expected.encode()
+    assert sealed.body == json.loads(sealed.payload)

@@ -2,21 +2,40 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import sqlite3
 import stat
 from typing import TYPE_CHECKING, Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from daemon.journal import Checkpoint, Journal, prepare_state_directory
-from daemon.journal.chain import body_text
+from daemon.journal.chain import body_text, link_hash
 from daemon.wire.topics import has_envelope
+from tests.daemon.journals import JSON_VALUES
 from tests.daemon.pit import BASE, play, read_example, running_pit, shoe_script
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from daemon.testing import Mosquitto
+
+
+@given(st.dictionaries(st.text(), JSON_VALUES, max_size=6), st.text(), st.integers(1, 2**40))
+def test_an_events_text_and_hash_are_as_the_journal_format_writes_them(
+    body: dict[str, Any], table: str, n: int
+) -> None:
+    """The text stored and hashed is `json.dumps`', compact, keys sorted, ASCII; the hash
+    is SHA-256 over the hash before and the event's fields (the encoders are made once, not
+    at each event: no journal's text or chain may change)."""
+    text = body_text(body)
+    assert text == json.dumps(body, separators=(",", ":"), sort_keys=True)
+    fields = json.dumps([table, n, "shoe", "2026-12-03T22:00:00.000Z", text], separators=(",", ":"))
+    expected = hashlib.sha256(f"{'0' * 64}\n{fields}".encode()).hexdigest()
+    assert link_hash("0" * 64, table, n, "shoe", "2026-12-03T22:00:00.000Z", text) == expected
 
 
 async def test_the_journal_and_its_directory_are_for_the_service_alone(tmp_path: Path) -> None:
