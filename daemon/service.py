@@ -218,7 +218,7 @@ class Daemon:
         await self.intake.on_message(message)
 
     def _on_request(self, message: InboundMessage) -> None:
-        self.intake.on_request(message)
+        self.intake.take_request(message)
 
     def stop(self) -> None:
         self._stop.set()

@@ -28,8 +28,8 @@ GENESIS: Final = "0" * 64  # the "hash before" a table's first event
 _LOOKAHEAD: Final = 256  # how far ahead a missing event is looked for, to call it reordered
 # `json.dumps` with these arguments, made once: `dumps` makes an encoder at every call, and
 # every event is encoded and hashed on a card's path (the same text, byte for byte).
-_BODY = json.JSONEncoder(separators=(",", ":"), sort_keys=True)
-_FIELDS = json.JSONEncoder(separators=(",", ":"))
+_BODY: Final = json.JSONEncoder(separators=(",", ":"), sort_keys=True)
+_FIELDS: Final = json.JSONEncoder(separators=(",", ":"))
 
 
 def body_text(body: dict[str, Any]) -> str:

@@ -43,7 +43,6 @@ from daemon.mqtt.mutes import Mutes, keep_muted
 from daemon.mqtt.paho_hooks import (
     batch_socket_io,
     on_filter,
-    on_topic,
     record_connack,
     write_without_waking,
 )
@@ -127,10 +126,10 @@ class MqttLink:
         for topic_filter in (*self._subscriptions, *self._watches):
             if not isinstance(topic_filter, str) or not topic_filter:
                 raise ValueError(f"subscriptions: {topic_filter!r} is not a topic filter")
-        if (self._subscriptions and on_message is None and on_request is None) or (
-            self._watches and on_message is None
-        ):
-            raise ValueError("subscriptions without on_message would drop every request")
+        if self._watches and on_message is None:
+            raise ValueError("watches without on_message would drop every state heard")
+        if self._subscriptions and on_message is None and on_request is None:
+            raise ValueError("subscriptions without a handler would drop every request")
         # Jitter needs no cryptographic randomness, only hosts that do not agree with each other.
         self._rng = random.Random() if rng is None else rng  # noqa: S311 - jitter, not a secret
         self._states = LinkStateLog(settings, on_state_change)
@@ -220,7 +219,7 @@ class MqttLink:
         client = self._new_client(persistent=persistent)
         connack = record_connack(client)
         own_will = OwnWill()
-        on_topic(client, self._settings.state_topic, own_will.take)
+        on_filter(client, self._settings.state_topic, own_will.take)
         if self._on_request is not None:
             for topic_filter in self._subscriptions:
                 on_filter(client, topic_filter, self._take_request)

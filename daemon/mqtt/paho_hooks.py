@@ -1,8 +1,8 @@
 """Every place the daemon reaches past aiomqtt's public API to the paho client under it.
 
 aiomqtt 2.5 (over paho-mqtt 2.2) offers no way to read the CONNACK's session-present flag
-(`record_connack`), to take the messages of one topic the moment paho reads them, in order
-with the acknowledgements around them (`on_topic`), to write a publish on the event
+(`record_connack`), to take the messages of a topic filter the moment paho reads them, in
+order with the acknowledgements around them (`on_filter`), to write a publish on the event
 loop's own thread without the wake-up its writer costs (`write_without_waking`), to write
 what a turn of the loop published in one `send` and read a burst of packets in one `recv`
 (`batch_socket_io`), or to publish without a task, an `Event` and a timer per message, its
@@ -76,18 +76,13 @@ def record_connack(client: aiomqtt.Client) -> Connack:
     return record
 
 
-def on_topic(client: aiomqtt.Client, topic: str, take: Callable[[bytes, bool], None]) -> None:
-    """Hand every message on exactly `topic` to `take(payload, retained)` as paho reads it, in
-    order with the acknowledgements around it; `client.messages` no longer sees them."""
-    on_filter(client, topic, lambda _topic, payload, retained: take(payload, retained))
-
-
 def on_filter(
     client: aiomqtt.Client, topic_filter: str, take: Callable[[str, bytes, bool], None]
 ) -> None:
     """Hand every message on a topic `topic_filter` matches to `take(topic, payload,
-    retained)` as paho reads it; `client.messages` no longer sees them. What `take` raises
-    goes up through paho's read, so it must raise nothing."""
+    retained)` as paho reads it, in order with the acknowledgements around it;
+    `client.messages` no longer sees them. What `take` raises goes up through paho's read,
+    so it must raise nothing."""
 
     def callback(_caller: paho.Client, _userdata: Any, message: paho.MQTTMessage) -> None:  # noqa: ANN401 - paho's callback signature
         take(message.topic, bytes(message.payload), bool(message.retain))

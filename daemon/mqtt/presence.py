@@ -74,7 +74,7 @@ class OwnWill:
     def __init__(self) -> None:
         self.will = False
 
-    def take(self, payload: bytes, retained: bool) -> None:  # noqa: FBT001 - on_topic's call
+    def take(self, _topic: str, payload: bytes, retained: bool) -> None:  # noqa: FBT001 - on_filter's call
         if payload == BRIDGE_OFFLINE and not retained:
             self.will = True
 

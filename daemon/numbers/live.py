@@ -122,7 +122,9 @@ class ShiftStats:
 
 
 def _quiet(body: Mapping[str, Any]) -> bool:
-    """A round message that flags nothing and carries no event: nothing of it counts."""
+    """A round message that flags nothing and carries no event: nothing of it counts. The
+    body's own `doubt` and `events` are read (a response's snapshot inside it has the same
+    doubt at the same moment), as the regular expressions find them in its bytes."""
     if "doubt" not in body or body["doubt"] is not None:
         return False
     events = body.get("events")

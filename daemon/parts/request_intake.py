@@ -29,7 +29,7 @@ log = structlog.get_logger("daemon")
 
 
 class RequestIntake:
-    """What the link hears (`on_message`; a request as paho reads it: `on_request`), and the
+    """What the link hears (`on_message`; a request as paho reads it: `take_request`), and the
     flood's reports (`run`)."""
 
     def __init__(
@@ -59,9 +59,9 @@ class RequestIntake:
                 )
                 await self.link.announce(self.claims.presence(change.table))
             return
-        self.on_request(message)
+        self.take_request(message)
 
-    def on_request(self, message: InboundMessage) -> None:
+    def take_request(self, message: InboundMessage) -> None:
         """A message on a request topic: judged, then queued for its table or refused."""
         parsed = self.topics.parse_request(message.topic)
         table = self.tables.get(parsed[0]) if parsed else None

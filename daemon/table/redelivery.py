@@ -20,7 +20,8 @@ import sys
 from typing import Any, Final
 
 KEPT: Final = 64  # answers remembered per table: a redelivery comes within seconds
-_COMPACT: Final = json.JSONEncoder(separators=(",", ":"))  # `json.dumps`', made once
+# `json.dumps(..., separators=(",", ":"))`, made once: an answer is kept for every request.
+_COMPACT: Final = json.JSONEncoder(separators=(",", ":"))
 
 
 class Answered:

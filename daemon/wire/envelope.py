@@ -19,7 +19,7 @@ import json
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 1
 # `json.dumps(..., separators=(",", ":"), ensure_ascii=False)`, made once rather than at
 # every message (`dumps` makes an encoder at each call): the same bytes.
-_PAYLOAD = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_PAYLOAD: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
 def utc_timestamp(now: datetime | None = None) -> str:
@@ -40,23 +40,16 @@ def utc_timestamp(now: datetime | None = None) -> str:
 
 def message_id(epoch: str, table_id: str, seq: int) -> str:
     """The id of a table's message number `seq` in the journal of `epoch`."""
-    return _name_id(_namespace(epoch), table_id, seq)
+    return _name_id(uuid.UUID(hex=epoch).bytes, table_id, seq)
 
 
-def _namespace(epoch: str) -> hashlib._Hash:
-    """The journal's epoch (a UUID's hex, read as `uuid.UUID` reads it) as the namespace."""
-    return hashlib.sha1(uuid.UUID(hex=epoch).bytes, usedforsecurity=False)
-
-
-def _name_id(namespace: hashlib._Hash, table_id: str, seq: int) -> str:
-    """RFC 4122's name-based id (version 5) of `<table_id>/<seq>` in `namespace` (a SHA-1
-    that has taken the namespace's 16 bytes), as hex: what `uuid.uuid5(...).hex` says, which
-    the tests hold it to. Written out because every message is sealed with one, and in the
-    daemon's profile at goal 3's load `uuid.uuid5` (its `UUID` objects, made and checked
-    twice) was 2.4 % of the CPU."""
-    digest = namespace.copy()
-    digest.update(f"{table_id}/{seq}".encode())
-    octets = bytearray(digest.digest()[:16])
+def _name_id(namespace: bytes, table_id: str, seq: int) -> str:
+    """RFC 4122's name-based id (version 5) of `<table_id>/<seq>` in `namespace` (a UUID's
+    16 bytes), as hex: what `uuid.uuid5(...).hex` says, which the tests hold it to. Written
+    out because every message is sealed with one, and in the daemon's profile at goal 3's
+    load `uuid.uuid5` (its `UUID` objects, made and checked twice) was 2.4 % of the CPU."""
+    name = f"{table_id}/{seq}".encode()
+    octets = bytearray(hashlib.sha1(namespace + name, usedforsecurity=False).digest()[:16])
     octets[6] = (octets[6] & 0x0F) | 0x50  # version 5
     octets[8] = (octets[8] & 0x3F) | 0x80  # the RFC 4122 variant
     return octets.hex()
@@ -102,7 +95,7 @@ class Envelopes:
         self.epoch = epoch or uuid.uuid4().hex
         self.next_seq = next_seq
         self.at: str | None = None
-        self._namespace = _namespace(self.epoch)
+        self._namespace = uuid.UUID(hex=self.epoch).bytes
         self._clock = clock or (lambda: datetime.now(UTC))
         self._new_id = new_id
 

@@ -31,9 +31,12 @@ async def _until_logged(
             await asyncio.sleep(0.01)
 
 
+@pytest.mark.parametrize("by", ["on_message", "on_request"])
 async def test_a_muted_subscription_is_dropped_by_the_broker_until_the_mute_ends(
-    mosquitto: Mosquitto, subscribe: Subscribe
+    mosquitto: Mosquitto, subscribe: Subscribe, by: str
 ) -> None:
+    """Whether the link hands a request on after its turn of the loop (`on_message`) or as
+    paho reads it (`on_request`, the daemon's way)."""
     heard: asyncio.Queue[InboundMessage] = asyncio.Queue()
     connected = asyncio.Event()
 
@@ -48,9 +51,17 @@ async def test_a_muted_subscription_is_dropped_by_the_broker_until_the_mute_ends
         mosquitto.host, mosquitto.port, node="n", base_topic=BASE,
         reconnect=BackoffPolicy(initial=0.05, maximum=0.2),
     )  # fmt: skip
-    link = MqttLink(
-        settings, MemoryOutbox(), on_message=on_message, subscriptions=[FLOODED, QUIET],
-        on_state_change=on_state_change,
+    filters = [FLOODED, QUIET]
+    link = (
+        MqttLink(
+            settings, MemoryOutbox(), on_request=heard.put_nowait, subscriptions=filters,
+            on_state_change=on_state_change,
+        )
+        if by == "on_request"
+        else MqttLink(
+            settings, MemoryOutbox(), on_message=on_message, subscriptions=filters,
+            on_state_change=on_state_change,
+        )
     )  # fmt: skip
     with pytest.raises(ValueError, match="not one of the link's subscriptions"):
         link.mute(f"{BASE}/#", 1)

@@ -20,7 +20,7 @@ from daemon.mqtt.client import connected, new_client
 from daemon.mqtt.paho_hooks import (
     Acknowledgements,
     batch_socket_io,
-    on_topic,
+    on_filter,
     paho_client,
     record_connack,
     write_without_waking,
@@ -64,7 +64,7 @@ async def test_aiomqtt_still_drives_a_paho_client_with_what_the_hooks_use() -> N
     ]
     for name in ("socket", "want_write", "loop_write", "message_callback_add"):
         assert callable(getattr(inner, name)), name
-    # on_topic: paho's per-topic callback takes (client, userdata, message).
+    # on_filter: paho's per-filter callback takes (client, userdata, message).
     assert list(inspect.signature(inner.message_callback_add).parameters) == ["sub", "callback"]
     # batch_socket_io: paho sends and receives through two methods of its own, on `_sock`,
     # and reports a lost connection through `_loop_rc_handle`; aiomqtt closes its reader
@@ -119,27 +119,29 @@ async def test_the_session_present_flag_of_each_connack_is_kept(mosquitto: Mosqu
     assert seen == [False, True]
 
 
-async def test_a_topic_taken_by_on_topic_reaches_its_callback_and_not_the_iterator(
+async def test_topics_taken_by_on_filter_reach_its_callback_and_not_the_iterator(
     mosquitto: Mosquitto,
 ) -> None:
-    taken: list[tuple[bytes, bool]] = []
+    taken: list[tuple[str, bytes, bool]] = []
     got = asyncio.Event()
 
-    def take(payload: bytes, retained: bool) -> None:  # noqa: FBT001 - on_topic's call
-        taken.append((payload, retained))
-        got.set()
+    def take(topic: str, payload: bytes, retained: bool) -> None:  # noqa: FBT001 - on_filter's call
+        taken.append((topic, payload, retained))
+        if len(taken) == 2:  # the two published on the filter's topics
+            got.set()
 
     client = new_client(_settings(mosquitto))
-    on_topic(client, "hooks/own", take)
+    on_filter(client, "hooks/own/+", take)
     async with connected(client):
-        await client.subscribe([("hooks/own", 1), ("hooks/other", 1)])
-        await client.publish("hooks/own", b"mine", qos=1)
+        await client.subscribe([("hooks/own/+", 1), ("hooks/other", 1)])
+        await client.publish("hooks/own/a", b"mine", qos=1)
         await client.publish("hooks/other", b"theirs", qos=1)
+        await client.publish("hooks/own/b", b"mine too", qos=1)
         async with asyncio.timeout(5):
             message = await anext(aiter(client.messages))
             await got.wait()
     assert (str(message.topic), message.payload) == ("hooks/other", b"theirs")
-    assert taken == [(b"mine", False)]
+    assert taken == [("hooks/own/a", b"mine", False), ("hooks/own/b", b"mine too", False)]
 
 
 async def test_a_publish_on_the_loop_s_thread_is_written_without_waking_the_loop(

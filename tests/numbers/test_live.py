@@ -337,3 +337,27 @@ async def test_a_message_s_body_counts_as_its_decoded_payload(
     assert sum(a for a, _ in counted) > 10  # rounds counted
     assert by_body.state() == by_bytes.state()
     assert by_body.payload() == by_bytes.payload()
+
+
+@pytest.mark.parametrize("doubt", ["absent", None, "cards_crossed"])
+@pytest.mark.parametrize("events", ["absent", [], [{"type": "card_dealt"}], [[1]]])
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_round_message_is_passed_over_from_its_body_as_from_its_bytes(
+    doubt: object,
+    events: object,
+    nested: bool,  # noqa: FBT001 - a parameter
+) -> None:
+    """A round message that flags nothing and carries no event counts for nothing, and is
+    passed over unread: decided from its body as the bytes' rule decides it (the oracle:
+    the regular expressions the numbers read payloads with)."""
+    body: dict[str, Any] = {"type": "round_snapshot", "as_of": 7, "review": []}
+    if doubt != "absent":
+        body["doubt"] = doubt
+    if events != "absent":
+        body["events"] = events
+    if nested:  # a response's own snapshot, with the same doubt at the same moment
+        own = {"events": []} | ({} if doubt == "absent" else {"doubt": doubt})
+        body["response"] = {"data": own}
+    payload = json.dumps(body, separators=(",", ":")).encode()
+    from_bytes = live._read("bj-1/round", payload) is None  # the two rules,
+    assert live._quiet(body) is from_bytes  # held to each other
