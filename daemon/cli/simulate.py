@@ -182,17 +182,22 @@ def run_simulation(
     *,
     seats: int = 7,
     played: Callable[[int], None] | None = None,
+    chunk_rounds: int | None = None,
 ) -> list[SimulationComparison]:
     """Play `rounds` rounds at each table on `workers` processes; compare with the exact.
 
-    The chunks and their seeds depend on the seed and the tables only, and tallies add up
-    as integers, so the result is the same for any number of workers. `played` is told the
-    rounds of each chunk as it ends.
+    The chunks and their seeds depend on the seed and the tables only (and `chunk_rounds`,
+    the rounds a chunk: rules.analysis.simulation's default unless given), and tallies add
+    up as integers, so the result is the same for any number of workers. `played` is told
+    the rounds of each chunk as it ends.
     """
     from rules.analysis.comparison import compare_with_exact
-    from rules.analysis.simulation import merge_tallies, plan_chunks
+    from rules.analysis.simulation import CHUNK_ROUNDS, merge_tallies, plan_chunks
 
-    chunks_by_table = [plan_chunks(config, rounds, seed, seats=seats) for config in configs]
+    size = CHUNK_ROUNDS if chunk_rounds is None else chunk_rounds
+    chunks_by_table = [
+        plan_chunks(config, rounds, seed, seats=seats, chunk_rounds=size) for config in configs
+    ]
     tallies = _play_chunks(
         [chunk for chunks in chunks_by_table for chunk in chunks],
         workers,

@@ -89,9 +89,11 @@ def test_chunks_depend_on_the_seed_and_table_only() -> None:
 
 
 def test_the_tally_is_the_same_on_one_worker_or_two() -> None:
+    """Four chunks a table, the last one short, played on one worker or shared by two."""
     configs = [table(Game.DOUBLE_ATTACK), table(Game.TRIPLE_ATTACK)]
-    alone = run_simulation(configs, 6_000, seed=11, workers=1)
-    shared = run_simulation(configs, 6_000, seed=11, workers=WORKERS)
+    alone = run_simulation(configs, 1_500, seed=11, workers=1, chunk_rounds=400)
+    shared = run_simulation(configs, 1_500, seed=11, workers=WORKERS, chunk_rounds=400)
+    assert [c.tally.rounds for c in alone] == [1_500, 1_500]
     assert [c.tally for c in alone] == [c.tally for c in shared]
 
 
