@@ -303,11 +303,13 @@ async def test_a_message_s_body_counts_as_its_decoded_payload(
     tmp_path: Path, contract: int
 ) -> None:
     """The table hands the numbers each message's body as it sealed it, so they need not
-    decode what was just encoded; a message known by its bytes alone is decoded. A day's
-    replay counted both ways counts alike: the decoded payload is the oracle."""
+    decode what was just encoded; a message known by its bytes alone is decoded. Four
+    hours of a table (120 rounds, seven shoes, four dealers), replayed and counted both
+    ways, count alike: the decoded payload is the oracle."""
     config = TableConfig.from_mapping(dict(DEMO_TABLES[Game.BLACKJACK]))
     start = datetime(2026, 11, 28, tzinfo=UTC)
-    await write_journal(tmp_path, [config], start, 1, Pace(rounds_per_hour=30), contract=contract)
+    pace = Pace(rounds_per_hour=30, hours=4)
+    await write_journal(tmp_path, [config], start, 1, pace, contract=contract)
     db = sqlite3.connect(tmp_path / JOURNAL_FILE)
     try:
         runner = TableRunner.begin(
