@@ -1,6 +1,7 @@
 """The commit protocol: how a table's task takes its inbox, one item (or one batch of
 requests) at a time: judged, journaled (the one commit on its path), acknowledged to the
-shoe once durable, applied, handed to the outbox; a checkpoint riding along when due
+shoe once durable, applied, handed to the outbox (and, for one item, the publisher given its
+turn); then counted by the numbers, a checkpoint riding along when due
 (daemon.parts.checkpoint_policy), and the table's round state when it changed
 (daemon.table.round_state). Nothing an event caused leaves the process before the
 event is on disk (docs/durability.md)."""
@@ -239,6 +240,12 @@ class TableCommits:
             await self._acknowledge(table, acknowledge)
         applied = table.runner.apply(n, at, record)
         self.outbox.add(table_id, applied.messages)
+        if applied.messages:
+            # What the pit waits for leaves first: the publisher, rung by the outbox, runs
+            # before the numbers, the checkpoint and the round state, which a round's end
+            # makes dear (docs/performance.md, "The pit's message before what is derived").
+            # Only this task changes the table, so they see the state as it was applied.
+            await asyncio.sleep(0)
         self._told(table, applied)  # numbers
         self._checkpoint(table, applied)
         self.round_states.applied(table_id, table.service, asyncio.get_running_loop().time())
