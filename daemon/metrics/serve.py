@@ -45,8 +45,8 @@ async def serve_metrics(metrics: DaemonMetrics, settings: MetricsConfig) -> NoRe
     An address that cannot be bound (the port in use, not an address of this PC) is logged
     as an error and tried again every `BIND_RETRY` seconds: metrics never stop a table.
     """
-    # Imported here: aiohttp is a fifth of the daemon's imports (0.15-0.2 s of a core at
-    # every start), and `[metrics]` is off unless enabled.
+    # Imported here: aiohttp is a fifth of the daemon's imports (about 0.25 s of a core at
+    # every start, docs/performance.md), and `[metrics]` is off unless enabled.
     from aiohttp import web
 
     app = web.Application()
@@ -78,9 +78,9 @@ async def serve_metrics(metrics: DaemonMetrics, settings: MetricsConfig) -> NoRe
 
 
 def _scrape_handler(metrics: DaemonMetrics) -> Callable[[web.Request], Awaitable[web.Response]]:
-    rendering = asyncio.Lock()  # one scrape's readings at a time
+    from aiohttp import hdrs, web  # loaded already by `serve_metrics`, which calls this
 
-    from aiohttp import hdrs, web
+    rendering = asyncio.Lock()  # one scrape's readings at a time
 
     async def scrape(request: web.Request) -> web.Response:
         # The Prometheus text format, or OpenMetrics when the scraper asks for it.
