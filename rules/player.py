@@ -303,6 +303,14 @@ class SimulatedRound:
             return self._play(round_view)
         return self._initial_card(round_view) if stage in ("betting", "dealing") else self._deal()
 
+    def take_window(self) -> list[PlaceWager]:
+        """The wagers of the window just opened that `next_event` has not returned yet, taken:
+        for a console that sends them with the window's "No more bets" (the layout). The
+        next event is then that close."""
+        pending = [event for event in reversed(self._pending) if isinstance(event, PlaceWager)]
+        self._pending = []
+        return pending
+
     def _initial_card(self, round_view: Mapping[str, Any]) -> TableEvent:
         event = self._window_wager(round_view)
         if event is not None:

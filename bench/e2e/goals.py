@@ -127,7 +127,7 @@ def verdict(ratio: float, goal: float, result: RunResult) -> str:
 async def latency_goals(args: argparse.Namespace, wanted: Sequence[int]) -> list[GoalLine]:
     floor = Floor(
         shoes=args.shoes, pace=args.pace, seconds=args.seconds, seed=args.seed,
-        contract=args.contract, transport="tcp" if args.tcp else "pty",
+        contract=args.contract, layout=not args.one_by_one, transport="tcp" if args.tcp else "pty",
     )  # fmt: skip
     lines = []
     if 1 in wanted or 3 in wanted:
@@ -180,7 +180,8 @@ def cpu_goal(full: RunResult) -> GoalLine:
 async def floor_goal(args: argparse.Namespace) -> GoalLine:
     floor = Floor(
         shoes=FLOOR_SHOES, pace=1.0, seconds=args.floor_seconds, transport="tcp",
-        baselines=(), seed=args.seed, contract=args.contract, games=(Game.TRIPLE_ATTACK,),
+        baselines=(), seed=args.seed, contract=args.contract, layout=not args.one_by_one,
+        games=(Game.TRIPLE_ATTACK,),
     )  # fmt: skip
     many = await measure(floor)
     one = await measure(replace(floor, shoes=1, seconds=args.single_seconds))
@@ -203,7 +204,7 @@ async def ceiling_goal(args: argparse.Namespace) -> tuple[GoalLine, float | None
     """The highest rate over 32 shoes with p99 under 50 ms; returns it too (for goal 7)."""
     floor = Floor(
         shoes=CEILING_SHOES, seconds=args.step_seconds, baselines=(), seed=args.seed,
-        contract=args.contract, transport="tcp" if args.tcp else "pty",
+        contract=args.contract, layout=not args.one_by_one, transport="tcp" if args.tcp else "pty",
     )  # fmt: skip
     results: dict[float, RunResult] = {}
 
@@ -251,6 +252,7 @@ async def sustained_goal(args: argparse.Namespace) -> GoalLine:
     floor = Floor(
         shoes=args.sustained_tables, pace=args.sustained_pace, seconds=args.sustained_seconds,
         transport="tcp", baselines=("bare",), seed=args.seed, contract=args.contract,
+        layout=not args.one_by_one,
         warm_rounds=args.warm_rounds,
     )  # fmt: skip
     record = args.record
@@ -306,7 +308,7 @@ async def sustained_goal(args: argparse.Namespace) -> GoalLine:
 async def memory_goal(args: argparse.Namespace, rate: float) -> GoalLine:
     floor = Floor(
         shoes=CEILING_SHOES, pace=rate / CEILING_SHOES, cards=args.long_cards, baselines=(),
-        seed=args.seed, contract=args.contract, drain=120.0,
+        seed=args.seed, contract=args.contract, layout=not args.one_by_one, drain=120.0,
         transport="tcp" if args.tcp else "pty",
     )  # fmt: skip
     result = await measure(floor)

@@ -4,8 +4,10 @@ Built before it is played, and played without waiting for the daemon. Each table
 come from the basic-strategy player (`rules.player.Dealer`, wagers from the console
 simulator's `daemon.simulator.wager_plan`) on its own seeded shoe, so every event is one the
 rules accept in that order. The events become steps: a `CardStep` for each card the shoe
-deals (with the new shoe before it, if there was one) and a `RequestStep` for each wager or
-action, as the dealer console sends it (`daemon.wire.console.console_request`). The same events
+deals (with the new shoe before it, if there was one) and a `RequestStep` for each request
+the dealer console sends (`daemon.wire.console`): each window's wagers with its "No more bets"
+in one request (the layout), and each decision; with `layout=False`, each wager its own
+request, as consoles sent them before the layout was a request. The same events
 run, one at a time, through a second engine: that is a replay, and it says which settlements
 each step decides (`Step.settles`), so the benchmark knows every settlement that must come out
 and which card or request decided it.
@@ -33,9 +35,9 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from daemon.round_log import round_log
 from daemon.simulator import wager_plan
-from daemon.wire.console import console_request
+from daemon.wire.console import console_request, layout_request
 from rules.engine import TableEngine
-from rules.events import DealCard, Shuffle, event_to_mapping
+from rules.events import CloseBetting, DealCard, PlaceWager, Shuffle, event_to_mapping
 from rules.outputs import Settlement
 from rules.player import Dealer
 
@@ -93,7 +95,9 @@ Step = CardStep | RequestStep
 class TableLoad:
     """One table's endless rounds, as timed steps; `steps()` plays them out lazily."""
 
-    def __init__(self, config: TableConfig, seed: int, *, pace: float, phase: float) -> None:
+    def __init__(
+        self, config: TableConfig, seed: int, *, pace: float, phase: float, layout: bool = True
+    ) -> None:
         if pace <= 0:
             raise ValueError(f"pace: cards a second above 0, not {pace}")
         self.config = config
@@ -105,27 +109,43 @@ class TableLoad:
         self._replay = TableEngine(config)  # the auditor's engine: one event at a time
         self._cards = 0
         self._requests = 0
+        # The console sends a window's wagers with its "No more bets" (one request), or each
+        # wager as its own request before it (`layout=False`).
+        self.layout = layout
 
     def steps(self) -> Iterator[Step]:
         """Every step in order, round after round, for as long as the caller takes them."""
         shuffled = False
         while True:
             played = self._dealer.play(wager_plan(self.config, self._rng, BONUS_ODDS))
+            layout: list[PlaceWager] = []
             for event in played.events:
                 if isinstance(event, Shuffle):
                     shuffled = True  # the shoe says so with its next card
                     continue
-                yield self._step(event, shuffled=shuffled)
+                if self.layout and isinstance(event, PlaceWager):
+                    layout.append(event)  # sent with the window's "No more bets"
+                    continue
+                if layout and isinstance(event, CloseBetting):
+                    yield self._step([*layout, event], layout_request(layout))
+                    layout = []
+                    continue
+                for wager in layout:  # no close followed them: each its own request
+                    yield self._step([wager])
+                layout = []
+                yield self._step([Shuffle(), event] if shuffled else [event])
                 shuffled = False
 
-    def _step(self, event: TableEvent, *, shuffled: bool) -> Step:
-        events: list[TableEvent] = [Shuffle(), event] if shuffled else [event]
+    def _step(
+        self, events: list[TableEvent], request: tuple[str, dict[str, Any]] | None = None
+    ) -> Step:
         settles = [
             output.to_mapping()
             for applied in events
             for output in self._replay.apply(applied)
             if isinstance(output, Settlement)
         ]
+        event, shuffled = events[-1], isinstance(events[0], Shuffle)
         if isinstance(event, DealCard):
             self._cards += 1
             return CardStep(
@@ -133,7 +153,7 @@ class TableLoad:
                 event.burned, shuffled, events, settles,
             )  # fmt: skip
         self._requests += 1
-        command, body = console_request(event)
+        command, body = request or console_request(event)
         transaction = f"{self.table}-{self._requests}"
         at = self._card_time(self._cards) + REQUEST_POSITION / self.pace
         return RequestStep(

@@ -142,6 +142,9 @@ class Floor:
     # The console contract the daemon publishes under: 4, one message an input, is the one
     # the goals' messages per card are measured under (docs/performance.md).
     contract: int = ROUND_CONTRACT
+    # Each window's wagers with its "No more bets" (one request), as the goals measure; False:
+    # each wager its own request (docs/performance.md, "The layout: one request a window").
+    layout: bool = True
     # Rounds each table's journal holds before the daemon starts (bench/e2e/warm.py): its
     # windows of latest rounds full, as on a floor that has been dealing; 0: a cold start.
     warm_rounds: int = 0
@@ -157,6 +160,7 @@ class Floor:
         return (
             f"{self.shoes} shoes x {self.pace:g} cards/s = {self.rate:g} cards/s over "
             f"{self.transport}, {limit}, journal sync: {sync}, console contract {self.contract}"
+            f"{'' if self.layout else ', each wager its own request'}"
             f"{warm}"
         )
 
@@ -386,7 +390,7 @@ class OpenLoopRun:
         self.mappings = [table_mapping(game, table) for game, table in tables]
         self.lanes = [
             Lane(i, TableLoad(config, floor.seed * 1000 + i, pace=floor.pace,
-                              phase=i / (floor.shoes * floor.pace)))
+                              phase=i / (floor.shoes * floor.pace), layout=floor.layout))
             for i, config in enumerate(self.configs)
         ]  # fmt: skip
         self.watch = {config.table_id: TableWatch() for config in self.configs}
@@ -919,6 +923,11 @@ def add_contract_argument(parser: argparse.ArgumentParser) -> None:
         "--contract", type=int, choices=CONTRACTS, default=ROUND_CONTRACT,
         help="the console contract the daemon publishes under (mqtt.contract; default 4)",
     )  # fmt: skip
+    parser.add_argument(
+        "--one-by-one", action="store_true",
+        help="the consoles send each wager as its own request, not the window's layout with "
+        "its close_betting",
+    )  # fmt: skip
 
 
 def add_floor_arguments(parser: argparse.ArgumentParser) -> None:
@@ -957,7 +966,7 @@ async def main() -> int:
         shoes=args.shoes, pace=args.pace, seconds=args.seconds, cards=args.cards,
         transport="tcp" if args.tcp else "pty", sync=args.sync,
         baselines=tuple(args.baselines), seed=args.seed, warmup=args.warmup, drain=args.drain,
-        contract=args.contract, warm_rounds=args.warm_rounds,
+        contract=args.contract, layout=not args.one_by_one, warm_rounds=args.warm_rounds,
     )  # fmt: skip
     print(f"machine: {machine()}", flush=True)
     profiling = None

@@ -30,9 +30,9 @@ from daemon.simulator.sight import (
     held,
     response_to,
 )
-from daemon.wire.console import console_request
+from daemon.wire.console import console_request, layout_request
 from rules.cards import Card
-from rules.events import DealCard, VoidRound
+from rules.events import DealCard, PlaceWager, VoidRound
 from rules.games import GAMES
 from rules.player import SimulatedRound
 
@@ -92,6 +92,13 @@ def wager_plan(
     return plan
 
 
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """A window's wagers and its "No more bets", sent as one request."""
+
+    wagers: tuple[PlaceWager, ...]
+
+
 @dataclass
 class ConsoleSimulator:
     """The dealer and players of one table, over MQTT (`sight`) and the emulated shoe.
@@ -106,6 +113,9 @@ class ConsoleSimulator:
     rng: random.Random
     step_delay: float = 0.0
     bonus_odds: float = BONUS_ODDS
+    # Each window's wagers sent with its "No more bets" in one request (the layout,
+    # docs/mqtt.md), rather than each wager as its own request first.
+    layout: bool = False
     view: dict[str, Any] = field(default_factory=lambda: {"round": None})
     rounds: int = 0
     steps: int = 0
@@ -140,6 +150,10 @@ class ConsoleSimulator:
             steps += 1
             if steps > MAX_STEPS:  # a round that cannot end (cards refused): the dealer voids it
                 event = VoidRound("the round could not be finished")
+            if self.layout and isinstance(event, PlaceWager):
+                # The window's other wagers are due next, then its close: all in one request.
+                await self.step(Layout((event, *simulated.take_window())), disturb())
+                continue
             await self.step(event, disturb())
             if isinstance(event, VoidRound):
                 break
@@ -151,7 +165,9 @@ class ConsoleSimulator:
             await self.step(BURN, disturb())
 
     async def step(
-        self, event: TableEvent | Literal["shuffle"], disturbance: Disturbance | None = None
+        self,
+        event: TableEvent | Layout | Literal["shuffle"],
+        disturbance: Disturbance | None = None,
     ) -> None:
         """Do one thing at the table and wait for the daemon's answer; with a disturbance,
         do it half-way and then ask the daemon where things stand."""
@@ -165,7 +181,11 @@ class ConsoleSimulator:
         elif isinstance(event, DealCard):
             await self._shoe().next_card()
         else:
-            command, body = console_request(event)
+            command, body = (
+                layout_request(event.wagers)
+                if isinstance(event, Layout)
+                else console_request(event)
+            )
             answered = response_to(await self.request(command, body))
         if disturbance is not None:
             await disturbance()

@@ -12,8 +12,9 @@ from daemon.table.redelivery import Answered
 from daemon.wire.requests import RequestError, no_fields, parse_request, refusal, response_body
 from daemon.wire.topics import COMMANDS
 from rules.cards import Card
+from rules.engine_state import copy_engine
 from rules.errors import CardParseError, EventError, MalformedEvent
-from rules.events import DealCard, PlaceWager, Shuffle, event_from_mapping
+from rules.events import CloseBetting, DealCard, PlaceWager, Shuffle, event_from_mapping
 
 if TYPE_CHECKING:
     from daemon.wire.envelope import Outbound
@@ -84,7 +85,7 @@ class ConsoleRequests(CustodyFlow):
         body = response_body(command, transaction, self.node, refusal(RequestError(code, message)))
         return [self.envelopes.seal_unsequenced(self.topics.response(self.table_id, command), body)]
 
-    def _request(  # noqa: C901, PLR0911 - a dispatch, one return per command
+    def _request(  # noqa: PLR0911 - a dispatch, one return per command
         self, command: str, request: Request, *, outbox_full: bool
     ) -> tuple[dict[str, Any], list[Outbound]]:
         if command == "status":
@@ -102,18 +103,16 @@ class ConsoleRequests(CustodyFlow):
         if command == "void" and not self.engine.round_open and self.custody.holding:
             dropped = self.custody.cards_held
             return {"dropped": dropped}, self._drop_held("voided before any round was open")
-        if command == "wager" and not self.engine.round_open and outbox_full:
+        opens = command == "wager" or (command == "close_betting" and "wagers" in request.fields)
+        if opens and not self.engine.round_open and outbox_full:
             raise RequestError(
                 "outbox_full",
                 "the broker has been away too long: no new round until its messages are "
                 "delivered (nothing is lost; they wait on disk)",
             )
         if command in _ENGINE_COMMANDS:
-            try:
-                event = event_from_mapping({"type": command, **request.fields})
-            except MalformedEvent as exc:
-                raise RequestError("malformed_request", exc.message) from None
-            out = self._engine_request(event, request.seen)
+            events = _events(command, request.fields)
+            out = self._engine_request(events, request.seen)
             if command == "void":  # the held cards belonged to the round just voided
                 return {}, [*out, *self._drop_held("their round was voided")]
             return {}, [*out, *self._release()]
@@ -122,12 +121,13 @@ class ConsoleRequests(CustodyFlow):
             f"unknown command {command!r}; commands: {', '.join(COMMANDS)}",
         )
 
-    def _engine_request(self, event: TableEvent, seen: int | None) -> list[Outbound]:
-        """A rules event the console asked for; one that may have crossed a card on its way
-        is tried where it may have been meant first (daemon.table.crossing)."""
+    def _engine_request(self, events: list[TableEvent], seen: int | None) -> list[Outbound]:
+        """The rules events the console asked for in one request; one that may have crossed
+        a card on its way is tried where it may have been meant first (daemon.table.crossing).
+        A layout's events are judged together before any is applied: all or none."""
         at = self.history.crossed(seen)
         if at < len(self.history.steps):
-            placement = self.history.place(self.config, event, at)
+            placement = self.history.place(self.config, events, at)
             if placement.conflict:
                 message = (
                     f"this request was sent before the console saw {placement.crossed} "
@@ -136,7 +136,23 @@ class ConsoleRequests(CustodyFlow):
                 )
                 doubt = self._doubt("crossed_request", message, always=True)
                 raise _Crossed(message + ": it is not applied", doubt)
-        return self._apply_or_refuse(event, seen)
+        if len(events) > 1:
+            self._judge_together(events)
+        out: list[Outbound] = []
+        for event in events:
+            out += self._apply_or_refuse(event, seen)
+        return out
+
+    def _judge_together(self, events: list[TableEvent]) -> None:
+        """A layout tried on a copy of the table first, so that a wager refused half way
+        leaves none of the others applied (a refused request changes nothing)."""
+        trial = copy_engine(self.engine)
+        for index, event in enumerate(events):
+            try:
+                trial.apply(event)
+            except EventError as exc:
+                where = f"wagers[{index}]: " if isinstance(event, PlaceWager) else ""
+                raise RequestError(exc.code, where + exc.message) from None
 
     def _shuffle_asked(self, seen: int | None) -> list[Outbound]:
         """A new shoe the console announces. Cards the table holds between rounds may have
@@ -242,3 +258,43 @@ class ConsoleRequests(CustodyFlow):
             "the dealer may have dealt cards no one heard",
             always=True,
         )
+
+
+def _events(command: str, fields: dict[str, Any]) -> list[TableEvent]:
+    """The rules events a request asks for: its own, or for a "No more bets" that carries
+    the layout (`wagers`), each of the window's wagers and then the close (docs/mqtt.md)."""
+    if command != "close_betting" or "wagers" not in fields:
+        try:
+            return [event_from_mapping({"type": command, **fields})]
+        except MalformedEvent as exc:
+            raise RequestError("malformed_request", exc.message) from None
+    layout = fields.pop("wagers")
+    if fields:
+        raise RequestError("malformed_request", f"{min(fields)}: close_betting takes only wagers")
+    if not isinstance(layout, list) or not layout:
+        raise RequestError(
+            "malformed_request",
+            'wagers: a list of the window\'s wagers, each {"seat", "kind", "amount"}; '
+            "at least one, or leave wagers out",
+        )
+    wagers: list[TableEvent] = []
+    named: set[tuple[int, str]] = set()
+    for index, item in enumerate(layout):
+        if not isinstance(item, dict) or "type" in item:
+            raise RequestError(
+                "malformed_request", f'wagers[{index}]: an object {{"seat", "kind", "amount"}}'
+            )
+        try:
+            wager = event_from_mapping({"type": "wager", **item})
+        except MalformedEvent as exc:
+            raise RequestError("malformed_request", f"wagers[{index}]: {exc.message}") from None
+        assert isinstance(wager, PlaceWager)
+        if (wager.seat, wager.kind.value) in named:
+            raise RequestError(
+                "malformed_request",
+                f"wagers[{index}]: seat {wager.seat} {wager.kind.value} is named twice; a "
+                "layout names each wager once",
+            )
+        named.add((wager.seat, wager.kind.value))
+        wagers.append(wager)
+    return [*wagers, CloseBetting()]

@@ -30,7 +30,7 @@ from rules.errors import EventError
 from rules.events import event_from_mapping, event_to_mapping
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from rules.config import TableConfig
     from rules.engine import TableEngine
@@ -102,15 +102,17 @@ class RoundHistory:
             place -= 1
         return place
 
-    def place(self, config: TableConfig, event: TableEvent, at: int) -> Placement:
-        """Try `event` at index `at` of the round (< len(steps)) on a copy of it."""
+    def place(self, config: TableConfig, events: Sequence[TableEvent], at: int) -> Placement:
+        """Try `events` (one request's: a layout's wagers and its "No more bets" go together)
+        at index `at` of the round (< len(steps)) on a copy of it."""
         assert self.base is not None
         after = self.steps[at:]
         engine = restore_engine(config, self.base)
         for step in self.steps[:at]:
             engine.apply(step.event)
         try:
-            engine.apply(event)
+            for event in events:
+                engine.apply(event)
         except EventError:
             return Placement(len(after))
         for step in after:

@@ -8,11 +8,16 @@ benchmarks all send their wagers and actions through this one mapping.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rules.events import DealCard, TableEvent, event_to_mapping
 
-__all__ = ["console_request"]
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from rules.events import PlaceWager
+
+__all__ = ["console_request", "layout_request"]
 
 
 def console_request(event: TableEvent) -> tuple[str, dict[str, Any]]:
@@ -27,3 +32,14 @@ def console_request(event: TableEvent) -> tuple[str, dict[str, Any]]:
     command = body.pop("type")
     assert isinstance(command, str)
     return command, body
+
+
+def layout_request(wagers: Sequence[PlaceWager]) -> tuple[str, dict[str, Any]]:
+    """The command and JSON body of a "No more bets" that carries the layout: the window's
+    wagers as the dealer keyed them, placed and closed in one request, all or none."""
+    layout = []
+    for wager in wagers:
+        body = event_to_mapping(wager)
+        del body["type"]
+        layout.append(body)
+    return "close_betting", {"wagers": layout}

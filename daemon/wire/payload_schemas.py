@@ -191,7 +191,20 @@ REQUESTS: dict[str, dict[str, Any]] = {
         {"seat": SEAT, "kind": {"enum": [k.value for k in WagerKind]}, "amount": AMOUNT}
     ),
     "withdraw": _request({"seat": SEAT, "kind": {"enum": [k.value for k in WagerKind]}}),
-    "close_betting": _request({}),
+    "close_betting": _request(
+        {},
+        {
+            "wagers": {
+                "type": "array",
+                "minItems": 1,
+                "items": object_schema(
+                    {"seat": SEAT, "kind": {"enum": [k.value for k in WagerKind]}, "amount": AMOUNT}
+                ),
+                "description": "the layout: the window's wagers, made with its close in one "
+                "request, all or none; each seat and kind once",
+            }
+        },
+    ),
     "action": _request(
         {"seat": SEAT, "action": {"enum": [a.value for a in Action]}}, {"hand": INT}
     ),

@@ -4,6 +4,7 @@ request between the card before it and the card after it, and settlements a repl
 from __future__ import annotations
 
 import itertools
+import json
 from typing import TYPE_CHECKING
 
 import pytest
@@ -12,6 +13,7 @@ from bench.e2e.harness import table_mapping
 from bench.e2e.load import CardStep, RequestStep, RoundLogWriter, TableLoad
 from daemon.round_log import replay
 from rules.config import TableConfig
+from rules.events import event_to_mapping
 from rules.games import Game
 
 if TYPE_CHECKING:
@@ -65,17 +67,49 @@ def test_each_request_goes_out_half_way_between_the_card_before_it_and_the_card_
 
 def test_triple_attack_wagers_go_out_in_the_middle_of_the_deal() -> None:
     """The second and third attack windows open after cards of the deal (13:69F-36.5(f)):
-    the timetable must send them between the cards that open and close them."""
+    the timetable must send their layouts between the cards that open and close them."""
     played = steps(Game.TRIPLE_ATTACK, 300)
-    late_wagers = [
+    late_layouts = [
         step
         for step in played
         if isinstance(step, RequestStep)
-        and step.command == "wager"
-        and step.body["kind"] in {"second_attack", "third_attack"}
+        and step.command == "close_betting"
+        and any(w["kind"] in {"second_attack", "third_attack"} for w in step.body["wagers"])
     ]
-    assert late_wagers
-    assert all(step.cards_before > 0 for step in late_wagers)
+    assert late_layouts
+    assert all(step.cards_before > 0 for step in late_layouts)
+
+
+@pytest.mark.parametrize("game", list(Game))
+def test_the_layout_only_groups_what_the_console_sends_one_by_one(game: Game) -> None:
+    """Each window's wagers go with its close in one request, or each on its own before it:
+    the same events, in the same order, deciding the same settlements, at the same cards."""
+    config = TableConfig.from_mapping(table_mapping(game, "t-1"))
+    both = [
+        list(itertools.islice(TableLoad(config, 7, pace=4.0, phase=0.1, layout=g).steps(), 900))
+        for g in (True, False)
+    ]
+    layout, one_by_one = both
+    for played in both:
+        assert any(isinstance(s, RequestStep) and s.command == "close_betting" for s in played)
+    assert not [s for s in layout if isinstance(s, RequestStep) and s.command == "wager"]
+    assert [s for s in one_by_one if isinstance(s, RequestStep) and s.command == "wager"]
+    assert all("wagers" not in s.body for s in one_by_one if isinstance(s, RequestStep))
+
+    def flat(played: list[Step]) -> list[tuple[str, int]]:
+        return [
+            (json.dumps(event_to_mapping(event)), step.cards_before)
+            for step in played
+            if isinstance(step, RequestStep)
+            for event in step.events
+        ]
+
+    grouped, separate = flat(layout), flat(one_by_one)
+    common = min(len(grouped), len(separate)) - 12  # both cut off mid-round; compare before
+    assert grouped[:common] == separate[:common]
+    dealt = [[(s.card, s.burned, s.settles) for s in p if isinstance(s, CardStep)] for p in both]
+    shorter = min(len(cards) for cards in dealt)
+    assert dealt[0][:shorter] == dealt[1][:shorter]
 
 
 def test_each_request_carries_its_own_transaction() -> None:

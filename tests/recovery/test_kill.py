@@ -41,6 +41,9 @@ MAX_KILLS = 12
 ROUNDS = 4  # ... over at least this many rounds
 MAX_ROUNDS = 10
 KILL_CHANCE = 0.12  # of a step
+# Of a round: its wagers go with their windows' "No more bets" (the layout), so a kill also
+# falls between a layout's journaling and its answer.
+LAYOUT_CHANCE = 0.5
 
 
 @pytest.mark.timeout(90)
@@ -54,6 +57,7 @@ async def test_sigkill_at_random_moments_loses_and_changes_no_settlement(
     # The review list of each round open across a restart: before the kill, after it.
     restarted_open: list[tuple[list[str], list[str]]] = []
     unheard = 0  # cards dealt while the daemon was dead
+    layouts = 0  # rounds whose wagers went with their windows' close
     async with (
         EmulatedShoe(shoe_settings) as shoe,
         recovery_run(tmp_path, mosquitto, rng, shoe=shoe) as run,
@@ -79,27 +83,34 @@ async def test_sigkill_at_random_moments_loses_and_changes_no_settlement(
 
         await run.begin()
         while dealer.rounds < MAX_ROUNDS and (dealer.rounds < ROUNDS or daemon.kills < KILLS):
+            dealer.layout = rng.random() < LAYOUT_CHANCE
+            layouts += dealer.layout
             await dealer.play_round(disturb)
         assert await run.finish() == 0, daemon.tail()
+    assert 0 < layouts < dealer.rounds, "one way of wagering only: choose another seed"
     replay = run.replay()
     verdict = verify(run.collector.messages, replay)
     assert verdict.ok, verdict.explain()
     assert daemon.kills >= KILLS
     assert verdict.expected > 0
     assert replay.restarted_rounds, "no kill fell inside a round: choose another seed"
-    # A round open across a restart goes on with no new flag: nothing was lost meanwhile. (A
-    # card dealt while the daemon was dead between rounds did come before the next round's
-    # wagers: `card_before_round` on that round is the truth, and it stays on it.)
-    assert restarted_open
-    flagged = [(before, after) for before, after in restarted_open if after != before]
-    assert not flagged, flagged
+    _no_new_flag(restarted_open)
     assert unheard > 0, "no card was dealt while the daemon was dead: choose another seed"
     # The retained snapshot a display gets on connecting is the replay's last one.
     retained = await run.retained_snapshot()
     assert content(retained) == content(replay.snapshot)
     # The figures of this run, shown by `pytest -rP` (or on a failure).
-    figures = (
+    sys.stdout.write(
         f"kills={daemon.kills} rounds={replay.rounds} settlements={verdict.expected} "
-        f"duplicated={verdict.duplicated} unheard_cards={unheard} resyncs={dealer.resyncs}"
+        f"duplicated={verdict.duplicated} unheard_cards={unheard} resyncs={dealer.resyncs} "
+        f"layouts={layouts}\n"
     )
-    sys.stdout.write(figures + "\n")
+
+
+def _no_new_flag(restarted_open: list[tuple[list[str], list[str]]]) -> None:
+    """A round open across a restart goes on with no new flag: nothing was lost meanwhile. (A
+    card dealt while the daemon was dead between rounds did come before the next round's
+    wagers: `card_before_round` on that round is the truth, and it stays on it.)"""
+    assert restarted_open
+    flagged = [(before, after) for before, after in restarted_open if after != before]
+    assert not flagged, flagged

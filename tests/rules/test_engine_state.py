@@ -17,7 +17,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rules.engine import TableEngine
-from rules.engine_state import STATE_VERSION, StateError, engine_state, restore_engine
+from rules.engine_state import (
+    STATE_VERSION,
+    StateError,
+    copy_engine,
+    engine_state,
+    restore_engine,
+)
 from rules.games import GAMES, Game
 from rules.player import Dealer
 from tests.rules.tables import make_config
@@ -64,6 +70,34 @@ def test_an_engine_restored_from_its_state_goes_on_exactly_as_the_original(
         assert [o.to_mapping() for o in restored.apply(event)] == expected
         assert restored.public_view() == original.public_view()
     assert engine_state(restored) == engine_state(original)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    game=st.sampled_from(list(Game)),
+    seed=st.integers(0, 2**32),
+    rounds=st.integers(1, 6),
+    cut=st.floats(0, 1),
+)
+def test_a_copy_goes_on_exactly_as_the_original_and_shares_nothing_it_changes(
+    game: Game, seed: int, rounds: int, cut: float
+) -> None:
+    """The copy a layout is judged on (daemon: "No more bets" with its wagers): the rest of
+    the deal played on the copy leaves the original as it was, and played on the original
+    then makes what it made on the copy."""
+    events = _played(game, seed, rounds)
+    config = make_config(game.value)
+    original = TableEngine(config)
+    split = int(cut * len(events))
+    for event in events[:split]:
+        original.apply(event)
+    before = engine_state(original)
+    copy = copy_engine(original)
+    assert engine_state(copy) == before
+    made = [[o.to_mapping() for o in copy.apply(event)] for event in events[split:]]
+    assert engine_state(original) == before
+    assert [[o.to_mapping() for o in original.apply(event)] for event in events[split:]] == made
+    assert engine_state(original) == engine_state(copy)
 
 
 def test_a_state_of_another_version_or_shape_is_refused_with_a_reason() -> None:
