@@ -7,7 +7,8 @@ table, that engine is the oracle the table service is held against (its settleme
 truth's). It knows nothing of the daemon, its two streams or their delays.
 
 Each event becomes a `Step` the dealer makes: a tap on the console (a request), a card out of
-the shoe, or a new shoe (a frame of a shoe that says so, a tap on one that does not).
+the shoe, or a new shoe (a frame of a shoe that says so, a tap on one that does not); in half
+the rounds a window's wagers and its "No more bets" are one tap (the layout).
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from daemon.wire.console import console_request
+from daemon.wire.console import console_request, layout_request
 from rules.engine import TableEngine
-from rules.events import DealCard, Shuffle
+from rules.events import CloseBetting, DealCard, PlaceWager, Shuffle
 from rules.games import GAMES
 from rules.outputs import Settlement
 from rules.player import Dealer
@@ -111,7 +112,7 @@ class TruthTable:
         played = self.dealer.play(plan)
         round_ = self.engine.round
         assert round_ is not None, "a plan has at least one seat"
-        steps = tuple(_step(event, round_.round_id) for event in played.events)
+        steps = _steps(played.events, round_.round_id)
         settlements = tuple(o.to_mapping() for o in played.outputs if isinstance(o, Settlement))
         hole = round_.hole_card
         visible = {str(c) for seat in round_.seats.values() for h in seat.hands for c in h.cards}
@@ -124,6 +125,29 @@ class TruthTable:
             None if hole is None else str(hole),
             frozenset(visible),
         )
+
+
+def _steps(events: list[TableEvent], round_id: int) -> tuple[Step, ...]:
+    """The round's steps. In a round of an even number the dealer taps each window's wagers
+    with its "No more bets" (one request: the layout, docs/mqtt.md); in the others, each wager
+    on its own and then the close. Decided by the round's number, so the truth's seeded rounds
+    are the same either way."""
+    if round_id % 2:
+        return tuple(_step(event, round_id) for event in events)
+    steps: list[Step] = []
+    layout: list[PlaceWager] = []
+    for event in events:
+        if isinstance(event, PlaceWager):
+            layout.append(event)
+        elif layout and isinstance(event, CloseBetting):
+            command, body = layout_request(layout)
+            steps.append(Step("tap", event, round_id, command, body))
+            layout = []
+        else:
+            steps += [_step(wager, round_id) for wager in layout]
+            layout = []
+            steps.append(_step(event, round_id))
+    return (*steps, *(_step(wager, round_id) for wager in layout))
 
 
 def _step(event: TableEvent, round_id: int) -> Step:
