@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from rules.events import TableEvent
 
 
+_LAYOUT_FIELDS = frozenset({"seat", "kind", "amount"})  # each wager of a layout
 # Requests that are rules events of the same name; the other commands are answered here.
 _ENGINE_COMMANDS = frozenset({"wager", "withdraw", "close_betting", "action", "void"})
 
@@ -145,9 +146,14 @@ class ConsoleRequests(CustodyFlow):
 
     def _judge_together(self, events: list[TableEvent]) -> None:
         """A layout tried on a copy of the table first, so that a wager refused half way
-        leaves none of the others applied (a refused request changes nothing)."""
+        leaves none of the others applied (a refused request changes nothing). With a round
+        open and no window (a layout sent again after its answer was lost, its window closed
+        by the first), the close is judged first: refused as `close_betting` alone is, not as
+        a refused wager the pit would be told of."""
         trial = copy_engine(self.engine)
-        for index, event in enumerate(events):
+        round_ = trial.round
+        shut = trial.round_open and round_ is not None and not round_.betting_open
+        for index, event in enumerate(events[-1:] if shut else events):
             try:
                 trial.apply(event)
             except EventError as exc:
@@ -263,14 +269,16 @@ class ConsoleRequests(CustodyFlow):
 def _events(command: str, fields: dict[str, Any]) -> list[TableEvent]:
     """The rules events a request asks for: its own, or for a "No more bets" that carries
     the layout (`wagers`), each of the window's wagers and then the close (docs/mqtt.md)."""
+    if command == "close_betting" and set(fields) - {"wagers"}:
+        raise RequestError(
+            "malformed_request", f"{min(set(fields) - {'wagers'})}: close_betting takes only wagers"
+        )
     if command != "close_betting" or "wagers" not in fields:
         try:
             return [event_from_mapping({"type": command, **fields})]
         except MalformedEvent as exc:
             raise RequestError("malformed_request", exc.message) from None
     layout = fields.pop("wagers")
-    if fields:
-        raise RequestError("malformed_request", f"{min(fields)}: close_betting takes only wagers")
     if not isinstance(layout, list) or not layout:
         raise RequestError(
             "malformed_request",
@@ -280,9 +288,15 @@ def _events(command: str, fields: dict[str, Any]) -> list[TableEvent]:
     wagers: list[TableEvent] = []
     named: set[tuple[int, str]] = set()
     for index, item in enumerate(layout):
-        if not isinstance(item, dict) or "type" in item:
+        if not isinstance(item, dict):
             raise RequestError(
                 "malformed_request", f'wagers[{index}]: an object {{"seat", "kind", "amount"}}'
+            )
+        if extra := set(item) - _LAYOUT_FIELDS:
+            raise RequestError(
+                "malformed_request",
+                f"wagers[{index}]: {min(extra)}: not a field of a layout's wager; its fields: "
+                "seat, kind, amount",
             )
         try:
             wager = event_from_mapping({"type": "wager", **item})

@@ -197,9 +197,16 @@ REQUESTS: dict[str, dict[str, Any]] = {
             "wagers": {
                 "type": "array",
                 "minItems": 1,
-                "items": object_schema(
-                    {"seat": SEAT, "kind": {"enum": [k.value for k in WagerKind]}, "amount": AMOUNT}
-                ),
+                "items": {
+                    **object_schema(
+                        {
+                            "seat": SEAT,
+                            "kind": {"enum": [k.value for k in WagerKind]},
+                            "amount": AMOUNT,
+                        }
+                    ),
+                    "additionalProperties": False,
+                },
                 "description": "the layout: the window's wagers, made with its close in one "
                 "request, all or none; each seat and kind once",
             }

@@ -132,9 +132,12 @@ def test_the_layout_publishes_what_the_wagers_one_by_one_publish() -> None:
         ([], "wagers: a list"),
         ({"seat": 1}, "wagers: a list"),
         (["1 blackjack 25"], "wagers[0]: an object"),
-        ([{"seat": 1, "kind": "blackjack", "amount": "25", "type": "withdraw"}], "wagers[0]"),
+        (
+            [{"seat": 1, "kind": "blackjack", "amount": "25", "type": "withdraw"}],
+            "wagers[0]: type: not a field of a layout's wager; its fields: seat, kind, amount",
+        ),
         ([{"seat": 1, "kind": "blackjack"}], "wagers[0]: amount"),
-        ([{"seat": 1, "kind": "blackjack", "amount": "25", "hand": 1}], "wagers[0]"),
+        ([{"seat": 1, "kind": "blackjack", "amount": "25", "hand": 1}], "wagers[0]: hand: not"),
         (
             [
                 {"seat": 1, "kind": "blackjack", "amount": "25"},
@@ -238,3 +241,39 @@ def test_a_layout_that_crossed_the_card_opening_its_window_is_taken_where_it_arr
     assert service.custody.doubt is None
     assert "notice" not in [body["type"] for body in _said(out)]
     assert _seats(service) == [1, 2]
+
+
+@pytest.mark.parametrize("wagers", [None, [{"seat": 1, "kind": "blackjack", "amount": "25"}]])
+def test_a_close_with_a_field_besides_wagers_is_refused_alike(wagers: object) -> None:
+    body = {"fold": 1} if wagers is None else {"fold": 1, "wagers": wagers}
+    out = make_service().on_request("close_betting", json.dumps(body).encode())
+    assert response(out)["error"] == {
+        "code": "malformed_request",
+        "message": "fold: close_betting takes only wagers",
+    }
+
+
+def test_a_layout_sent_again_after_its_window_closed_is_refused_as_the_close_alone_is() -> None:
+    """The console's answer was lost and it sends the layout again, with its `seen` as now
+    (the contract): the bytes differ, so it is no duplicate. The first was taken and closed
+    the window; the second is refused as a second `close_betting` is, and the pit is told of
+    no refused wager."""
+    service = make_service()
+    wagers = [{"seat": 1, "kind": "blackjack", "amount": "25"}]
+    first = request(service, "close_betting", transaction="c-1", seen=0, wagers=wagers)
+    seen = max(m.seq for m in first)
+    before = service.engine.public_view()
+    out = request(service, "close_betting", transaction="c-1", seen=seen, wagers=wagers)
+    alone = request(make_service_closed(), "close_betting")
+    assert response(out)["error"] == response(alone)["error"]
+    assert response(out)["error"]["code"] == "round_state"
+    assert _said(out) == []
+    assert service.engine.public_view() == before
+
+
+def make_service_closed() -> TableService:
+    """A table whose round's only window was closed."""
+    service = make_service()
+    request(service, "wager", seat=2, kind="blackjack", amount="10")
+    request(service, "close_betting")
+    return service
