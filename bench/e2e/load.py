@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from daemon.round_log import round_log
 from daemon.simulator import wager_plan
-from daemon.wire.console import console_request, layout_request
+from daemon.wire.console import Layout, console_request, layout_request, with_layouts
 from rules.engine import TableEngine
-from rules.events import CloseBetting, DealCard, PlaceWager, Shuffle, event_to_mapping
+from rules.events import DealCard, Shuffle, event_to_mapping
 from rules.outputs import Settlement
 from rules.player import Dealer
 
@@ -118,23 +118,15 @@ class TableLoad:
         shuffled = False
         while True:
             played = self._dealer.play(wager_plan(self.config, self._rng, BONUS_ODDS))
-            layout: list[PlaceWager] = []
-            for event in played.events:
+            events = with_layouts(played.events) if self.layout else played.events
+            for event in events:
                 if isinstance(event, Shuffle):
                     shuffled = True  # the shoe says so with its next card
-                    continue
-                if self.layout and isinstance(event, PlaceWager):
-                    layout.append(event)  # sent with the window's "No more bets"
-                    continue
-                if layout and isinstance(event, CloseBetting):
-                    yield self._step([*layout, event], layout_request(layout))
-                    layout = []
-                    continue
-                for wager in layout:  # no close followed them: each its own request
-                    yield self._step([wager])
-                layout = []
-                yield self._step([Shuffle(), event] if shuffled else [event])
-                shuffled = False
+                elif isinstance(event, Layout):
+                    yield self._step(event.events, layout_request(event.wagers))
+                else:
+                    yield self._step([Shuffle(), event] if shuffled else [event])
+                    shuffled = False
 
     def _step(
         self, events: list[TableEvent], request: tuple[str, dict[str, Any]] | None = None

@@ -30,7 +30,7 @@ from daemon.simulator.sight import (
     held,
     response_to,
 )
-from daemon.wire.console import console_request, layout_request
+from daemon.wire.console import Layout, console_request, layout_request
 from rules.cards import Card
 from rules.events import DealCard, PlaceWager, VoidRound
 from rules.games import GAMES
@@ -90,13 +90,6 @@ def wager_plan(
                 wagers[rule.kind] = amount
         plan[seat] = wagers
     return plan
-
-
-@dataclass(frozen=True, slots=True)
-class Layout:
-    """A window's wagers and its "No more bets", sent as one request."""
-
-    wagers: tuple[PlaceWager, ...]
 
 
 @dataclass

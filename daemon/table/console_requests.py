@@ -269,10 +269,9 @@ class ConsoleRequests(CustodyFlow):
 def _events(command: str, fields: dict[str, Any]) -> list[TableEvent]:
     """The rules events a request asks for: its own, or for a "No more bets" that carries
     the layout (`wagers`), each of the window's wagers and then the close (docs/mqtt.md)."""
-    if command == "close_betting" and set(fields) - {"wagers"}:
-        raise RequestError(
-            "malformed_request", f"{min(set(fields) - {'wagers'})}: close_betting takes only wagers"
-        )
+    others = set(fields) - {"wagers"} if command == "close_betting" else set()
+    if others:
+        raise RequestError("malformed_request", f"{min(others)}: close_betting takes only wagers")
     if command != "close_betting" or "wagers" not in fields:
         try:
             return [event_from_mapping({"type": command, **fields})]

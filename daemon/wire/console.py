@@ -8,16 +8,27 @@ benchmarks all send their wagers and actions through this one mapping.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rules.events import DealCard, TableEvent, event_to_mapping
+from rules.events import CloseBetting, DealCard, PlaceWager, TableEvent, event_to_mapping
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Iterator, Sequence
 
-    from rules.events import PlaceWager
+__all__ = ["Layout", "console_request", "layout_request", "with_layouts"]
 
-__all__ = ["console_request", "layout_request"]
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """A window's wagers and its "No more bets", sent as one request (`layout_request`)."""
+
+    wagers: tuple[PlaceWager, ...]
+
+    @property
+    def events(self) -> list[TableEvent]:
+        """What the table makes of it: each wager in its order, then the close."""
+        return [*self.wagers, CloseBetting()]
 
 
 def console_request(event: TableEvent) -> tuple[str, dict[str, Any]]:
@@ -43,3 +54,21 @@ def layout_request(wagers: Sequence[PlaceWager]) -> tuple[str, dict[str, Any]]:
         del body["type"]
         layout.append(body)
     return "close_betting", {"wagers": layout}
+
+
+def with_layouts(events: Iterable[TableEvent]) -> Iterator[TableEvent | Layout]:
+    """`events` as a console that sends layouts sends them: each window's wagers with the
+    "No more bets" after them as one `Layout`, every other event as it is (wagers that no
+    close follows, each alone)."""
+    wagers: list[PlaceWager] = []
+    for event in events:
+        if isinstance(event, PlaceWager):
+            wagers.append(event)
+            continue
+        if wagers and isinstance(event, CloseBetting):
+            yield Layout(tuple(wagers))
+        else:
+            yield from wagers
+            yield event
+        wagers = []
+    yield from wagers

@@ -29,6 +29,7 @@ from rules.player import Dealer
 from tests.rules.tables import make_config
 
 if TYPE_CHECKING:
+    from rules.config import TableConfig
     from rules.events import TableEvent
 
 
@@ -46,26 +47,30 @@ def _played(game: Game, seed: int, rounds: int) -> list[TableEvent]:
     return events
 
 
-@settings(max_examples=30, deadline=None)
-@given(
-    game=st.sampled_from(list(Game)),
-    seed=st.integers(0, 2**32),
-    rounds=st.integers(1, 6),
-    cut=st.floats(0, 1),
-)
-def test_an_engine_restored_from_its_state_goes_on_exactly_as_the_original(
-    game: Game, seed: int, rounds: int, cut: float
-) -> None:
-    events = _played(game, seed, rounds)
+@st.composite
+def part_played(draw: st.DrawFn) -> tuple[TableConfig, TableEngine, list[TableEvent]]:
+    """A table's engine some way into its rounds (1 to 6 of them, of any game), and the
+    events that are still to come."""
+    game = draw(st.sampled_from(list(Game)))
+    events = _played(game, draw(st.integers(0, 2**32)), draw(st.integers(1, 6)))
     config = make_config(game.value)
-    original = TableEngine(config)
-    split = int(cut * len(events))
+    engine = TableEngine(config)
+    split = int(draw(st.floats(0, 1)) * len(events))
     for event in events[:split]:
-        original.apply(event)
+        engine.apply(event)
+    return config, engine, events[split:]
+
+
+@settings(max_examples=30, deadline=None)
+@given(part_played())
+def test_an_engine_restored_from_its_state_goes_on_exactly_as_the_original(
+    played: tuple[TableConfig, TableEngine, list[TableEvent]],
+) -> None:
+    config, original, rest = played
     state = json.loads(json.dumps(engine_state(original)))
     restored = restore_engine(config, state)
     assert engine_state(restored) == engine_state(original)
-    for event in events[split:]:
+    for event in rest:
         expected = [o.to_mapping() for o in original.apply(event)]
         assert [o.to_mapping() for o in restored.apply(event)] == expected
         assert restored.public_view() == original.public_view()
@@ -73,30 +78,20 @@ def test_an_engine_restored_from_its_state_goes_on_exactly_as_the_original(
 
 
 @settings(max_examples=30, deadline=None)
-@given(
-    game=st.sampled_from(list(Game)),
-    seed=st.integers(0, 2**32),
-    rounds=st.integers(1, 6),
-    cut=st.floats(0, 1),
-)
+@given(part_played())
 def test_a_copy_goes_on_exactly_as_the_original_and_shares_nothing_it_changes(
-    game: Game, seed: int, rounds: int, cut: float
+    played: tuple[TableConfig, TableEngine, list[TableEvent]],
 ) -> None:
     """The copy a layout is judged on (daemon: "No more bets" with its wagers): the rest of
     the deal played on the copy leaves the original as it was, and played on the original
     then makes what it made on the copy."""
-    events = _played(game, seed, rounds)
-    config = make_config(game.value)
-    original = TableEngine(config)
-    split = int(cut * len(events))
-    for event in events[:split]:
-        original.apply(event)
+    _config, original, rest = played
     before = engine_state(original)
     copy = copy_engine(original)
     assert engine_state(copy) == before
-    made = [[o.to_mapping() for o in copy.apply(event)] for event in events[split:]]
+    made = [[o.to_mapping() for o in copy.apply(event)] for event in rest]
     assert engine_state(original) == before
-    assert [[o.to_mapping() for o in original.apply(event)] for event in events[split:]] == made
+    assert [[o.to_mapping() for o in original.apply(event)] for event in rest] == made
     assert engine_state(original) == engine_state(copy)
 
 

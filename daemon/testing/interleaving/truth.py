@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from daemon.wire.console import console_request, layout_request
+from daemon.wire.console import Layout, console_request, layout_request, with_layouts
 from rules.engine import TableEngine
-from rules.events import CloseBetting, DealCard, PlaceWager, Shuffle
+from rules.events import CloseBetting, DealCard, Shuffle
 from rules.games import GAMES
 from rules.outputs import Settlement
 from rules.player import Dealer
@@ -132,22 +132,13 @@ def _steps(events: list[TableEvent], round_id: int) -> tuple[Step, ...]:
     with its "No more bets" (one request: the layout, docs/mqtt.md); in the others, each wager
     on its own and then the close. Decided by the round's number, so the truth's seeded rounds
     are the same either way."""
-    if round_id % 2:
-        return tuple(_step(event, round_id) for event in events)
-    steps: list[Step] = []
-    layout: list[PlaceWager] = []
-    for event in events:
-        if isinstance(event, PlaceWager):
-            layout.append(event)
-        elif layout and isinstance(event, CloseBetting):
-            command, body = layout_request(layout)
-            steps.append(Step("tap", event, round_id, command, body))
-            layout = []
-        else:
-            steps += [_step(wager, round_id) for wager in layout]
-            layout = []
-            steps.append(_step(event, round_id))
-    return (*steps, *(_step(wager, round_id) for wager in layout))
+    taps = events if round_id % 2 else with_layouts(events)
+    return tuple(
+        Step("tap", CloseBetting(), round_id, *layout_request(tap.wagers))
+        if isinstance(tap, Layout)
+        else _step(tap, round_id)
+        for tap in taps
+    )
 
 
 def _step(event: TableEvent, round_id: int) -> Step:
