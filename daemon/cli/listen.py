@@ -11,7 +11,8 @@ printed and acknowledged.
 
 `--record FILE` keeps what the shoe said, byte for byte and when, as a capture
 (docs/captures.md; none is kept when the port never opened); `--capture FILE` reads one
-instead of a shoe, as the shoe it recorded."""
+instead of a shoe, as the shoe it recorded, and stops at its end (a `Disconnected` line
+says so): every event of its last chunk printed, exit 0."""
 
 from __future__ import annotations
 
@@ -22,27 +23,30 @@ import dataclasses
 import logging
 import os
 import time
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from daemon.cli.command import Command, until_signalled, usage_error
 from daemon.cli.exit_codes import ExitCode
+from daemon.cli.listen_record import (
+    TappedTransport,
+    capture_writer,
+    drop_unopened_capture,
+    new_capture_file,
+)
 from daemon.cli.output import event_record, json_line, print_line
-from daemon.version import installed_version
-from daemon.wire.envelope import utc_timestamp
-from drivers.captures import CaptureHeader, CaptureWriter
 from drivers.errors import DriverError
 from drivers.events import CardDrawn, CardUnreadable, frame_number
 from drivers.session import HostSession
-from drivers.transports.base import Transport
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
     from typing import TextIO
 
+    from drivers.captures import CaptureWriter
     from drivers.codecs.base import Decoder
     from drivers.driver import DriverEvent
     from drivers.transports import TransportSettings
+    from drivers.transports.base import Transport
 
 
 def _add_arguments(cmd: argparse.ArgumentParser) -> None:
@@ -100,7 +104,8 @@ def listen_transport(args: argparse.Namespace) -> TransportSettings:
         raise SettingsError("only with --capture FILE", field="speed", value=args.speed)
     if args.capture is not None:
         speed = 1.0 if args.speed is None else args.speed
-        return CaptureSettings(path=os.path.abspath(args.capture), speed=speed)  # noqa: PTH100 - keeps a symlink's name
+        path = os.path.abspath(args.capture)  # noqa: PTH100 - keeps a symlink's name
+        return CaptureSettings(path=path, speed=speed, ends=True)  # read to its end, then stop
     if args.tcp is not None:
         host, _, port = str(args.tcp).rpartition(":")
         if not host or not port.isdigit():
@@ -161,7 +166,7 @@ async def listen(
         return usage_error(err, "listen", exc)
     options = options or ListenOptions()
     try:
-        record = _new_capture_file(options.record)
+        record = new_capture_file(options.record)
     except FileExistsError:
         return usage_error(
             err, "listen", f"--record {options.record}: exists; a capture is never overwritten"
@@ -171,11 +176,11 @@ async def listen(
     recorder = None
     try:
         with record or contextlib.nullcontext():
-            recorder = None if record is None else _recorder(record, args.protocol, settings)
+            recorder = None if record is None else capture_writer(record, args.protocol, settings)
             return await _listen(args.protocol, decoder, settings, out, err, options, recorder)
     finally:
         if record is not None and (recorder is None or not recorder.opened):
-            _drop_unopened_capture(record.name, err)
+            drop_unopened_capture(record.name, err)
 
 
 async def _listen(
@@ -188,17 +193,18 @@ async def _listen(
     recorder: CaptureWriter | None,
 ) -> ExitCode:
     from drivers.driver import ShoeDriver
-    from drivers.transports import transport_factory
+    from drivers.transports import CaptureSettings, transport_factory
 
     make_transport = transport_factory(settings)
 
     def tapped() -> Transport:  # called at each connection, once `printer` exists
-        return _TappedTransport(make_transport(), printer.print_bytes, recorder)
+        return TappedTransport(make_transport(), printer.print_bytes, recorder)
 
     tap = options.raw or recorder is not None
     session = HostSession.of(decoder)  # listen's own: its memory is what it printed
     driver = ShoeDriver(protocol, decoder, tapped if tap else make_transport, session=session)
     printer = _EventPrinter(out, err, options, session, driver.deliver, recorder)
+    printer.capture = isinstance(settings, CaptureSettings)
     async with contextlib.aclosing(driver.events()) as events, asyncio.TaskGroup() as tasks:
         hint = tasks.create_task(printer.hint_if_silent(protocol), name="listen-silence")
         try:
@@ -209,49 +215,6 @@ async def _listen(
         finally:
             hint.cancel()
     raise AssertionError("a shoe driver's events never end")  # pragma: no cover - unreachable
-
-
-def _new_capture_file(path: str | None) -> TextIO | None:
-    """The file `--record` names, created: a capture is never written over another."""
-    if path is None:
-        return None
-    # A small local file opened once, written a line per read like the terminal: not worth
-    # a thread.
-    return open(path, "x", encoding="utf-8")  # noqa: PTH123 - closed by `listen`
-
-
-def _drop_unopened_capture(path: str, err: TextIO) -> None:
-    """A capture whose link never opened holds its header alone, and would hold the name the
-    retry needs once the port is right (a capture is never written over): removed."""
-    Path(path).unlink(missing_ok=True)  # a small local file, as it was opened: no thread
-    err.write(f"shoe2mqtt listen: --record {path}: the link never opened; no capture kept\n")
-
-
-def _recorder(file: TextIO, protocol: str, settings: TransportSettings) -> CaptureWriter:
-    """A capture of what `listen` reads through `settings`, written to `file` as it goes."""
-    from drivers.transports import transport_factory
-
-    header = CaptureHeader(
-        protocol=protocol,
-        transport=_transport_record(settings),
-        endpoint=transport_factory(settings)().endpoint,  # made, never opened
-        started=utc_timestamp(),
-        recorder=f"shoe2mqtt {installed_version()} listen",
-    )
-    return CaptureWriter(file, header)
-
-
-def _transport_record(settings: TransportSettings) -> dict[str, Any]:
-    """The transport's kind and settings as a capture's header holds them."""
-    from drivers.transports import CaptureSettings, SerialSettings, TcpSettings, UsbSettings
-
-    kinds = {
-        SerialSettings: "serial",
-        TcpSettings: "tcp",
-        UsbSettings: "usb",
-        CaptureSettings: "capture",
-    }
-    return {"kind": kinds[type(settings)], **dataclasses.asdict(settings)}
 
 
 class _EventPrinter:
@@ -280,6 +243,7 @@ class _EventPrinter:
         self._ever_connected = False
         self._connected = asyncio.Event()
         self._heard = False  # anything but the link's own news: a frame, a gap, noise
+        self.capture = False  # reading a capture, whose link is lost only at its end
 
     async def print_bytes(self, data: bytes) -> None:
         if self.options.raw:
@@ -299,14 +263,11 @@ class _EventPrinter:
 
     async def take(self, event: DriverEvent) -> ExitCode | None:
         """Print `event` as the receiver judges it; the exit code once `listen` is done."""
-        from drivers.driver import Connected, LinkFault
+        from drivers.driver import Connected
 
-        if isinstance(event, LinkFault) and not (self._ever_connected or self.options.retry):
-            # Without its `retry_in`: the driver would retry, but listen stops here.
-            self._print({k: v for k, v in event_record(event).items() if k != "retry_in"})
-            # The port or server is wrong, not merely gone: say so rather than retry.
-            self._err.write(f"shoe2mqtt listen: {event.reason}\n")
-            return ExitCode.FAILURE
+        ended = self._link_ended(event)
+        if ended is not None:
+            return ended
         if isinstance(event, Connected):
             self._ever_connected = True
         self._note_link(event)
@@ -326,6 +287,23 @@ class _EventPrinter:
             self._cards_seen += 1
             if self.options.count is not None and self._cards_seen >= self.options.count:
                 return ExitCode.OK
+        return None
+
+    def _link_ended(self, event: DriverEvent) -> ExitCode | None:
+        """Where the link's news ends `listen` (printed without the driver's `retry_in`:
+        it would retry, but listen stops there): a capture read to its end, or a port or
+        server that never opened (wrong, not merely gone: said rather than retried)."""
+        from drivers.driver import Disconnected, LinkFault
+
+        if isinstance(event, Disconnected) and self.capture:
+            # Every chunk read and its events printed: the capture is over, not a shoe lost.
+            self._note_link(event)
+            self._print({k: v for k, v in event_record(event).items() if k != "retry_in"})
+            return ExitCode.OK
+        if isinstance(event, LinkFault) and not (self._ever_connected or self.options.retry):
+            self._print({k: v for k, v in event_record(event).items() if k != "retry_in"})
+            self._err.write(f"shoe2mqtt listen: {event.reason}\n")
+            return ExitCode.FAILURE
         return None
 
     def _note_link(self, event: DriverEvent) -> None:
@@ -348,40 +326,6 @@ class _EventPrinter:
         if self.options.timestamps:
             record = {"t": round(time.monotonic() - self._started, 3), **record}
         print_line(self._out, json_line(record))
-
-
-class _TappedTransport(Transport):
-    """A transport that shows every chunk it reads before the codec sees it, and records
-    what it reads and writes in a capture."""
-
-    def __init__(
-        self,
-        inner: Transport,
-        on_read: Callable[[bytes], Awaitable[None]],
-        recorder: CaptureWriter | None = None,
-    ) -> None:
-        self._inner = inner
-        self._on_read = on_read
-        self._recorder = recorder
-        self.endpoint = inner.endpoint
-
-    async def open(self) -> None:
-        await self._inner.open()
-
-    async def read(self) -> bytes:
-        data = await self._inner.read()
-        if self._recorder is not None:
-            self._recorder.received(data)
-        await self._on_read(data)
-        return data
-
-    async def write(self, data: bytes) -> None:
-        await self._inner.write(data)
-        if self._recorder is not None:
-            self._recorder.sent(data)
-
-    async def close(self) -> None:
-        await self._inner.close()
 
 
 COMMAND: Final = Command(

@@ -4,8 +4,9 @@
 (`drivers.captures`, docs/captures.md) instead of a device: each chunk the recorder read
 comes out of `read` as one chunk, `speed` times as fast as it came (the first at once; 0: as
 fast as the reader takes them). After the last, the transport behaves like a shoe left
-plugged in: the link stays up and no byte comes. What the host writes is taken and dropped,
-as a shoe that says nothing back would.
+plugged in: the link stays up and no byte comes; or, with `ends` (`listen`, which reads a
+capture to its end and stops), the link is lost once the reader comes back for more. What
+the host writes is taken and dropped, as a shoe that says nothing back would.
 """
 
 from __future__ import annotations
@@ -19,7 +20,13 @@ from typing import TYPE_CHECKING, Final
 
 from drivers.captures import CaptureError, read_capture
 from drivers.transports.base import Transport
-from drivers.transports.errors import NotConnected, OpenFailed, SettingsCheck, describe_value
+from drivers.transports.errors import (
+    LinkLost,
+    NotConnected,
+    OpenFailed,
+    SettingsCheck,
+    describe_value,
+)
 from drivers.transports.serial_line import is_absolute_path
 
 if TYPE_CHECKING:
@@ -35,6 +42,9 @@ class CaptureSettings:
 
     path: str  # an absolute path, as every path the daemon's configuration names
     speed: float = 1.0  # 1: as recorded; 2: twice as fast; 0: as fast as the reader takes them
+    # After the last chunk: False, silence on a link that stays up (a shoe left plugged in);
+    # True, the link lost (`CaptureEnded`) once the reader has taken every chunk.
+    ends: bool = False
 
     def __post_init__(self) -> None:
         check = SettingsCheck()
@@ -57,7 +67,14 @@ class CaptureSettings:
                 f"must be a number from 0 (as fast as the reader takes them) to {MAX_SPEED:g}, "
                 f"1 as recorded; not {describe_value(speed)}",
             )
+        ends: object = self.ends  # typed bool, but built from whatever a caller passed
+        if not isinstance(ends, bool):
+            check.refuse("ends", ends, f"must be true or false, not {describe_value(ends)}")
         check.raise_any()
+
+
+class CaptureEnded(LinkLost):
+    """A capture read with `ends`: every chunk has been taken, the reader came back for more."""
 
 
 class CaptureTransport(Transport):
@@ -86,6 +103,9 @@ class CaptureTransport(Transport):
         if chunks is None:
             raise NotConnected("not open", endpoint=self.endpoint)
         if self._next >= len(chunks):
+            if self.settings.ends:
+                message = "the capture is played to its end: every chunk is read"
+                raise CaptureEnded(message, endpoint=self.endpoint)
             await asyncio.Event().wait()  # a shoe left plugged in: nothing more, ever
         chunk = chunks[self._next]
         loop = asyncio.get_running_loop()

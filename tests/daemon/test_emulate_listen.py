@@ -185,17 +185,22 @@ async def test_each_example_capture_through_listen_as_fast_as_it_reads(
     case: str, emulator_processes: list[asyncio.subprocess.Process]
 ) -> None:
     """`listen --capture` takes the ENQ examples as the shoe: every card once, a conflict as
-    such, errors by name, the count starting over after an `S`."""
+    such, errors by name, the count starting over after an `S`. As docs/captures.md types
+    it, with no `--count`: it stops by itself at the capture's end, and says so."""
     capture = str(CAPTURES / f"{case}.jsonl")
     async with asyncio.timeout(TIMEOUT):
         code, records, err = await listen(
-            emulator_processes,
-            *("--protocol", "enq", "--capture", capture, "--speed", "0"),
-            *("--count", str(cards_in(case))),
+            emulator_processes, "--protocol", "enq", "--capture", capture, "--speed", "0"
         )
     assert code == 0, err
     assert tokens(records) == EXPECTED[case]
     assert records[1] == {"type": "Connected", "endpoint": f"capture:{capture}"}
+    assert records[-1] == {
+        "type": "Disconnected",
+        "endpoint": f"capture:{capture}",
+        "reason": "the capture is played to its end: every chunk is read",
+        "errno": None,
+    }
 
 
 @pytest.mark.parametrize("case", sorted(EXPECTED))

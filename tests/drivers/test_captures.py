@@ -31,11 +31,13 @@ from drivers.emulator import CapturePlayback, EmulatorError
 from drivers.transports import (
     CaptureSettings,
     CaptureTransport,
+    LinkLost,
     OpenFailed,
     SerialSettings,
     SerialTransport,
     SettingsError,
 )
+from drivers.transports.capture import CaptureEnded
 from tests.drivers.capture_cases import CAPTURES, EXPECTED, token
 from tests.drivers.helpers import PROPERTY_SETTINGS, Receipts
 
@@ -162,6 +164,20 @@ async def test_the_transport_plays_each_chunk_then_stays_up_silent(tmp_path: Pat
             await asyncio.wait_for(transport.read(), 0.2)
 
 
+async def test_a_transport_that_ends_loses_its_link_once_every_chunk_is_read(
+    tmp_path: Path,
+) -> None:
+    """`ends` (listen's): the last chunk still comes whole; the read after it is the end."""
+    chunks = [(0.0, b"\x05\x30"), (5.0, b"S\x03")]
+    path = write_capture(tmp_path / "c.jsonl", chunks)
+    async with CaptureTransport(CaptureSettings(str(path), speed=0, ends=True)) as transport:
+        assert await read_all(transport, 2) == [data for _, data in chunks]
+        with pytest.raises(CaptureEnded) as ended:
+            await transport.read()
+    assert isinstance(ended.value, LinkLost)  # the driver's: a link lost, told as Disconnected
+    assert ended.value.endpoint == f"capture:{path}"
+
+
 async def test_the_transport_keeps_the_recorded_timing_at_its_speed(tmp_path: Path) -> None:
     path = write_capture(tmp_path / "c.jsonl", [(7.0, b"\x06"), (7.2, b"\x06"), (7.6, b"\x06")])
     async with CaptureTransport(CaptureSettings(str(path), speed=2)) as transport:
@@ -201,6 +217,7 @@ async def test_a_capture_that_cannot_be_read_fails_to_open(
         (lambda: CaptureSettings("/x.jsonl", speed=math.nan), "speed"),
         (lambda: CaptureSettings("/x.jsonl", speed=True), "speed"),
         (lambda: CaptureSettings("/x.jsonl", speed="1"), "speed"),  # type: ignore[arg-type]  # on purpose
+        (lambda: CaptureSettings("/x.jsonl", ends=1), "ends"),  # type: ignore[arg-type]  # on purpose
     ],
 )
 def test_capture_settings_that_cannot_work_are_refused(
