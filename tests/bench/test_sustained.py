@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-# A time or memory figure: measured alone, not beside the parallel run (scripts/test).
-pytestmark = pytest.mark.serial
-
 if TYPE_CHECKING:
     from pathlib import Path
 
 
+# Beside the parallel run: it holds no figure (PASS and MISS alike pass), only that the
+# goal's line, its waits and its RSS curve are written; 20 s of the serial run's time.
+@pytest.mark.timeout(150)
 def test_the_sustained_goal_records_its_waits_and_draws_its_memory(tmp_path: Path) -> None:
     work, record = tmp_path / "work", tmp_path / "record"
     command = [
@@ -28,7 +28,7 @@ def test_the_sustained_goal_records_its_waits_and_draws_its_memory(tmp_path: Pat
         "--record-waits-over", "0",
     ]  # fmt: skip
     done = subprocess.run(  # noqa: S603 - our own module
-        command, capture_output=True, text=True, timeout=80, check=False,
+        command, capture_output=True, text=True, timeout=120, check=False,
         env={**os.environ, "BENCH_DIR": str(work)},
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr

@@ -127,13 +127,16 @@ async def test_a_restart_rebuilds_the_shift_as_a_report_counts_it(tmp_path: Path
 async def test_a_restart_late_in_a_busy_shift_rebuilds_it_off_the_loop_one_event_at_a_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A shift of 300 Triple Attack rounds: each round is counted, and its bands solved, off
+    """A shift of 120 Triple Attack rounds: each round is counted, and its bands solved, off
     the event loop, and the replay holds one event at a time. Before, the whole shift's
-    messages were decoded and held at once (140 MiB here, against 0.6 now; 550 MiB of a
-    daemon's resident memory for four such tables) and counted on the event loop."""
+    messages were decoded and held at once (140 MiB for 300 rounds, against 0.6 now; 550 MiB
+    of a daemon's resident memory for four such tables) and counted on the event loop. At
+    120 rounds the peak is 0.5 MiB and the defect's would be some 56 MiB, seven times the
+    bound; 300 rounds under tracemalloc took 26 s of a suite that must stay under ten
+    minutes, 120 take 9."""
     start = datetime(2026, 11, 28, tzinfo=UTC)
     config = TableConfig.from_mapping(dict(DEMO_TABLES[Game.TRIPLE_ATTACK]))
-    await write_journal(tmp_path, [config], start, 1, Pace(rounds_per_hour=300, opens=19, hours=1))
+    await write_journal(tmp_path, [config], start, 1, Pace(rounds_per_hour=120, opens=19, hours=1))
     hub = StatsHub(["ta-1"], NumbersConfig(shifts=("06:00", "18:00")), Topics(), lambda _: None)
     counted_on: set[int] = set()
     take = live.ShiftStats.take
@@ -152,7 +155,7 @@ async def test_a_restart_late_in_a_busy_shift_rebuilds_it_off_the_loop_one_event
     finally:
         tracemalloc.stop()
         await journal.close()
-    assert hub.tables["ta-1"].stats.numbers.rounds == 300
+    assert hub.tables["ta-1"].stats.numbers.rounds == 120
     assert counted_on
     assert threading.main_thread().ident not in counted_on
     assert peak < 8 * 2**20, f"the rebuild held {peak / 2**20:.0f} MiB at its peak"
