@@ -153,7 +153,8 @@ class ListenOptions:
 async def listen(
     args: argparse.Namespace, out: TextIO, err: TextIO, options: ListenOptions | None = None
 ) -> ExitCode:
-    """Print what the shoe says until `count` events, a failed first connection, or cancel."""
+    """Print what the shoe says until `count` events, a failed first connection, a capture's
+    end, or cancel."""
     from drivers.registry import load_decoder_class
 
     if args.old_protocol is not None:
@@ -204,7 +205,7 @@ async def _listen(
     session = HostSession.of(decoder)  # listen's own: its memory is what it printed
     driver = ShoeDriver(protocol, decoder, tapped if tap else make_transport, session=session)
     printer = _EventPrinter(out, err, options, session, driver.deliver, recorder)
-    printer.capture = isinstance(settings, CaptureSettings)
+    printer.capture = protocol if isinstance(settings, CaptureSettings) else None
     async with contextlib.aclosing(driver.events()) as events, asyncio.TaskGroup() as tasks:
         hint = tasks.create_task(printer.hint_if_silent(protocol), name="listen-silence")
         try:
@@ -243,7 +244,7 @@ class _EventPrinter:
         self._ever_connected = False
         self._connected = asyncio.Event()
         self._heard = False  # anything but the link's own news: a frame, a gap, noise
-        self.capture = False  # reading a capture, whose link is lost only at its end
+        self.capture: str | None = None  # a capture's protocol: its link is lost at its end
 
     async def print_bytes(self, data: bytes) -> None:
         if self.options.raw:
@@ -295,11 +296,17 @@ class _EventPrinter:
         server that never opened (wrong, not merely gone: said rather than retried)."""
         from drivers.driver import Disconnected, LinkFault
 
-        if isinstance(event, Disconnected) and self.capture:
+        if isinstance(event, Disconnected) and self.capture is not None:
             # Every chunk read and its events printed: the capture is over, not a shoe lost.
             self._note_link(event)
             self._print({k: v for k, v in event_record(event).items() if k != "retry_in"})
-            return ExitCode.OK
+            if self._heard:
+                return ExitCode.OK
+            self._err.write(
+                f"shoe2mqtt listen: nothing in the capture read as the {self.capture} "
+                "protocol; was it recorded from another (--protocol)? --raw shows its bytes\n"
+            )
+            return ExitCode.FAILURE
         if isinstance(event, LinkFault) and not (self._ever_connected or self.options.retry):
             self._print({k: v for k, v in event_record(event).items() if k != "retry_in"})
             self._err.write(f"shoe2mqtt listen: {event.reason}\n")
@@ -334,7 +341,7 @@ COMMAND: Final = Command(
     "frame is acknowledged (reference protocol) once its line is printed; a repeat is not "
     "printed again, a loss is printed as a SequenceGap line, a frame with the number of the "
     "one before it but other content after a SequenceConflict line. --record FILE writes "
-    "what the shoe says to a capture; --capture FILE plays one as the shoe.",
+    "what the shoe says to a capture; --capture FILE plays one as the shoe, to its end.",
     add_arguments=_add_arguments,
     run=_run,
 )

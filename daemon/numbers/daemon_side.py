@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 
 from daemon.journal.rows import JournalEvent
 from daemon.mqtt.outbox import OutboundMessage
-from daemon.numbers.days import TableDays, count_apart
+from daemon.numbers.days import TableDays, count_apart, may_hold_closed_days
 from daemon.numbers.live import ShiftStats
 from daemon.numbers.periods import Shifts
 from daemon.numbers.rebuild import ShiftReplay
@@ -224,17 +224,7 @@ class StatsHub:
             today = self.shifts.locate(now() if now is not None else datetime.now(UTC))[0]
             due = {t: d.since(today) for t, d in self.days.items() if d.since(today) < today}
             if due:
-                job = {
-                    "journal": str(journal), "archive": str(archive), "base": self._topics.base,
-                    "shifts": self._numbers.shifts, "timezone": self._numbers.timezone,
-                    "confidence": self._numbers.confidence,
-                    "tables": {t: [s.isoformat(), today.isoformat()] for t, s in due.items()},
-                }  # fmt: skip
-                try:
-                    counted = await count_apart(job)
-                except Exception:
-                    log.exception("numbers.days_failed", tables=sorted(due))
-                    counted = {}
+                counted = await self._count_days(journal, archive, due, today)
                 for table_id, days in counted.items():
                     self.days[table_id].take(days, today)
                     payload = self.days[table_id].payload()
@@ -242,3 +232,25 @@ class StatsHub:
                     self._publish(OutboundMessage(topic, payload, qos=1, retain=True))
             await self._day_closed.wait()
             self._day_closed.clear()
+
+    async def _count_days(
+        self, journal: Path, archive: Path, due: dict[str, date], today: date
+    ) -> dict[str, list[dict[str, Any]]]:
+        """The days `due` of each table, up to `today`: by the counting process for the
+        tables that may have dealt before today, none for the others (no process)."""
+        opened = datetime.combine(today, self.shifts.starts[0]).replace(tzinfo=self.shifts.zone)
+        dealt = await asyncio.to_thread(may_hold_closed_days, journal, archive, due, opened)
+        counted: dict[str, list[dict[str, Any]]] = {t: [] for t in due if t not in dealt}
+        if not dealt:
+            return counted
+        job = {
+            "journal": str(journal), "archive": str(archive), "base": self._topics.base,
+            "shifts": self._numbers.shifts, "timezone": self._numbers.timezone,
+            "confidence": self._numbers.confidence,
+            "tables": {t: [due[t].isoformat(), today.isoformat()] for t in sorted(dealt)},
+        }  # fmt: skip
+        try:
+            return counted | await count_apart(job)
+        except Exception:
+            log.exception("numbers.days_failed", tables=sorted(dealt))
+            return counted

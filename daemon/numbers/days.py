@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import json
 import os
+import sqlite3
 import sys
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -35,7 +36,7 @@ from daemon.system.parent import end_with_parent
 from daemon.wire.topics import Topics
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
 
 DAYS: Final = 30  # the closed days the state carries: a month of the table's days
 COMMAND: Final = (sys.executable, "-m", "daemon.numbers.days")
@@ -99,6 +100,41 @@ class TableDays:
 
     def payload(self) -> bytes:
         return json.dumps(self.state(), separators=(",", ":")).encode()
+
+
+def may_hold_closed_days(
+    journal: Path, archive: Path, tables: Iterable[str], opened: datetime
+) -> set[str]:
+    """Of `tables`, those whose days before the gaming day `opened` began may hold a round:
+    all of them once anything is archived; else each whose first event in the live journal
+    is stamped before `opened`, or cannot be read. The others have journaled nothing before
+    today (a new table PC, a table first dealt today): their count is no day, known without
+    the counting process (half a second of a core at every start). Blocking: a thread's."""
+    wanted = list(tables)
+    if Archive(archive).exists:
+        return set(wanted)
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{journal}?mode=ro", uri=True)) as db:
+            first = {
+                table: db.execute(
+                    "SELECT at FROM events WHERE table_id = ? ORDER BY n LIMIT 1", (table,)
+                ).fetchone()
+                for table in wanted
+            }
+    except sqlite3.Error:
+        return set(wanted)
+    return {
+        table for table, row in first.items() if row is not None and _stamped_before(row[0], opened)
+    }
+
+
+def _stamped_before(at: object, moment: datetime) -> bool:
+    """Whether a journaled stamp is before `moment`; one that does not read as a time is
+    taken to be (its table is counted, as it always was)."""
+    try:
+        return datetime.fromisoformat(str(at)) < moment
+    except ValueError:
+        return True
 
 
 async def count_apart(job: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:

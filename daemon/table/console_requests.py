@@ -65,11 +65,7 @@ class ConsoleRequests(CustodyFlow):
                 reason=exc.message,
             )
             # The pit sees refused wagers too, not only the console that placed them.
-            notice = (
-                [self.notice(exc.code, exc.message, seat=exc.seat)]
-                if exc.code == "wager_rejected"
-                else []
-            )
+            notice = [self.notice(exc.code, exc.message)] if exc.code == "wager_rejected" else []
             crossed = exc.outputs if isinstance(exc, _Crossed) else []
             refused = refusal(exc)
             if key is not None:
@@ -161,9 +157,8 @@ class ConsoleRequests(CustodyFlow):
             try:
                 trial.apply(event)
             except EventError as exc:
-                seat = event.seat if isinstance(event, PlaceWager) else None
-                where = f"wagers[{index}]: " if seat is not None else ""
-                raise RequestError(exc.code, where + exc.message, seat=seat) from None
+                where = f"wagers[{index}]: " if isinstance(event, PlaceWager) else ""
+                raise RequestError(exc.code, where + exc.message) from None
 
     def _shuffle_asked(self, seen: int | None) -> list[Outbound]:
         """A new shoe the console announces. Cards the table holds between rounds may have
@@ -246,8 +241,7 @@ class ConsoleRequests(CustodyFlow):
         try:
             outputs = engine.apply(event)
         except EventError as exc:
-            seat = event.seat if isinstance(event, PlaceWager) else None
-            raise RequestError(exc.code, exc.message, seat=seat) from None
+            raise RequestError(exc.code, exc.message) from None
         self.history.record(engine, before, event, outputs, from_shoe=False, first_seq=first_seq)
         self._record(event)
         out = self._publish(outputs)

@@ -69,12 +69,9 @@ class Publishing(TableState):
         out = [self.notice(reason, message)]
         return [*out, self.snapshot()] if self.engine.round_open or self.custody.holding else out
 
-    def notice(self, kind: str, message: str, *, seat: int | None = None) -> Outbound:
-        """A notice of the daemon's own to the pit: the reader, the link, the outbox; `seat`
-        where it is one seat's (a refused wager). Outside a round its `round` is null: the
-        round the engine last opened has ended, and the notice is not that round's."""
-        round_id = self.round_id if self.engine.round_open else None
-        body = Notice(round_id, kind, seat, message).to_mapping()
+    def notice(self, kind: str, message: str) -> Outbound:
+        """A notice of the daemon's own to the pit: the reader, the link, the outbox."""
+        body = Notice(self.round_id, kind, None, message).to_mapping()
         if self.engine.round_open:
             self._keep_notice(body)
         self._told.noticed(self.table_id, kind)

@@ -22,14 +22,10 @@ MAX_SENDER: Final = 64  # characters of `by`: a dealer's name or a console's id
 
 
 class RequestError(Exception):
-    """A refused request: its code and message for the response; `seat`, where the refusal
-    is one seat's (a wager), for the pit's notice."""
-
-    def __init__(self, code: str, message: str, *, seat: int | None = None) -> None:
+    def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
-        self.seat = seat
 
 
 @dataclass(frozen=True, slots=True)

@@ -203,6 +203,22 @@ async def test_each_example_capture_through_listen_as_fast_as_it_reads(
     }
 
 
+@pytest.mark.timeout(40)
+async def test_a_capture_read_as_another_protocol_ends_with_a_word_and_exit_1(
+    emulator_processes: list[asyncio.subprocess.Process],
+) -> None:
+    """An ENQ capture read as the reference protocol: nothing in it is a frame, so the end
+    comes with no event, and listen says what may be wrong instead of exiting 0 in silence."""
+    capture = str(CAPTURES / "clean-round.jsonl")
+    async with asyncio.timeout(TIMEOUT):
+        code, records, err = await listen(
+            emulator_processes, "--protocol", "reference", "--capture", capture, "--speed", "0"
+        )
+    assert code == 1, err
+    assert [r["type"] for r in records] == ["Connecting", "Connected", "Disconnected"]
+    assert "nothing in the capture read as the reference protocol" in err
+
+
 @pytest.mark.parametrize("case", sorted(EXPECTED))
 @pytest.mark.timeout(40)
 async def test_each_example_capture_over_a_pty_at_its_recorded_speed(

@@ -220,37 +220,8 @@ def test_a_refused_wager_is_also_a_notice_for_the_pit() -> None:
         == "seat 1 twenty_point_bonus: needs a blackjack wager first (13:69F-2.24(c))"
     )
     assert response(out)["error"]["code"] == "wager_rejected"
-    # No round is open: the notice is no round's, and it names the seat it was for.
-    assert (notice["round"], notice["seat"]) == (None, 1)
     out = request(service, "action", seat=1, action="stand")
     assert bodies(out, "/notice/") == []  # other refusals answer the console alone
-
-
-def test_a_refused_wager_between_rounds_is_not_the_last_rounds() -> None:
-    """Round 1 has ended: a wager refused before round 2 opens belongs to neither; one
-    refused inside round 2 is round 2's. A layout's refusal names the seat of its wager."""
-    service = make_service()
-    request(service, "wager", seat=1, kind="blackjack", amount="25")
-    request(service, "close_betting")
-    drawn(service, "KD 7S KH QH")  # seat 1 stands on 20 by the rules' default play
-    request(service, "action", seat=1, action="stand")
-    assert not service.engine.round_open
-    out = request(service, "wager", seat=9, kind="blackjack", amount="25")
-    [between] = bodies(out, "/notice/wager_rejected")
-    assert (between["round"], between["seat"]) == (None, 9)
-    request(service, "wager", seat=2, kind="blackjack", amount="25")
-    out = request(
-        service,
-        "close_betting",
-        wagers=[
-            {"seat": 3, "kind": "blackjack", "amount": "25"},
-            {"seat": 4, "kind": "twenty_point_bonus", "amount": "5"},
-        ],
-    )
-    [inside] = bodies(out, "/notice/wager_rejected")
-    assert inside["message"].startswith("wagers[1]: seat 4 twenty_point_bonus")
-    assert (inside["round"], inside["seat"]) == (service.round_id, 4)
-    assert service.round_id == 2
 
 
 def test_an_unreadable_burn_card_is_still_a_burn_and_moves_no_later_card() -> None:

@@ -1,15 +1,18 @@
 """The closed days' count stops reading at the first round of the day still open: a restart
-late in a busy day must not replay all of today to count the days before it."""
+late in a busy day must not replay all of today to count the days before it; and a table
+that journaled nothing before today needs no count at all."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
 
 from daemon.history.audit import JournalReader
 from daemon.journal import JOURNAL_FILE, database
-from daemon.journal.archive import ARCHIVE_DIRECTORY_NAME, Archive
+from daemon.journal.archive import ARCHIVE_DIRECTORY_NAME, MANIFEST, Archive
 from daemon.numbers import days, sources
 from daemon.numbers.periods import Shifts
 from daemon.simulator.tables import DEMO_TABLES
@@ -61,3 +64,26 @@ async def test_the_days_before_today_are_counted_without_reading_today(
         day: rounds for day, rounds in expected.items() if day < today.isoformat()
     }
     assert read["lines"] < total * 3 / 4  # the third day's lines were not read
+
+
+def test_only_a_table_that_journaled_before_today_may_hold_closed_days(tmp_path: Path) -> None:
+    """The journal's first event decides, by its stamp against the gaming day's start; an
+    archive, or a journal that cannot be read, leaves every table to the count."""
+    config = TableConfig.from_mapping(dict(DEMO_TABLES[Game.BLACKJACK]))
+    asyncio.run(write_journal(tmp_path, [config], START, 1, Pace(rounds_per_hour=4, opens=8)))
+    journal, archive = tmp_path / JOURNAL_FILE, tmp_path / ARCHIVE_DIRECTORY_NAME
+    tables = ("bj-1", "bj-9")  # bj-9: a table the journal has not met
+    # The table's first event (its configuration) is stamped 2026-11-26 08:00 UTC.
+    first_day = datetime(2026, 11, 26, 6, tzinfo=UTC)
+    assert days.may_hold_closed_days(journal, archive, tables, first_day) == set()
+    next_day = first_day + timedelta(days=1)
+    assert days.may_hold_closed_days(journal, archive, tables, next_day) == {"bj-1"}
+    # The same instant in another zone: 03:00 in New York is 08:00 UTC, the first event's.
+    at_eight = datetime(2026, 11, 26, 3, tzinfo=ZoneInfo("America/New_York"))
+    assert days.may_hold_closed_days(journal, archive, tables, at_eight) == set()
+    missing = tmp_path / "nowhere.db"
+    assert days.may_hold_closed_days(missing, archive, tables, first_day) == set(tables)
+    archive.mkdir(exist_ok=True)
+    (archive / MANIFEST).write_text("{}", encoding="utf-8")  # exists: its content is not read
+    assert Archive(archive).exists
+    assert days.may_hold_closed_days(journal, archive, tables, first_day) == set(tables)

@@ -43,10 +43,8 @@ def floors(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Conne
     """Two days of a blackjack and a Double Attack table, archived by the journal's own
     archiver (play from 21:00 UTC for three hours, across midnight and shifts),
     read as they are ("archive") and as their Parquet export ("parquet"); built once for the
-    session's workers (tests/built_once.py). Under console contract 3, named in the config
-    event as the daemon journals a new table's: the same build serves the comparison with
-    contract 4 below."""
-    state = _contract_3(tmp_path_factory)
+    session's workers (tests/built_once.py)."""
+    state = built_once(tmp_path_factory, "floor-sql-state", _two_days)
     archive = floor.connect([state / "archive"])
     parquet = floor.connect([state / "parquet"])
     yield {"archive": archive, "parquet": parquet}
@@ -54,11 +52,7 @@ def floors(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Conne
     parquet.close()
 
 
-def _contract_3(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return built_once(tmp_path_factory, "floor-sql-state-3", lambda state: _two_days(state, 3))
-
-
-def _two_days(state: Path, contract: int) -> None:
+def _two_days(state: Path, contract: int | None = None) -> None:
     configs = [
         TableConfig.from_mapping(dict(DEMO_TABLES[g])) for g in (Game.BLACKJACK, Game.DOUBLE_ATTACK)
     ]
@@ -99,7 +93,7 @@ def test_an_archive_of_contract_4_counts_what_contract_3_s_counts(
     events inside) and under 3 (a numbered message an event): the same numbers, by SQL and
     by the fold."""
     four = built_once(tmp_path_factory, "floor-sql-state-4", lambda state: _two_days(state, 4))
-    three = _contract_3(tmp_path_factory)
+    three = built_once(tmp_path_factory, "floor-sql-state-3", lambda state: _two_days(state, 3))
     with (
         contextlib.closing(floor.connect([four / "archive"])) as con_four,
         contextlib.closing(floor.connect([three / "archive"])) as con_three,

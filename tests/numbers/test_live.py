@@ -21,7 +21,7 @@ from daemon.journal import JOURNAL_FILE, database
 from daemon.journal.archive import Archive
 from daemon.journal.store import Journal
 from daemon.mqtt.outbox import MemoryOutbox, OutboundMessage
-from daemon.numbers import live, sources
+from daemon.numbers import daemon_side, live, sources
 from daemon.numbers.daemon_side import StatsHub
 from daemon.numbers.periods import Grouped, Shifts
 from daemon.numbers.records import RoundRecord
@@ -234,6 +234,43 @@ async def test_the_closed_days_are_published_as_a_report_counts_them(tmp_path: P
     assert all(m.retain for m in published)
     assert by_topic["shoe2mqtt/bj-1/days"]["days"] == expected
     assert by_topic["shoe2mqtt/bj-9/days"]["days"] == []  # a table the journal has not met
+
+
+async def test_a_table_that_journaled_nothing_before_today_is_told_its_days_without_a_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new table PC: the journal's first event is today's, nothing is archived. Every
+    table is told its (no) closed days at once, and no counting process is started for it
+    (half a second of a core at each start); a table that dealt yesterday still is."""
+    start = datetime(2026, 11, 27, tzinfo=UTC)
+    config = TableConfig.from_mapping(dict(DEMO_TABLES[Game.BLACKJACK]))
+    # Its configuration is journaled on the 26th at 19:00, its rounds on the 27th.
+    await write_journal(tmp_path, [config], start, 1, Pace(8, opens=19, hours=1))
+    jobs: list[dict[str, Any]] = []
+
+    async def counting(job: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+        jobs.append(job)
+        return {table: [] for table in job["tables"]}
+
+    monkeypatch.setattr(daemon_side, "count_apart", counting)
+
+    async def told(now: datetime) -> dict[str, Any]:
+        published: list[OutboundMessage] = []
+        hub = StatsHub(["bj-1", "bj-9"], NumbersConfig(), Topics(), published.append)
+        days = hub.keep_days(tmp_path / JOURNAL_FILE, tmp_path / "archive", lambda: now)
+        task = asyncio.create_task(days, name="days")
+        try:
+            await until(lambda: len(published) == 2, within=30)
+        finally:
+            task.cancel()
+            await asyncio.wait([task])
+        return {m.topic: json.loads(m.payload)["days"] for m in published}
+
+    none: dict[str, Any] = {"shoe2mqtt/bj-1/days": [], "shoe2mqtt/bj-9/days": []}
+    assert await told(start - timedelta(hours=4)) == none  # the 26th, 20:00: its first day
+    assert jobs == []
+    assert await told(start + timedelta(hours=23)) == none  # the 27th: the 26th is closed
+    assert [sorted(job["tables"]) for job in jobs] == [["bj-1"]]
 
 
 async def test_the_history_keeps_the_shifts_last_rounds_and_starts_again_with_a_shift(

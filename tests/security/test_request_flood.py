@@ -69,9 +69,6 @@ FLOOD_RATE: Final = 5000.0
 # ms late.
 JITTER: Final = 0.002  # seconds
 OVERSIZED_NOISE: Final = 3.0  # test_oversized_requests_…: why, beside its assertion
-# Its sharp measure is the daemon's CPU, a phase's mean, far from the defect (0.48-0.57 of a
-# core flooded against 0.13-0.22): half the blocks hold it, in half the suite's time.
-OVERSIZED_BLOCKS: Final = 3
 
 
 @pytest.fixture
@@ -310,13 +307,13 @@ async def test_oversized_requests_mute_their_table_and_cost_the_daemon_nothing_m
     Before the size counted, the daemon was never muted (it fails here, waiting for the
     mute): 0.48 to 0.57 of a core, a card's p99 211 ms (4,100 bytes) and 2.48 s (11 KB)."""
     payload = b"{" + b" " * (size - 2) + b"}"
-    script = " ".join(["BURN QH"] * (3 * OVERSIZED_BLOCKS * CARDS_PER_BLOCK + 20))
+    script = " ".join(["BURN QH"] * (3 * BLOCKS * CARDS_PER_BLOCK + 20))
     muted = TOPICS.notice(TABLE, "requests_muted")
     async with pit(tmp_path, broker, script) as (daemon, shoe, log, _display):
         await card_latencies(shoe, log, BURNED, 20)  # warm up
         mark = log.mark()
         quiet, control, flooded = _Phase(), _Phase(), _Phase()
-        for block in range(OVERSIZED_BLOCKS):
+        for block in range(BLOCKS):
             await quiet.deal(daemon, shoe, log)
             for topic, phase in (
                 (f"{TOPICS.base}/{TABLE}/nobody-reads", control),
