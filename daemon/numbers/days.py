@@ -114,7 +114,8 @@ def may_hold_closed_days(
     if Archive(archive).exists:
         return set(wanted)
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{journal}?mode=ro", uri=True)) as db:
+        uri = f"{journal.absolute().as_uri()}?mode=ro"  # a path with "?" or "#" escaped
+        with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
             first = {
                 table: db.execute(
                     "SELECT at FROM events WHERE table_id = ? ORDER BY n LIMIT 1", (table,)

@@ -5,6 +5,7 @@ that journaled nothing before today needs no count at all."""
 from __future__ import annotations
 
 import asyncio
+import shutil
 from collections import Counter
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING
@@ -81,6 +82,10 @@ def test_only_a_table_that_journaled_before_today_may_hold_closed_days(tmp_path:
     # The same instant in another zone: 03:00 in New York is 08:00 UTC, the first event's.
     at_eight = datetime(2026, 11, 26, 3, tzinfo=ZoneInfo("America/New_York"))
     assert days.may_hold_closed_days(journal, archive, tables, at_eight) == set()
+    odd = tmp_path / "state #1?" / JOURNAL_FILE  # a directory name a URI must escape
+    odd.parent.mkdir()
+    shutil.copy(journal, odd)
+    assert days.may_hold_closed_days(odd, archive, tables, next_day) == {"bj-1"}
     missing = tmp_path / "nowhere.db"
     assert days.may_hold_closed_days(missing, archive, tables, first_day) == set(tables)
     archive.mkdir(exist_ok=True)
