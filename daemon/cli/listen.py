@@ -12,7 +12,8 @@ printed and acknowledged.
 `--record FILE` keeps what the shoe said, byte for byte and when, as a capture
 (docs/captures.md; none is kept when the port never opened); `--capture FILE` reads one
 instead of a shoe, as the shoe it recorded, and stops at its end (a `Disconnected` line
-says so): every event of its last chunk printed, exit 0."""
+says so): every event of its last chunk printed, exit 0; 1, with a word, when nothing in it
+read as the protocol."""
 
 from __future__ import annotations
 

@@ -125,16 +125,16 @@ def may_hold_closed_days(
     except sqlite3.Error:
         return set(wanted)
     return {
-        table for table, row in first.items() if row is not None and _stamped_before(row[0], opened)
+        table for table, row in first.items() if row is not None and stamped_before(row[0], opened)
     }
 
 
-def _stamped_before(at: object, moment: datetime) -> bool:
-    """Whether a journaled stamp is before `moment`; one that does not read as a time is
-    taken to be (its table is counted, as it always was)."""
+def stamped_before(at: object, moment: datetime) -> bool:
+    """Whether a journaled stamp is before `moment`; one that does not read as a time, or
+    as a time with its offset, is taken to be (its table is counted, as it always was)."""
     try:
         return datetime.fromisoformat(str(at)) < moment
-    except ValueError:
+    except (ValueError, TypeError):  # TypeError: a time without an offset
         return True
 
 

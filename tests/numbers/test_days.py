@@ -11,6 +11,8 @@ from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
+import pytest
+
 from daemon.history.audit import JournalReader
 from daemon.journal import JOURNAL_FILE, database
 from daemon.journal.archive import ARCHIVE_DIRECTORY_NAME, MANIFEST, Archive
@@ -24,8 +26,6 @@ from rules.games import Game
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
-
-    import pytest
 
 START = datetime(2026, 11, 27, tzinfo=UTC)
 SHIFTS = Shifts.parse(("06:00", "14:00", "22:00"))
@@ -92,3 +92,20 @@ def test_only_a_table_that_journaled_before_today_may_hold_closed_days(tmp_path:
     (archive / MANIFEST).write_text("{}", encoding="utf-8")  # exists: its content is not read
     assert Archive(archive).exists
     assert days.may_hold_closed_days(journal, archive, tables, first_day) == set(tables)
+
+
+@pytest.mark.parametrize(
+    ("at", "before"),
+    [
+        ("2026-11-26T05:59:59.999+00:00", True),
+        ("2026-11-26T06:00:00.000+00:00", False),
+        ("2026-11-26T01:00:00.000-05:00", False),  # 06:00 UTC
+        ("2026-11-26T08:00:00.000", True),  # no offset: counted, as it always was
+        ("not a time", True),
+        (None, True),
+    ],
+)
+def test_a_stamp_that_does_not_read_as_a_time_leaves_its_table_to_the_count(
+    at: object, *, before: bool
+) -> None:
+    assert days.stamped_before(at, datetime(2026, 11, 26, 6, tzinfo=UTC)) is before
