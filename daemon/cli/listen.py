@@ -205,8 +205,8 @@ async def _listen(
     tap = options.raw or recorder is not None
     session = HostSession.of(decoder)  # listen's own: its memory is what it printed
     driver = ShoeDriver(protocol, decoder, tapped if tap else make_transport, session=session)
-    printer = _EventPrinter(out, err, options, session, driver.deliver, recorder)
-    printer.capture = protocol if isinstance(settings, CaptureSettings) else None
+    capture = protocol if isinstance(settings, CaptureSettings) else None
+    printer = _EventPrinter(out, err, options, session, driver.deliver, recorder, capture)
     async with contextlib.aclosing(driver.events()) as events, asyncio.TaskGroup() as tasks:
         hint = tasks.create_task(printer.hint_if_silent(protocol), name="listen-silence")
         try:
@@ -230,9 +230,11 @@ class _EventPrinter:
         session: HostSession,
         deliver: Callable[[bytes], Awaitable[None]],
         recorder: CaptureWriter | None = None,
+        capture: str | None = None,
     ) -> None:
         """`session`: listen's host session, whose memory judges; `deliver` writes what it
-        says to the shoe (the driver's)."""
+        says to the shoe (the driver's); `capture`: the protocol a capture is read as (its
+        link is lost at its end), None for a shoe."""
         self.options = options
         self._session = session
         self._deliver = deliver
@@ -245,7 +247,7 @@ class _EventPrinter:
         self._ever_connected = False
         self._connected = asyncio.Event()
         self._heard = False  # anything but the link's own news: a frame, a gap, noise
-        self.capture: str | None = None  # a capture's protocol: its link is lost at its end
+        self._capture = capture
 
     async def print_bytes(self, data: bytes) -> None:
         if self.options.raw:
@@ -297,14 +299,14 @@ class _EventPrinter:
         server that never opened (wrong, not merely gone: said rather than retried)."""
         from drivers.driver import Disconnected, LinkFault
 
-        if isinstance(event, Disconnected) and self.capture is not None:
+        if isinstance(event, Disconnected) and self._capture is not None:
             # Every chunk read and its events printed: the capture is over, not a shoe lost.
             self._note_link(event)
             self._print({k: v for k, v in event_record(event).items() if k != "retry_in"})
             if self._heard:
                 return ExitCode.OK
             self._err.write(
-                f"shoe2mqtt listen: nothing in the capture read as the {self.capture} "
+                f"shoe2mqtt listen: nothing in the capture read as the {self._capture} "
                 "protocol; was it recorded from another (--protocol)? --raw shows its bytes\n"
             )
             return ExitCode.FAILURE

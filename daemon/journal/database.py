@@ -245,6 +245,15 @@ def iter_rows(db: sqlite3.Connection, table_id: str) -> Iterator[tuple[Any, ...]
     )
 
 
+def first_stamp(db: sqlite3.Connection, table_id: str) -> str | None:
+    """When the table's first event in the live journal was journaled; None for a table the
+    journal has not met."""
+    row = db.execute(
+        "SELECT at FROM events WHERE table_id = ? ORDER BY n LIMIT 1", (table_id,)
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
 def first_config(db: sqlite3.Connection, table_id: str) -> dict[str, Any] | None:
     """The settings of the table's first `config` event: what a replay from its first event
     starts with."""

@@ -155,7 +155,7 @@ def connect(path: Path, *, read_only: bool = False, sync: SyncMode = "full") -> 
     commits before a power cut may be lost). docs/durability.md has the figures.
     """
     if read_only:
-        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        connection = sqlite3.connect(_uri(path, "mode=ro"), uri=True, check_same_thread=False)
         connection.execute("PRAGMA query_only = ON")
         version = _schema_version(connection)
         if version != SCHEMA_VERSION:
@@ -197,7 +197,7 @@ def connect_for_reading(path: Path) -> sqlite3.Connection | None:
         return None  # (an empty log holds nothing: the failed open may have just made it)
     try:
         db = sqlite3.connect(
-            f"file:{path}?mode=ro&immutable=1",
+            _uri(path, "mode=ro&immutable=1"),
             uri=True,
             check_same_thread=False,
             isolation_level=None,
@@ -208,6 +208,12 @@ def connect_for_reading(path: Path) -> sqlite3.Connection | None:
     except sqlite3.Error:
         pass
     return None
+
+
+def _uri(path: Path, query: str) -> str:
+    """`path` as an SQLite URI with `query`: a directory named with "?" or "#" escaped, which
+    in `file:{path}` began the query or a fragment and named another file."""
+    return f"{path.absolute().as_uri()}?{query}"
 
 
 def _schema_version(db: sqlite3.Connection) -> int | None:

@@ -238,7 +238,7 @@ class StatsHub:
     ) -> dict[str, list[dict[str, Any]]]:
         """The days `due` of each table, up to `today`: by the counting process for the
         tables that may have dealt before today, none for the others (no process)."""
-        opened = datetime.combine(today, self.shifts.starts[0]).replace(tzinfo=self.shifts.zone)
+        opened = datetime.combine(today, self.shifts.starts[0], tzinfo=self.shifts.zone)
         dealt = await asyncio.to_thread(may_hold_closed_days, journal, archive, due, opened)
         counted: dict[str, list[dict[str, Any]]] = {t: [] for t in due if t not in dealt}
         if not dealt:

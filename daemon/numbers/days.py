@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from daemon.history.audit import JournalReader
+from daemon.journal import database, schema
 from daemon.journal.archive import Archive
+from daemon.journal.errors import JournalError
 from daemon.numbers import sources
 from daemon.numbers.periods import Shifts
 from daemon.numbers.records import RoundFolder, RoundRecord
@@ -114,19 +116,11 @@ def may_hold_closed_days(
     if Archive(archive).exists:
         return set(wanted)
     try:
-        uri = f"{journal.absolute().as_uri()}?mode=ro"  # a path with "?" or "#" escaped
-        with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
-            first = {
-                table: db.execute(
-                    "SELECT at FROM events WHERE table_id = ? ORDER BY n LIMIT 1", (table,)
-                ).fetchone()
-                for table in wanted
-            }
-    except sqlite3.Error:
+        with contextlib.closing(schema.connect(journal, read_only=True)) as db:
+            first = {table: database.first_stamp(db, table) for table in wanted}
+    except (sqlite3.Error, JournalError):  # missing, unreadable, of another schema
         return set(wanted)
-    return {
-        table for table, row in first.items() if row is not None and stamped_before(row[0], opened)
-    }
+    return {table for table, at in first.items() if at is not None and stamped_before(at, opened)}
 
 
 def stamped_before(at: object, moment: datetime) -> bool:
