@@ -9,6 +9,7 @@ on the display's recording for the daemon's answers.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 from dataclasses import dataclass, field
@@ -155,4 +156,15 @@ async def running_secure_pit(
             announced.add(f"{BASE}/bridge/{NODE}/info")
             while announced:
                 announced.discard((await pit.wait(lambda m: m.topic in announced)).topic)
+            # Each table's last message of its start: its shoe's identity, in its state. A
+            # test that counts what a table sealed counts from here (on a loaded machine it
+            # came after `online`, and a display's refused request seemed to seal a message).
+            for table in shoes:
+                await pit.wait(functools.partial(_identified, table=table))
             yield pit
+
+
+def _identified(message: Received, table: str) -> bool:
+    if message.topic != f"{BASE}/{table}/state" or not message.is_json:
+        return False
+    return message.body["reader"]["identity"] is not None
