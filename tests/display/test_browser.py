@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 # Started processes, a browser and whole rounds: more than the suite's default minute.
 pytestmark = pytest.mark.timeout(120)
 
+ROUNDS_TIMED = 2  # seven-seat rounds whose settlements' latencies are held together
 LATENCY_GOAL_MS = 100.0  # docs/display.md: on the page within 100 ms of reaching the display
 
 
@@ -293,27 +294,40 @@ async def test_broker_and_display_restarts_are_survived_without_a_reload(
         assert browser.script("return window.sameLoad") == "yes"  # never reloaded
 
 
+async def _seven_seats_shown(floor: Floor, browser: Browser, players: random.Random) -> list[str]:
+    """A round of seven seats of Triple Attack, until the page shows its every settlement;
+    the lines the page shows."""
+    before = len(floor.settlements("ta-1"))
+    await floor.play_round("ta-1", ALL_ATTACKS_7, players)
+    settled = [body for body, _ in floor.settlements("ta-1")[before:]]
+    delivered = [settlement_text(body) for body in settled]
+    await _until(lambda: browser.settlements("ta-1") == delivered, browser, "every line")
+    assert len(delivered) == 21  # seven seats, three attacks each, each settled once
+    assert len({body["seat"] for body in settled}) == 7
+    return delivered
+
+
 @pytest.mark.serial  # a latency figure: measured alone (scripts/test)
 async def test_seven_seats_of_triple_attack_settlements_are_all_shown(
     tmp_path: Path, mosquitto: Mosquitto, browser: Browser
 ) -> None:
+    players = random.Random(5)  # noqa: S311 - a test's players
     async with running_floor(tmp_path, mosquitto, {"ta-1": (TRIPLE_ATTACK_7, None)}) as floor:
         browser.open(floor.url)
         await floor.deal("ta-1")  # the shoe's shuffle and burn card
-        await floor.play_round("ta-1", ALL_ATTACKS_7, random.Random(5))  # noqa: S311 - a test's players
-        delivered = [settlement_text(body) for body, _ in floor.settlements("ta-1")]
-        await _until(lambda: browser.settlements("ta-1") == delivered, browser, "every line")
+        for _ in range(ROUNDS_TIMED):
+            delivered = await _seven_seats_shown(floor, browser, players)
         latencies = _latencies(floor, browser, "ta-1")
         # A page opened after the round shows it all at once, from the retained snapshot.
         browser.open(f"{floor.url}table/ta-1", width=1280, height=800)
         assert browser.settlements("ta-1") == delivered
-    assert len(delivered) == 21  # seven seats, three attacks each, each settled once
-    assert len({body["seat"] for body, _ in floor.settlements("ta-1")}) == 7
     _report("triple attack, seven seats", latencies)
-    # The round's end arrives as one burst and is drawn at once (median and max within 2 ms of
+    # A round's end arrives as one burst and is drawn at once (median and max within 2 ms of
     # each other): 34-66 ms over 8 quiet runs, against 50-102 before the burst woke the page
     # once and the fit stopped trying every size (docs/display.md). A loaded machine (CI's)
-    # has doubled it, so the tail is held to twice the goal.
+    # has doubled it, so the tail is held to twice the goal. The median is over two rounds'
+    # bursts: over one, a single pause of the machine's (one run in eight: 18 of 21 lines at
+    # 105 ms, the other 3 at 6) decided it.
     assert statistics.median(latencies) < LATENCY_GOAL_MS
     assert max(latencies) < 2 * LATENCY_GOAL_MS
 
