@@ -61,11 +61,12 @@ class Cut:
     live: bytes
 
 
-async def _dealt(state: Path, game: Game, seed: int, cut: float) -> Cut:
-    """A shift dealt by a daemon that saved its numbers, up to `cut` of its events."""
+async def _dealt(state: Path, game: Game, seed: int, cut: float, *, hours: int = 3) -> Cut:
+    """A shift of `hours` dealt by a daemon that saved its numbers (every `SAVE_EVERY`
+    rounds), up to `cut` of its events."""
     config = TableConfig.from_mapping(dict(DEMO_TABLES[game]))
     events = list(
-        journal_events(config, START, 1, seed, Pace(rounds_per_hour=60, opens=18, hours=3))
+        journal_events(config, START, 1, seed, Pace(rounds_per_hour=60, opens=18, hours=hours))
     )
     dealt = int(len(events) * cut)
     prepare_state_directory(state)
@@ -105,7 +106,8 @@ def _forget_saved(state: Path, column: str | None = None, text: str = "") -> Non
         if column is None:
             db.execute("DELETE FROM shift_numbers")
         else:
-            db.execute(f"UPDATE shift_numbers SET {column} = ?", (text,))  # noqa: S608 - a test's own column
+            changed = db.execute(f"UPDATE shift_numbers SET {column} = ?", (text,))  # noqa: S608 - a test's own column
+            assert changed.rowcount == 1  # numbers were saved: there is something to refuse
     db.close()
 
 
@@ -174,7 +176,8 @@ async def test_what_the_table_applies_while_it_counts_on_from_saved_numbers_is_c
 async def test_saved_numbers_it_cannot_take_back_are_counted_from_the_shifts_start(
     tmp_path: Path, column: str, text: str
 ) -> None:
-    cut = await _dealt(tmp_path, Game.DOUBLE_ATTACK, 6, 0.8)
+    # An hour: 48 rounds, saved four times. What is refused is the saved text, not its size.
+    cut = await _dealt(tmp_path, Game.DOUBLE_ATTACK, 6, 0.8, hours=1)
     _forget_saved(tmp_path, column, text)
     payload, resumed, _ = await _rebuilt(tmp_path, cut.config.table_id)
     assert not resumed
@@ -201,7 +204,7 @@ async def test_a_journal_written_before_the_numbers_were_saved_is_counted_whole_
 ) -> None:
     """A schema 2 file without the `shift_numbers` table: read-only, the rebuild counts the
     shift from its start; opened by the daemon, the table is made for the next save."""
-    cut = await _dealt(tmp_path, Game.BLACKJACK, 8, 0.7)
+    cut = await _dealt(tmp_path, Game.BLACKJACK, 8, 0.7, hours=1)
     config = cut.config
     db = sqlite3.connect(tmp_path / JOURNAL_FILE)
     db.execute("DROP TABLE shift_numbers")
