@@ -1,0 +1,100 @@
+"""The loop's CPU, callback by callback (bench.e2e.loop_cpu): its probe in a process of its
+own, the gate that installs it in `shoe2mqtt run` alone, and a short run as a user types it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from typing import TYPE_CHECKING, Final
+
+from bench.e2e.loop_cpu import ENVIRONMENT, ROOT, SELECT, SITE, TURN, _table
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# A loop whose one task spins a known while between its sleeps: the probe must name it and
+# give it nearly all the thread's CPU the callbacks used.
+_PROGRAM: Final = """
+import asyncio, sys, time
+from bench.e2e.loop_cpu import install
+if len(sys.argv) > 1 and sys.argv[1] == "probe":
+    install(sys.argv[2])
+
+async def spinning() -> None:
+    for _ in range(20):
+        end = time.thread_time() + 0.005
+        while time.thread_time() < end:
+            pass
+        await asyncio.sleep(0.001)
+
+asyncio.run(spinning())
+"""
+
+
+def _python(*args: str, environment: dict[str, str] | None = None) -> None:
+    done = subprocess.run(  # noqa: S603 - this interpreter, this checkout's code
+        [sys.executable, *args], capture_output=True, text=True, timeout=60, check=False,
+        cwd=ROOT, env=environment,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_probe_gives_each_task_the_cpu_its_steps_used(tmp_path: Path) -> None:
+    output = tmp_path / "loop.json"
+    _python("-c", _PROGRAM, "probe", str(output))
+    totals = json.loads(output.read_text())["totals"]
+    calls, cpu = totals["task spinning"]
+    assert calls == 21  # its first step and twenty wake-ups after a sleep
+    assert 0.1e9 <= cpu < 0.2e9  # the 20 x 5 ms it spun, and little else
+    turns, turn_cpu = totals[TURN]
+    assert turns >= 21
+    callbacks = sum(ns for name, (_, ns) in totals.items() if name not in {TURN, SELECT})
+    assert callbacks + totals[SELECT][1] <= turn_cpu  # the parts are inside the turns
+
+
+def test_only_shoe2mqtt_run_is_probed(tmp_path: Path) -> None:
+    """The site folder is on every process's path during a run (the bench, the relay,
+    `shoe2mqtt replay`): the probe goes only where `run --config` is asked for."""
+    output = tmp_path / "loop.json"
+    environment = {
+        **os.environ,
+        ENVIRONMENT: str(output),
+        "PYTHONPATH": os.pathsep.join([str(SITE), str(ROOT)]),
+    }
+    _python("-c", _PROGRAM, "replay", "log.jsonl", environment=environment)
+    assert not output.exists()
+    _python("-c", _PROGRAM, "run", "--config", "x.toml", environment=environment)
+    assert "task spinning" in json.loads(output.read_text())["totals"]
+
+
+def test_the_table_adds_up_to_the_loops_thread() -> None:
+    totals = {
+        TURN: [100, 10_000_000],
+        SELECT: [100, 1_000_000],
+        "task TableCommits.consume": [40, 6_000_000],
+        "Journal._hand_over": [10, 1_000_000],
+    }
+    text = _table(totals, cards=10, rows=1)
+    lines = text.splitlines()
+    assert lines[0].startswith("the event loop's thread over 10 cards: 1,000 us a card, 10.0 turns")
+    assert re.match(r"\s+600\.0\s+60\.0%\s+4\.00\s+150\.0  task TableCommits\.consume", lines[2])
+    assert "(1 others)" in lines[3]
+    assert lines[-1].split()[:2] == ["200.0", "20.0%"]  # 10 ms - 7 ms in callbacks - 1 ms in epoll
+
+
+def test_a_short_run_prints_the_loops_callbacks(tmp_path: Path) -> None:
+    command = [
+        sys.executable, "-m", "bench.e2e.loop_cpu", "--shoes", "2", "--pace", "4",
+        "--seconds", "3", "--rows", "4",
+    ]  # fmt: skip
+    done = subprocess.run(  # noqa: S603 - our own module
+        command, capture_output=True, text=True, timeout=120, check=False, cwd=ROOT,
+        env={**os.environ, "BENCH_DIR": str(tmp_path)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "verdict: ok" in done.stdout
+    assert "task TableCommits.consume" in done.stdout  # the table's task, by its coroutine
+    assert re.search(r"the event loop's thread over [\d,]+ cards: [\d,]+ us a card", done.stdout)
