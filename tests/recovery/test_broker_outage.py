@@ -28,9 +28,6 @@ from daemon.testing import (
 from daemon.wire.topics import has_envelope
 from drivers.emulator import EmulatedShoe, EmulatorSettings
 
-# A time or memory figure: measured alone, not beside the parallel run (scripts/test).
-pytestmark = pytest.mark.serial
-
 if TYPE_CHECKING:
     from pathlib import Path
 
