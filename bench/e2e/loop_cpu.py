@@ -1,4 +1,4 @@
-"""Where the daemon's event loop spends its thread's CPU, callback by callback, at goal 3's load.
+"""Where the daemon's two threads spend their CPU, part by part, at goal 3's load.
 
     uv run python -m bench.e2e.loop_cpu [--seconds 30] [--shoes 32] [--pace 1.25]
 
@@ -6,9 +6,11 @@ Runs `bench.e2e.openloop` (the daemon and the bare relay on one timetable, conso
 with the daemon's loop measured from inside: every callback the loop runs is timed with the
 thread's own CPU clock (`time.thread_time_ns`, user and system time of that thread alone)
 and counted under what it resumes (a task's coroutine, or the callback's own name), and so is
-each turn of the loop and its `epoll` wait. A sampling profiler (py-spy) counts where the
-samples fell, and `--gil` counts time the thread held the interpreter's lock, waiting on the
-kernel included; this counts the CPU the thread used, so its parts add up to the thread's.
+each turn of the loop and its `epoll` wait; on the journal's thread, each batch (its writes,
+what rides along, and the rest: BEGIN, COMMIT with its sync). A sampling profiler (py-spy)
+counts where the samples fell, and `--gil` counts time the thread held the interpreter's
+lock, waiting on the kernel included; this counts the CPU each thread used, so its parts add
+up to the thread's.
 
 How: this folder's `loop_cpu_site/sitecustomize.py` is put on `PYTHONPATH`; Python imports it
 at every start, and it installs the probe only in `shoe2mqtt run` with `SHOE2MQTT_LOOP_CPU`
@@ -30,7 +32,6 @@ import selectors
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -43,70 +44,57 @@ SITE: Final = Path(__file__).with_name("loop_cpu_site")
 ROOT: Final = Path(__file__).resolve().parents[2]
 TURN: Final = "(a turn of the loop, all included)"
 SELECT: Final = "(epoll: the loop's wait for I/O)"
+BATCH: Final = "(journal: a batch, all included)"
+WRITE: Final = "(journal: a write of the batch)"
+RIDERS: Final = "(journal: what rides along)"
+JOURNAL: Final = (BATCH, WRITE, RIDERS)
 
 
 # ---------------------------------------------------------------- the probe, in the daemon
 def install(output: str) -> None:
-    """Time every callback the event loop runs, and its turns, on this thread's CPU clock;
-    write the totals to `output` at exit."""
+    """Time every callback the event loop runs, and its turns, on this thread's CPU clock,
+    and the journal's batches on that thread's; write the totals to `output` at exit."""
     import asyncio.base_events  # only in the daemon the probe measures
     import asyncio.events
+
+    from daemon.journal import store
 
     cpu: collections.Counter[str] = collections.Counter()
     calls: collections.Counter[str] = collections.Counter()
     clock = time.thread_time_ns
-    # The loop's own methods, each replaced by one that times it (the probe's whole point).
-    run_handle = _original(asyncio.events.Handle, "_run")
-    run_once = _original(asyncio.base_events.BaseEventLoop, "_run_once")
-    select = _original(selectors.EpollSelector, "select")
 
-    def timed_handle(handle: Any) -> None:  # noqa: ANN401 - a Handle: its callback is private
-        name = _callback_name(handle._callback)  # noqa: SLF001 - what the loop will run
-        start = clock()
-        try:
-            run_handle(handle)
-        finally:
-            cpu[name] += clock() - start
-            calls[name] += 1
+    def timed(name: str | None, method: Callable[..., Any]) -> Callable[..., Any]:
+        """`method`, its thread's CPU counted under `name` (None: its first argument's)."""
 
-    def timed_turn(loop: asyncio.base_events.BaseEventLoop) -> None:
-        start = clock()
-        try:
-            run_once(loop)
-        finally:
-            cpu[TURN] += clock() - start
-            calls[TURN] += 1
+        def run(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401 - whatever the method takes and gives
+            key = name if name is not None else _callback_name(args[0]._callback)  # noqa: SLF001 - a Handle's
+            start = clock()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                cpu[key] += clock() - start
+                calls[key] += 1
 
-    def timed_select(
-        selector: selectors.EpollSelector, timeout: float | None = None
-    ) -> list[tuple[selectors.SelectorKey, int]]:
-        start = clock()
-        try:
-            ready: list[tuple[selectors.SelectorKey, int]] = select(selector, timeout)
-            return ready
-        finally:
-            cpu[SELECT] += clock() - start
-            calls[SELECT] += 1
+        return run
 
-    _replace(asyncio.events.Handle, "_run", timed_handle)
-    _replace(asyncio.base_events.BaseEventLoop, "_run_once", timed_turn)
-    _replace(selectors.EpollSelector, "select", timed_select)
-    thread = threading.get_ident()
+    # The loop's own methods and the journal's, each replaced by one that times it (the
+    # probe's whole point): a callback under what it runs, a turn, the wait in `epoll`.
+    for owner, name, key in (
+        (asyncio.events.Handle, "_run", None),
+        (asyncio.base_events.BaseEventLoop, "_run_once", TURN),
+        (selectors.EpollSelector, "select", SELECT),
+        (store.Journal, "_run_batch", BATCH),
+    ):
+        setattr(owner, name, timed(key, getattr(owner, name)))
+    # Module functions the batch calls by their global names: a write, and what rides along.
+    store._attempt = timed(WRITE, store._attempt)  # noqa: SLF001
+    store._write_riders = timed(RIDERS, store._write_riders)  # noqa: SLF001
 
     def write() -> None:
         totals = {name: [calls[name], cpu[name]] for name in cpu}
-        Path(output).write_text(json.dumps({"thread": thread, "totals": totals}))
+        Path(output).write_text(json.dumps({"totals": totals}))
 
     atexit.register(write)
-
-
-def _original(owner: type, name: str) -> Callable[..., Any]:
-    method: Callable[..., Any] = getattr(owner, name)
-    return method
-
-
-def _replace(owner: type, name: str, method: Callable[..., Any]) -> None:
-    setattr(owner, name, method)
 
 
 def _callback_name(callback: Any) -> str:  # noqa: ANN401 - whatever the loop was handed
@@ -166,36 +154,61 @@ def _cards_dealt(report: str) -> int:
 
 
 def _table(totals: dict[str, list[int]], cards: int, rows: int) -> str:
-    """Each callback's CPU a card, its share of the loop thread's, and how often it ran."""
+    """The loop's thread, then the journal's: each part's CPU a card, its share of its
+    thread's, and how often it ran."""
+    return "\n".join([*_loop_lines(totals, cards, rows), *_journal_lines(totals, cards)])
+
+
+def _row(name: str, calls: int, ns: int, cards: int, whole: int) -> str:
+    share = 100 * ns / whole if whole else 0.0
+    each = ns / calls / 1e3 if calls else 0.0
+    return f"{ns / cards / 1e3:10.1f} {share:5.1f}% {calls / cards:11.2f} {each:9.1f}  {name}"
+
+
+_HEADER: Final = f"{'us a card':>10} {'share':>6} {'runs a card':>11} {'us a run':>9}  what ran"
+
+
+def _loop_lines(totals: dict[str, list[int]], cards: int, rows: int) -> list[str]:
     turn_calls, turn_cpu = totals.get(TURN, [0, 0])
     select_calls, select_cpu = totals.get(SELECT, [0, 0])
-    callbacks = {k: v for k, v in totals.items() if k not in {TURN, SELECT}}
+    callbacks = {k: v for k, v in totals.items() if k not in {TURN, SELECT, *JOURNAL}}
     in_callbacks = sum(ns for _, ns in callbacks.values())
-    loop_own = turn_cpu - in_callbacks - select_cpu
     runs = sum(n for n, _ in callbacks.values())
     head = (
         f"the event loop's thread over {cards:,} cards: {turn_cpu / cards / 1e3:,.0f} us a card, "
         f"{turn_calls / cards:.1f} turns and {runs / cards:.1f} callbacks a card"
     )
-    lines = [
-        head,
-        f"{'us a card':>10} {'share':>6} {'runs a card':>11} {'us a run':>9}  what ran",
-    ]
-
-    def row(name: str, calls: int, ns: int) -> str:
-        share = 100 * ns / turn_cpu if turn_cpu else 0.0
-        each = ns / calls / 1e3 if calls else 0.0
-        return f"{ns / cards / 1e3:10.1f} {share:5.1f}% {calls / cards:11.2f} {each:9.1f}  {name}"
-
+    lines = [head, _HEADER]
     ranked = sorted(callbacks.items(), key=lambda item: -item[1][1])
-    lines += [row(name, calls, ns) for name, (calls, ns) in ranked[:rows]]
+    lines += [_row(name, calls, ns, cards, turn_cpu) for name, (calls, ns) in ranked[:rows]]
     rest = ranked[rows:]
+    others = (sum(c for _, (c, _) in rest), sum(n for _, (_, n) in rest))
+    lines.append(_row(f"({len(rest)} others)", *others, cards, turn_cpu))
+    lines.append(_row(SELECT, select_calls, select_cpu, cards, turn_cpu))
+    own = turn_cpu - in_callbacks - select_cpu
     lines.append(
-        row(f"({len(rest)} others)", sum(c for _, (c, _) in rest), sum(n for _, (_, n) in rest))
+        _row("(the loop's own bookkeeping between them)", turn_calls, own, cards, turn_cpu)
     )
-    lines.append(row(SELECT, select_calls, select_cpu))
-    lines.append(row("(the loop's own bookkeeping between them)", turn_calls, loop_own))
-    return "\n".join(lines)
+    return lines
+
+
+def _journal_lines(totals: dict[str, list[int]], cards: int) -> list[str]:
+    batches, batch_cpu = totals.get(BATCH, [0, 0])
+    writes, write_cpu = totals.get(WRITE, [0, 0])
+    riders, riders_cpu = totals.get(RIDERS, [0, 0])
+    rest = batch_cpu - write_cpu - riders_cpu
+    head = (
+        f"the journal's thread: {batch_cpu / cards / 1e3:,.0f} us a card in "
+        f"{batches / cards:.2f} batches a card"
+    )
+    around = "(journal: BEGIN, COMMIT with its sync, the waiters woken)"
+    return [
+        head,
+        _HEADER,
+        _row(WRITE, writes, write_cpu, cards, batch_cpu),
+        _row(RIDERS, riders, riders_cpu, cards, batch_cpu),
+        _row(around, batches, rest, cards, batch_cpu),
+    ]
 
 
 if __name__ == "__main__":

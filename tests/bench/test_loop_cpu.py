@@ -10,7 +10,7 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING, Final
 
-from bench.e2e.loop_cpu import ENVIRONMENT, ROOT, SELECT, SITE, TURN, _table
+from bench.e2e.loop_cpu import BATCH, ENVIRONMENT, RIDERS, ROOT, SELECT, SITE, TURN, WRITE, _table
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -70,19 +70,25 @@ def test_only_shoe2mqtt_run_is_probed(tmp_path: Path) -> None:
     assert "task spinning" in json.loads(output.read_text())["totals"]
 
 
-def test_the_table_adds_up_to_the_loops_thread() -> None:
+def test_the_table_adds_up_to_each_thread() -> None:
     totals = {
         TURN: [100, 10_000_000],
         SELECT: [100, 1_000_000],
         "task TableCommits.consume": [40, 6_000_000],
         "Journal._hand_over": [10, 1_000_000],
+        BATCH: [12, 4_000_000],
+        WRITE: [15, 1_000_000],
+        RIDERS: [12, 500_000],
     }
-    text = _table(totals, cards=10, rows=1)
-    lines = text.splitlines()
+    lines = _table(totals, cards=10, rows=1).splitlines()
     assert lines[0].startswith("the event loop's thread over 10 cards: 1,000 us a card, 10.0 turns")
+    assert lines[0].endswith("5.0 callbacks a card")  # the journal's own are not the loop's
     assert re.match(r"\s+600\.0\s+60\.0%\s+4\.00\s+150\.0  task TableCommits\.consume", lines[2])
     assert "(1 others)" in lines[3]
-    assert lines[-1].split()[:2] == ["200.0", "20.0%"]  # 10 ms - 7 ms in callbacks - 1 ms in epoll
+    assert lines[5].split()[:2] == ["200.0", "20.0%"]  # 10 ms - 7 ms in callbacks - 1 ms in epoll
+    assert lines[6] == "the journal's thread: 400 us a card in 1.20 batches a card"
+    assert lines[8].split()[:2] == ["100.0", "25.0%"]  # the writes: a quarter of the batches
+    assert lines[-1].split()[:2] == ["250.0", "62.5%"]  # the rest of the batches' CPU
 
 
 def test_a_short_run_prints_the_loops_callbacks(tmp_path: Path) -> None:
@@ -97,4 +103,5 @@ def test_a_short_run_prints_the_loops_callbacks(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "verdict: ok" in done.stdout
     assert "task TableCommits.consume" in done.stdout  # the table's task, by its coroutine
+    assert re.search(r"the journal's thread: [\d,]+ us a card in [\d.]+ batches", done.stdout)
     assert re.search(r"the event loop's thread over [\d,]+ cards: [\d,]+ us a card", done.stdout)
