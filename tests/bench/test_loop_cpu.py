@@ -70,6 +70,20 @@ def test_only_shoe2mqtt_run_is_probed(tmp_path: Path) -> None:
     assert "task spinning" in json.loads(output.read_text())["totals"]
 
 
+def test_a_sitecustomize_it_hides_still_runs(tmp_path: Path) -> None:
+    """Its folder goes first on the path, where Python looks for one `sitecustomize`: the
+    one it hides (a distribution's, a site's) runs after it, in every process."""
+    other = tmp_path / "other"
+    other.mkdir()
+    marker = tmp_path / "ran"
+    (other / "sitecustomize.py").write_text(
+        f"import pathlib\npathlib.Path({str(marker)!r}).write_text('yes')\n", encoding="utf-8"
+    )
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SITE), str(other), str(ROOT)])}
+    _python("-c", "pass", environment=environment)
+    assert marker.read_text(encoding="utf-8") == "yes"
+
+
 def test_the_table_adds_up_to_each_thread() -> None:
     totals = {
         TURN: [100, 10_000_000],
@@ -97,11 +111,17 @@ def test_a_short_run_prints_the_loops_callbacks(tmp_path: Path) -> None:
         "--seconds", "3", "--rows", "4",
     ]  # fmt: skip
     done = subprocess.run(  # noqa: S603 - our own module
-        command, capture_output=True, text=True, timeout=120, check=False, cwd=ROOT,
+        command, capture_output=True, text=True, timeout=50, check=False, cwd=ROOT,
         env={**os.environ, "BENCH_DIR": str(tmp_path)},
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "verdict: ok" in done.stdout
     assert "task TableCommits.consume" in done.stdout  # the table's task, by its coroutine
     assert re.search(r"the journal's thread: [\d,]+ us a card in [\d.]+ batches", done.stdout)
+    # The journal's writes are timed where the batch calls them (module functions, looked up
+    # when called): a run that dealt cards wrote some.
+    [writes] = re.findall(
+        r"^\s*[\d.]+\s+[\d.]+%\s+([\d.]+)\s+[\d.]+  \(journal: a write", done.stdout, re.MULTILINE
+    )
+    assert float(writes) > 0, done.stdout
     assert re.search(r"the event loop's thread over [\d,]+ cards: [\d,]+ us a card", done.stdout)

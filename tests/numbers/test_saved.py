@@ -176,7 +176,8 @@ async def test_what_the_table_applies_while_it_counts_on_from_saved_numbers_is_c
 async def test_saved_numbers_it_cannot_take_back_are_counted_from_the_shifts_start(
     tmp_path: Path, column: str, text: str
 ) -> None:
-    # An hour: 48 rounds, saved four times. What is refused is the saved text, not its size.
+    # An hour: 48 rounds to the cut, saved five times. What is refused is the saved text, not
+    # its size.
     cut = await _dealt(tmp_path, Game.DOUBLE_ATTACK, 6, 0.8, hours=1)
     _forget_saved(tmp_path, column, text)
     payload, resumed, _ = await _rebuilt(tmp_path, cut.config.table_id)
