@@ -2,15 +2,15 @@
 
     uv run python -m bench.e2e.loop_cpu [--seconds 30] [--shoes 32] [--pace 1.25]
 
-Runs `bench.e2e.openloop` (the daemon and the bare relay on one timetable, console contract 4)
-with the daemon's loop measured from inside: every callback the loop runs is timed with the
-thread's own CPU clock (`time.thread_time_ns`, user and system time of that thread alone)
-and counted under what it resumes (a task's coroutine, or the callback's own name), and so is
-each turn of the loop and its `epoll` wait; on the journal's thread, each batch (its writes,
-what rides along, and the rest: BEGIN, COMMIT with its sync). A sampling profiler (py-spy)
-counts where the samples fell, and `--gil` counts time the thread held the interpreter's
-lock, waiting on the kernel included; this counts the CPU each thread used, so its parts add
-up to the thread's.
+Runs `bench.e2e.openloop`'s run in this process (the daemon and the bare relay on one
+timetable, console contract 4) with the daemon measured from inside: every callback its loop
+runs is timed with the thread's own CPU clock (`time.thread_time_ns`, user and system time
+of that thread alone) and counted under what it resumes (a task's coroutine, or the
+callback's own name), and so is each turn of the loop and its `epoll` wait; on the
+journal's thread, each batch (its writes, what rides along, and the rest: BEGIN, savepoints,
+COMMIT and its sync, the hand-back). A sampling profiler (py-spy) counts where the samples
+fell, and `--gil` counts time the thread held the interpreter's lock, waiting on the kernel
+included; this counts the CPU each thread used, so its parts add up to the thread's.
 
 How: this folder's `loop_cpu_site/sitecustomize.py` is put on `PYTHONPATH`; Python imports it
 at every start, and it installs the probe only in `shoe2mqtt run` with `SHOE2MQTT_LOOP_CPU`
@@ -26,18 +26,19 @@ the last settlement.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import atexit
 import collections
 import json
 import os
-import re
 import selectors
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
+
+from bench.e2e.openloop import Floor, OpenLoopRun, report, stoppable
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -112,46 +113,32 @@ def _callback_name(callback: Any) -> str:  # noqa: ANN401 - whatever the loop wa
 
 
 # ---------------------------------------------------------------- the run, and its table
-def main() -> int:
+async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--shoes", type=int, default=32)
     parser.add_argument("--pace", type=float, default=1.25, help="cards a second per shoe")
     parser.add_argument("--rows", type=int, default=16, help="callbacks listed")
     args = parser.parse_args()
+    floor = Floor(
+        shoes=args.shoes, pace=args.pace, seconds=args.seconds, contract=4, baselines=("bare",)
+    )
     with tempfile.TemporaryDirectory(prefix="loop-cpu-") as folder:
         output = Path(folder) / "loop.json"
-        environment = {
-            **os.environ,
-            ENVIRONMENT: str(output),
-            "PYTHONPATH": os.pathsep.join(
-                [str(SITE), str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
-            ),
-        }
-        command = [
-            sys.executable, "-m", "bench.e2e.openloop", "--shoes", str(args.shoes),
-            "--pace", str(args.pace), "--seconds", str(args.seconds), "--contract", "4",
-            "--baselines", "bare",
-        ]  # fmt: skip
-        run = subprocess.run(  # noqa: S603 - this checkout's own benchmark
-            command, env=environment, capture_output=True, text=True, check=False
+        # The daemon the run starts inherits this process's environment (its site folder
+        # first on the path, then this checkout); the probe's gate keeps it to the daemon.
+        os.environ[ENVIRONMENT] = str(output)
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            [str(SITE), str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
         )
-        sys.stdout.write(run.stdout)
-        sys.stderr.write(run.stderr)
-        if run.returncode != 0 or not output.exists():
-            print("loop_cpu: the open-loop run failed, or the daemon wrote no totals")
+        result = await OpenLoopRun(floor).run()
+        print("\n".join(report(result)), flush=True)
+        if not output.exists():
+            print("loop_cpu: the daemon wrote no totals")
             return 1
         measured = json.loads(output.read_text())
-    cards = _cards_dealt(run.stdout)
-    print(_table(measured["totals"], cards, args.rows))
-    return 0
-
-
-def _cards_dealt(report: str) -> int:
-    found = re.search(r"dealt ([\d,]+) cards", report)
-    if found is None:
-        raise SystemExit("loop_cpu: the open-loop run printed no count of cards")
-    return int(found.group(1).replace(",", ""))
+    print(_table(measured["totals"], result.tally.cards, args.rows))
+    return 1 if result.verdict == "ERROR" else 0
 
 
 def _table(totals: dict[str, list[int]], cards: int, rows: int) -> str:
@@ -214,4 +201,4 @@ def _journal_lines(totals: dict[str, list[int]], cards: int) -> list[str]:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(asyncio.run(stoppable(main())))
