@@ -335,8 +335,10 @@ class ShoeDriver:
             reading.backoff.reset()
         events = self._take(data, endpoint)
         # A read that finds bytes waiting returns without yielding: a line that never stops
-        # (noise at a device server's speed) must not keep the other tables waiting.
-        await asyncio.sleep(0)
+        # (noise at a device server's speed) must not keep the other tables waiting. One
+        # that had to wait has yielded: a card's read, most often, costs no turn more.
+        if transport.may_hold_more():
+            await asyncio.sleep(0)
         return events
 
     def _take(self, data: bytes, endpoint: str) -> list[DriverEvent]:

@@ -87,6 +87,9 @@ class TappedTransport(Transport):
         await self._on_read(data)
         return data
 
+    def may_hold_more(self) -> bool:
+        return self._inner.may_hold_more()
+
     async def write(self, data: bytes) -> None:
         await self._inner.write(data)
         if self._recorder is not None:

@@ -28,6 +28,13 @@ class Transport(ABC):
     async def read(self) -> bytes:
         """The next bytes from the device, at least one; raises `LinkLost` when it is gone."""
 
+    def may_hold_more(self) -> bool:
+        """Whether the next `read` may return at once, with bytes that came before this one
+        was taken: the driver then gives the loop a turn first, so that a line that never
+        stops keeps no other table waiting. True unless the transport knows better (a read
+        that had to wait has given the loop its turn already)."""
+        return True
+
     @abstractmethod
     async def write(self, data: bytes) -> None:
         """Send bytes to the device; raises `NotConnected` before open, `LinkLost` after loss."""

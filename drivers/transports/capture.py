@@ -119,6 +119,11 @@ class CaptureTransport(Transport):
         self._next += 1
         return chunk.data
 
+    def may_hold_more(self) -> bool:
+        """Every read after the first sleeps (for no time at all, at speed 0): the next read
+        gives the loop its turn."""
+        return False
+
     async def write(self, data: bytes) -> None:  # noqa: ARG002 - a capture answers nothing
         if self._chunks is None:
             raise NotConnected("not open", endpoint=self.endpoint)

@@ -27,6 +27,7 @@ class StreamTransport(Transport):
         self.endpoint = endpoint
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
+        self._filled = False  # the last read took all it asked for: more may be buffered
 
     @abstractmethod
     async def _connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -50,7 +51,13 @@ class StreamTransport(Transport):
             raise self._lost(exc) from exc
         if not data:
             raise self._lost(None)
+        self._filled = len(data) >= READ_SIZE
         return data
+
+    def may_hold_more(self) -> bool:
+        """A read that returned less than it asked for emptied the stream's buffer, and
+        only the loop fills it again: the next read waits, and gives the loop its turn."""
+        return self._filled
 
     async def write(self, data: bytes) -> None:
         writer = self._writer

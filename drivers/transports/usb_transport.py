@@ -64,6 +64,10 @@ class UsbTransport(Transport):
             self._failure = item
         raise self._failure
 
+    def may_hold_more(self) -> bool:
+        """Chunks the reading thread has handed over and no read has taken yet."""
+        return not self._received.empty()
+
     async def write(self, data: bytes) -> None:
         device = self._device
         if device is None:

@@ -34,6 +34,7 @@ from drivers.transports import (
     UsbTransport,
     transport_factory,
 )
+from drivers.transports.streams import READ_SIZE
 from tests.drivers.usb_backend import FakeShoeBackend
 
 if TYPE_CHECKING:
@@ -277,6 +278,34 @@ async def test_tcp_reads_writes_and_sees_the_server_close() -> None:
             await link.read()
 
 
+async def test_a_tcp_read_says_whether_more_may_be_waiting() -> None:
+    """A read that took less than it asked for emptied the buffer: the next one waits (the
+    driver then gives the loop no extra turn); one that took all it asked for may have left
+    more behind (the driver yields first). Checked by what the reads that follow return."""
+    burst = os.urandom(3 * READ_SIZE + 100)
+    sent = asyncio.Event()
+
+    async def device(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"\x05\x00S\x03")
+        await writer.drain()
+        await sent.wait()
+        writer.write(burst)
+        await writer.drain()
+
+    async with tcp_server(device) as port, TcpTransport(TcpSettings("127.0.0.1", port)) as link:
+        assert await link.read() == b"\x05\x00S\x03"
+        assert not link.may_hold_more()
+        sent.set()
+        chunks: list[bytes] = []
+        async with asyncio.timeout(5):
+            while sum(map(len, chunks)) < len(burst):  # the kernel may split it anywhere
+                chunks.append(await link.read())
+                assert link.may_hold_more() == (len(chunks[-1]) == READ_SIZE)
+        assert b"".join(chunks) == burst
+        assert READ_SIZE in map(len, chunks)  # one read at least left bytes behind
+        assert not link.may_hold_more()
+
+
 async def test_tcp_refused_says_what_to_check() -> None:
     port = closed_port()
     link = TcpTransport(TcpSettings("127.0.0.1", port))
@@ -305,6 +334,19 @@ async def test_usb_reads_frames_and_treats_a_read_timeout_as_no_data() -> None:
         backend.send(b"\x7e")
         assert await link.read() == b"\x7e"
         assert backend.configuration == 1
+
+
+async def test_a_usb_read_says_whether_chunks_wait() -> None:
+    backend = FakeShoeBackend()
+    async with UsbTransport(USB, backend=backend) as link:
+        assert not link.may_hold_more()
+        for frame in (b"\x7e\x01", b"\x02"):
+            backend.send(frame)
+            async with asyncio.timeout(5):
+                while not link.may_hold_more():  # noqa: ASYNC110 - the fake has no event to wait on
+                    await asyncio.sleep(0.01)
+            assert await link.read() == frame
+            assert not link.may_hold_more()
 
 
 async def test_usb_writes_to_the_out_endpoint() -> None:
