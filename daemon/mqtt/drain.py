@@ -11,8 +11,17 @@ of its publish counts as a lost connection (aiomqtt's `MqttError`, as a failed p
 Each message goes to paho as it is taken, with no task or timer of its own; what is taken
 together leaves in one write, at once, and the PUBACKs of one read are counted together
 (daemon.mqtt.paho_hooks: `Acknowledgements`, `batch_socket_io`, which the link installs on
-each connection). The publisher sleeps on one `Bell` (daemon.mqtt.bell) that a read of
-PUBACKs and a message put in the outbox ring.
+each connection).
+
+Nor does the publisher wake a task of its own for a message or a PUBACK: it runs where
+they happen, on the loop's thread. A message put in the outbox is sent on the loop's next
+turn with the rest of that turn's (one callback, one write); one whose sender asks for it
+(`PendingMessages.publish_now`: a table's commit, whose message the pit waits for) is sent
+at once. A read of PUBACKs counts them there and then, and sends what the window had no
+room for. One timer, moved only when it fires, checks the oldest publish's round trip. The
+link's task only waits for the connection to fail (`Publisher.failed`). Profiled at goal
+3's load, the task's wake-ups for each message and each PUBACK cost more than the publishes
+(docs/performance.md, "The publisher without a task").
 """
 
 from __future__ import annotations
@@ -23,8 +32,6 @@ from typing import TYPE_CHECKING
 
 import aiomqtt
 
-from daemon.mqtt.bell import Bell
-from daemon.mqtt.client import raise_if_cancelled
 from daemon.mqtt.paho_hooks import Acknowledgements
 
 if TYPE_CHECKING:
@@ -36,6 +43,120 @@ if TYPE_CHECKING:
 InFlight = collections.deque[tuple["MessageId", int, float]]
 
 
+class Publisher:
+    """One connection's publishing (the module's rule), on the loop's thread."""
+
+    def __init__(
+        self,
+        client: aiomqtt.Client,
+        outbox: Outbox,
+        *,
+        window: int,
+        round_trip: float,
+        carried: Callable[[], None],
+    ) -> None:
+        """`carried` is called for each message the broker acknowledged. Make it once
+        connected, on the loop's thread; `start` it, `stop` it when the connection ends."""
+        self._outbox = outbox
+        self._window = window
+        self._round_trip = round_trip
+        self._carried = carried
+        self._loop = asyncio.get_running_loop()
+        self._flight: InFlight = collections.deque()  # len(flight): where the unsent begin
+        self._acks = Acknowledgements(client, on_arrival=self._acknowledged)
+        self._next_turn: asyncio.Handle | None = None  # a send on the loop's next turn
+        self._deadline: asyncio.TimerHandle | None = None  # the round trip's next check
+        self._sending = False
+        self._stopped = False
+        # Fails with the connection's error; never resolves otherwise.
+        self.failed: asyncio.Future[None] = self._loop.create_future()
+
+    def start(self) -> None:
+        """Send what waited for this connection, and each message as it comes."""
+        self._outbox.ring_on_arrival(self._arrived)
+        self._outbox.send_with(self.send)
+        self.send()
+
+    def stop(self) -> None:
+        """The connection is over: nothing more is sent or counted here."""
+        self._stopped = True
+        self._outbox.ring_on_arrival(None)
+        self._outbox.send_with(None)
+        for handle in (self._next_turn, self._deadline):
+            if handle is not None:
+                handle.cancel()
+        self._next_turn = self._deadline = None
+
+    def send(self) -> None:
+        """What waits, up to the window, handed to paho and written at once."""
+        if self._stopped or self.failed.done() or self._sending:
+            return
+        if self._next_turn is not None:  # sent now: the next turn has nothing to send
+            self._next_turn.cancel()
+            self._next_turn = None
+        flight, outbox, published = self._flight, self._outbox, 0
+        self._sending = True  # a QoS 0 publish is acknowledged inside `publish`
+        try:
+            while len(flight) < self._window and len(outbox) > len(flight):
+                queued = outbox.pending_at(len(flight))
+                message = queued.message
+                mid = self._acks.publish(
+                    message.topic, message.payload, message.qos, retain=message.retain
+                )
+                flight.append((queued.message_id, mid, self._loop.time()))
+                published += 1
+        except aiomqtt.MqttError as exc:  # paho refused it: the connection is gone
+            self._fail(exc)
+            return
+        finally:
+            self._sending = False
+        if published:
+            self._acks.flush()  # in one write, on this turn of the loop
+            self._acknowledged()  # what was acknowledged while it was being published
+            if self._deadline is None and flight:
+                self._deadline = self._loop.call_at(flight[0][2] + self._round_trip, self._check)
+
+    def _arrived(self) -> None:
+        """A message reached the outbox: sent on the loop's next turn, with the rest of this
+        turn's in one write (unless someone asks for it sooner: `send`)."""
+        if self._next_turn is None and not self._stopped:
+            self._next_turn = self._loop.call_soon(self._send_on_this_turn)
+
+    def _send_on_this_turn(self) -> None:
+        self._next_turn = None
+        self.send()
+
+    def _acknowledged(self) -> None:
+        """PUBACKs arrived (paho read them): the outbox's oldest go, in order; what the window
+        had no room for goes out."""
+        if self._stopped or self._sending:
+            return
+        flight, acks = self._flight, self._acks
+        taken = 0
+        while flight and acks.take(flight[0][1]):
+            self._outbox.ack(flight.popleft()[0])  # the broker has it
+            self._carried()
+            taken += 1
+        if taken and len(self._outbox) > len(flight):
+            self.send()
+
+    def _check(self) -> None:
+        """The round trip's timer: the oldest publish has waited its whole round trip, or
+        the timer moves on to the publish that is now the oldest."""
+        self._deadline = None
+        if self._stopped or not self._flight:
+            return
+        oldest = self._flight[0][2]
+        if self._loop.time() - oldest >= self._round_trip:
+            self._fail(aiomqtt.MqttError("Operation timed out"))
+            return
+        self._deadline = self._loop.call_at(oldest + self._round_trip, self._check)
+
+    def _fail(self, error: aiomqtt.MqttError) -> None:
+        if not self.failed.done():
+            self.failed.set_exception(error)
+
+
 async def drain_outbox(
     client: aiomqtt.Client,
     outbox: Outbox,
@@ -44,38 +165,11 @@ async def drain_outbox(
     round_trip: float,
     carried: Callable[[], None],
 ) -> None:
-    """Publish `outbox` on `client` until cancelled or the connection fails; `carried` is
-    called for each message the broker acknowledged."""
-    bell = Bell()  # rung by a read of PUBACKs and by a message put in the outbox
-    acks = Acknowledgements(client, on_arrival=bell.ring)
-    flight: InFlight = collections.deque()  # len(flight) is where the unsent begin
-    loop = asyncio.get_running_loop()
-    outbox.ring_on_arrival(bell.ring)
+    """Publish `outbox` on `client` until cancelled or the connection fails (raised as
+    aiomqtt's `MqttError`); `carried` is called for each message the broker acknowledged."""
+    publisher = Publisher(client, outbox, window=window, round_trip=round_trip, carried=carried)
+    publisher.start()
     try:
-        while True:
-            sending = len(flight)
-            while len(flight) < window and len(outbox) > len(flight):
-                message = outbox.pending_at(len(flight))
-                mid = acks.publish(
-                    message.message.topic, message.message.payload, message.message.qos,
-                    retain=message.message.retain,
-                )  # fmt: skip
-                flight.append((message.message_id, mid, loop.time()))
-            if len(flight) > sending:
-                acks.flush()  # in one write, on this turn of the loop
-            while flight and acks.take(flight[0][1]):
-                outbox.ack(flight.popleft()[0])  # the broker has it, cancelled or not
-                carried()
-            raise_if_cancelled()
-            if not flight:
-                if not len(outbox):
-                    await bell.sleep(None)
-                continue
-            # Until a PUBACK comes, or a message to send (sent if the window has room); the
-            # round trip's timeout once the oldest publish has waited its whole round trip,
-            # however often the bell rings meanwhile.
-            left = round_trip - (loop.time() - flight[0][2])
-            if left <= 0 or not await bell.sleep(left):
-                raise aiomqtt.MqttError("Operation timed out")
+        await publisher.failed
     finally:
-        outbox.ring_on_arrival(None)
+        publisher.stop()

@@ -112,6 +112,11 @@ class Outbox(Protocol):
         """Call `ring` whenever a message arrives, until called again (None: no more)."""
         ...
 
+    def send_with(self, send: Callable[[], None] | None) -> None:
+        """Call `send` when an owner asks for what waits to be sent at once (`publish_now`),
+        until called again (None: no more; the link is not connected)."""
+        ...
+
     def ack(self, message_id: MessageId) -> None:
         """The broker has it: remove it. Acknowledging twice, or an unknown id, is a no-op."""
         ...
@@ -159,6 +164,7 @@ class PendingMessages:
         # link's publisher is rung (`ring_on_arrival`).
         self._arrived = asyncio.Event()
         self._ring: Callable[[], None] | None = None
+        self._send: Callable[[], None] | None = None  # the connected link's, at once
 
     @property
     def capacity(self) -> int:
@@ -196,6 +202,16 @@ class PendingMessages:
 
     def ring_on_arrival(self, ring: Callable[[], None] | None) -> None:
         self._ring = ring
+
+    def send_with(self, send: Callable[[], None] | None) -> None:
+        self._send = send
+
+    def publish_now(self) -> None:
+        """What waits goes to the broker now, on this turn of the loop, not the next: the
+        connected link's publisher sends it (daemon.mqtt.drain), as far as its window has
+        room; without a connection it waits for the next, as ever."""
+        if self._send is not None:
+            self._send()
 
     def ack(self, message_id: MessageId) -> None:
         self._remove(message_id)

@@ -4,16 +4,14 @@ At a round's end the commit also counts the round into the shift's numbers (thei
 solved), may take a checkpoint and makes the round state: milliseconds that the round's
 settlement, already in the outbox, must not wait behind (docs/performance.md, "The pit's
 message before what is derived"). The daemon here is the real one, its journal a real file,
-run step by step (tests/daemon/test_shoe_line.py); the publisher is played by a task woken
-as the link's is, by the outbox's ring.
+run step by step (tests/daemon/test_shoe_line.py); the publisher is played by a sender
+registered with the outbox as the connected link's is (daemon.mqtt.drain).
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING
 
-from daemon.mqtt.bell import Bell
 from daemon.parts.items import RequestItem
 from tests.daemon.test_shoe_line import started
 
@@ -44,22 +42,13 @@ async def test_the_publisher_runs_before_the_numbers_and_the_round_state(tmp_pat
             make_state(table_id, service, now)
 
         round_states.applied = made_state  # type: ignore[method-assign]
-        bell = Bell()
-        daemon.outbox.ring_on_arrival(bell.ring)
-
-        async def publisher() -> None:
-            while True:
-                await bell.sleep(None)
-                order.append(f"publisher, {len(daemon.outbox)} waiting")
-
-        publishing = asyncio.create_task(publisher(), name="publisher")
+        daemon.outbox.send_with(lambda: order.append(f"sent, {len(daemon.outbox)} waiting"))
         try:
             waiting = len(daemon.outbox)
             await daemon.commits.take(table, RequestItem("shuffle", b"{}"))
             caused = len(daemon.outbox) - waiting
             assert caused > 0
-            assert order[0].startswith("publisher")
-            assert order[1:] == ["numbers", "round state"]
+            # Sent at once, with everything it caused, before the table counts it.
+            assert order == [f"sent, {waiting + caused} waiting", "numbers", "round state"]
         finally:
-            publishing.cancel()
-            daemon.outbox.ring_on_arrival(None)
+            daemon.outbox.send_with(None)

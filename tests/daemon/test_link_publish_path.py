@@ -8,7 +8,11 @@ import asyncio
 import contextlib
 import os
 import signal
+import threading
 from typing import TYPE_CHECKING
+
+import paho.mqtt.client as paho
+from paho.mqtt.enums import CallbackAPIVersion
 
 from daemon.mqtt import LinkState, MemoryOutbox, MqttLink, OutboundMessage
 from daemon.mqtt import link as link_module
@@ -120,3 +124,44 @@ async def test_what_the_socket_did_not_take_goes_first_when_it_can(
         assert [p[:1] for p in received] == [p[:1] for p in payloads]
         assert received == payloads
         assert watcher.changes.empty()  # never disconnected
+
+
+@contextlib.contextmanager
+def _listening_off_the_loop(mosquitto: Mosquitto, topic: str) -> Iterator[threading.Event]:
+    """A subscriber on a thread of its own (paho's blocking client): the event is set when a
+    message on `topic` arrives, whether or not the test's event loop is turning."""
+    arrived, subscribed = threading.Event(), threading.Event()
+    client = paho.Client(CallbackAPIVersion.VERSION2)
+    client.on_connect = lambda c, *_: c.subscribe(topic, qos=1)
+    client.on_subscribe = lambda *_: subscribed.set()
+    client.on_message = lambda *_: arrived.set()
+    client.connect(mosquitto.host, mosquitto.port)
+    client.loop_start()
+    try:
+        assert subscribed.wait(5), "the subscriber on its own thread never subscribed"
+        yield arrived
+    finally:
+        client.disconnect()
+        client.loop_stop()
+
+
+async def test_a_message_asked_for_now_is_written_on_this_turn_of_the_loop(
+    mosquitto: Mosquitto,
+) -> None:
+    """`publish_now` (a table's commit, whose settlement the pit waits for) has the
+    connected link write the message before the caller gives the loop back: a subscriber on
+    another thread has it while the loop is still held. One merely put waits for a turn."""
+    outbox = MemoryOutbox()
+    watcher = StateWatcher()
+    async with MqttLink(settings_for(mosquitto), outbox, on_state_change=watcher):
+        await watcher.until(LinkState.CONNECTED)
+        with _listening_off_the_loop(mosquitto, TOPIC) as arrived:
+            outbox.put(OutboundMessage(TOPIC, b"put"))
+            assert not arrived.wait(0.5)  # the loop held: nothing sent yet
+            await asyncio.sleep(0)  # the turn it waited for
+            await asyncio.to_thread(arrived.wait, 5)
+            assert arrived.is_set()
+        with _listening_off_the_loop(mosquitto, TOPIC) as arrived:
+            outbox.put(OutboundMessage(TOPIC, b"now"))
+            outbox.publish_now()
+            assert arrived.wait(5)  # the loop still held
