@@ -9,17 +9,19 @@ and the id in the payload resolves). A PUBACK that does not come within `round_t
 of its publish counts as a lost connection (aiomqtt's `MqttError`, as a failed publish).
 
 Each message goes to paho as it is taken, with no task or timer of its own; what is taken
-together leaves in one write, at once, and the PUBACKs of one read are counted together
-(daemon.mqtt.paho_hooks: `Acknowledgements`, `batch_socket_io`, which the link installs on
-each connection).
+together leaves in one write, at once, and what the PUBACKs of one read leave room for
+leaves in one write after it (daemon.mqtt.paho_hooks: `Acknowledgements`, `batch_socket_io`,
+which the link installs on each connection).
 
 Nor does the publisher wake a task of its own for a message or a PUBACK: it runs where
 they happen, on the loop's thread. A message put in the outbox is sent on the loop's next
 turn with the rest of that turn's (one callback, one write); one whose sender asks for it
 (`PendingMessages.publish_now`: a table's commit, whose message the pit waits for) is sent
-at once. A read of PUBACKs counts them there and then, and sends what the window had no
-room for. One timer, moved only when it fires, checks the oldest publish's round trip. The
-link's task only waits for the connection to fail (`Publisher.failed`). Profiled at goal
+at once. Each PUBACK is counted where paho reads it; what the window then has room for goes
+on the next turn, once the read is over (paho's own count of messages in flight is down by
+then, and nothing calls paho from inside its callback). One timer, moved only when it fires,
+checks the oldest publish's round trip. The link's task only waits for the connection to
+fail (`Publisher.failed`), and raises what failed it. Profiled at goal
 3's load, the task's wake-ups for each message and each PUBACK cost more than the publishes
 (docs/performance.md, "The publisher without a task").
 """
@@ -66,7 +68,6 @@ class Publisher:
         self._acks = Acknowledgements(client, on_arrival=self._acknowledged)
         self._next_turn: asyncio.Handle | None = None  # a send on the loop's next turn
         self._deadline: asyncio.TimerHandle | None = None  # the round trip's next check
-        self._sending = False
         self._stopped = False
         # Fails with the connection's error; never resolves otherwise.
         self.failed: asyncio.Future[None] = self._loop.create_future()
@@ -88,14 +89,15 @@ class Publisher:
         self._next_turn = self._deadline = None
 
     def send(self) -> None:
-        """What waits, up to the window, handed to paho and written at once."""
-        if self._stopped or self.failed.done() or self._sending:
+        """What waits, up to the window, handed to paho and written at once. Never raises:
+        what fails, fails the connection (`failed`), as a publish that raised in the
+        link's own task did; its caller (a table's commit) carries on."""
+        if self._stopped or self.failed.done():
             return
         if self._next_turn is not None:  # sent now: the next turn has nothing to send
             self._next_turn.cancel()
             self._next_turn = None
         flight, outbox, published = self._flight, self._outbox, 0
-        self._sending = True  # a QoS 0 publish is acknowledged inside `publish`
         try:
             while len(flight) < self._window and len(outbox) > len(flight):
                 queued = outbox.pending_at(len(flight))
@@ -105,20 +107,20 @@ class Publisher:
                 )
                 flight.append((queued.message_id, mid, self._loop.time()))
                 published += 1
-        except aiomqtt.MqttError as exc:  # paho refused it: the connection is gone
+        except Exception as exc:  # noqa: BLE001 - paho refused it: the connection's end
             self._fail(exc)
             return
-        finally:
-            self._sending = False
         if published:
-            self._acks.flush()  # in one write, on this turn of the loop
-            self._acknowledged()  # what was acknowledged while it was being published
+            # In one write, on this turn of the loop. A QoS 0 message is acknowledged in
+            # it, inside paho's callback: `_acknowledged` counts it there, and what that
+            # leaves room for goes on the next turn.
+            self._acks.flush()
             if self._deadline is None and flight:
                 self._deadline = self._loop.call_at(flight[0][2] + self._round_trip, self._check)
 
     def _arrived(self) -> None:
-        """A message reached the outbox: sent on the loop's next turn, with the rest of this
-        turn's in one write (unless someone asks for it sooner: `send`)."""
+        """A message reached the outbox, or the window room: sent on the loop's next turn,
+        with the rest of this turn's in one write (unless someone asks for it sooner)."""
         if self._next_turn is None and not self._stopped:
             self._next_turn = self._loop.call_soon(self._send_on_this_turn)
 
@@ -127,18 +129,24 @@ class Publisher:
         self.send()
 
     def _acknowledged(self) -> None:
-        """PUBACKs arrived (paho read them): the outbox's oldest go, in order; what the window
-        had no room for goes out."""
-        if self._stopped or self._sending:
+        """A PUBACK arrived, inside paho's callback (which holds paho's lock: nothing here
+        calls paho): the outbox's oldest go, in order. What the window now has room for
+        goes on the loop's next turn, after the whole read: the PUBACKs of one read make
+        one write of what follows them."""
+        if self._stopped:
             return
         flight, acks = self._flight, self._acks
         taken = 0
-        while flight and acks.take(flight[0][1]):
-            self._outbox.ack(flight.popleft()[0])  # the broker has it
-            self._carried()
-            taken += 1
+        try:
+            while flight and acks.take(flight[0][1]):
+                self._outbox.ack(flight.popleft()[0])  # the broker has it
+                self._carried()
+                taken += 1
+        except Exception as exc:  # noqa: BLE001 - not paho's to meet: the link's end
+            self._fail(exc)
+            return
         if taken and len(self._outbox) > len(flight):
-            self.send()
+            self._arrived()
 
     def _check(self) -> None:
         """The round trip's timer: the oldest publish has waited its whole round trip, or
@@ -152,7 +160,9 @@ class Publisher:
             return
         self._deadline = self._loop.call_at(oldest + self._round_trip, self._check)
 
-    def _fail(self, error: aiomqtt.MqttError) -> None:
+    def _fail(self, error: Exception) -> None:
+        """The connection's end: the link's task raises `error` (aiomqtt's `MqttError`: a
+        lost connection, replaced; anything else: a bug, raised as before)."""
         if not self.failed.done():
             self.failed.set_exception(error)
 
@@ -168,8 +178,8 @@ async def drain_outbox(
     """Publish `outbox` on `client` until cancelled or the connection fails (raised as
     aiomqtt's `MqttError`); `carried` is called for each message the broker acknowledged."""
     publisher = Publisher(client, outbox, window=window, round_trip=round_trip, carried=carried)
-    publisher.start()
     try:
+        publisher.start()
         await publisher.failed
     finally:
         publisher.stop()

@@ -333,7 +333,8 @@ class Acknowledgements:
     and the caller a task to hold several in flight: more CPU than the message's bytes. Here
     `publish` hands the message to paho and returns its packet id; the on_publish callback
     (aiomqtt's, chained: its own publishes still reach it) notes each acknowledged id and
-    sets `arrived` (and calls `on_arrival`, if given), once for a whole read of PUBACKs.
+    sets `arrived` (and calls `on_arrival`, if given) for each. `on_arrival` runs inside
+    paho's callback, which holds paho's lock: it must not call paho.
     Call `Acknowledgements(client)` once connected, on the loop's thread.
     """
 

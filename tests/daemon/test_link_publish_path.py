@@ -11,17 +11,17 @@ import signal
 import threading
 from typing import TYPE_CHECKING
 
+import aiomqtt
 import paho.mqtt.client as paho
-from paho.mqtt.enums import CallbackAPIVersion
+import pytest
+from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
 
-from daemon.mqtt import LinkState, MemoryOutbox, MqttLink, OutboundMessage
+from daemon.mqtt import LinkState, MemoryOutbox, MqttLink, OutboundMessage, paho_hooks
 from daemon.mqtt import link as link_module
 from tests.daemon.test_mqtt_link import BASE, StateWatcher, settings_for
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
-
-    import pytest
 
     from daemon.testing import Mosquitto, Subscribe
 
@@ -165,3 +165,75 @@ async def test_a_message_asked_for_now_is_written_on_this_turn_of_the_loop(
             outbox.put(OutboundMessage(TOPIC, b"now"))
             outbox.publish_now()
             assert arrived.wait(5)  # the loop still held
+
+
+@pytest.mark.parametrize("qos", [0, 1])
+async def test_a_backlog_beyond_the_window_leaves_in_order_a_read_s_room_at_a_time(
+    mosquitto: Mosquitto, subscribe: Subscribe, monkeypatch: pytest.MonkeyPatch, qos: int
+) -> None:
+    """Ten windows' worth put at once: what the PUBACKs of one read make room for (at QoS 0,
+    what one write acknowledged) leaves in one write after it, not a write a message, and
+    never from inside paho's own callback (at QoS 0 that would take paho's lock twice and
+    hang the loop). The socket's writes that carried bytes are counted."""
+    writes = 0
+    flush = paho_hooks._BatchedSocket._flush  # counted, not changed
+
+    def counted(batched: paho_hooks._BatchedSocket) -> MQTTErrorCode:
+        nonlocal writes
+        writes += bool(batched._unsent) and batched._waiting_on is None
+        return flush(batched)
+
+    monkeypatch.setattr(paho_hooks._BatchedSocket, "_flush", counted)
+    outbox = MemoryOutbox()
+    watcher = StateWatcher()
+    payloads = [f"m{n}".encode() for n in range(320)]
+    async with (
+        subscribe(TOPIC) as display,
+        MqttLink(settings_for(mosquitto), outbox, on_state_change=watcher),
+    ):
+        await watcher.until(LinkState.CONNECTED)
+        await asyncio.sleep(0.2)  # the connection's own packets written
+        writes = 0
+        for payload in payloads:
+            outbox.put(OutboundMessage(TOPIC, payload, qos=qos))  # type: ignore[arg-type]
+        received = await display.payloads(len(payloads), within=20)
+        async with asyncio.timeout(5):
+            while len(outbox):  # noqa: ASYNC110 - the outbox has no event for empty
+                await asyncio.sleep(0.01)
+    assert received == payloads
+    assert writes <= len(payloads) // 4, writes
+
+
+async def test_a_publish_that_fails_never_reaches_the_caller_and_the_link_carries_on(
+    mosquitto: Mosquitto, subscribe: Subscribe, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """paho refuses a publish asked for now (a table's commit): `publish_now` returns, the
+    connection is replaced; it refuses again as the new connection starts sending what
+    waited, and that one is replaced too; the third delivers, in order."""
+    refusals = 2
+    publish = paho_hooks.Acknowledgements.publish
+
+    def refusing(acks: paho_hooks.Acknowledgements, *args: object, **kwargs: object) -> int:
+        nonlocal refusals
+        if refusals:
+            refusals -= 1
+            raise aiomqtt.MqttCodeError(MQTTErrorCode.MQTT_ERR_NO_CONN, "Could not publish message")
+        return publish(acks, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(paho_hooks.Acknowledgements, "publish", refusing)
+    outbox = MemoryOutbox()
+    watcher = StateWatcher()
+    async with (
+        subscribe(TOPIC) as display,
+        MqttLink(settings_for(mosquitto), outbox, on_state_change=watcher),
+    ):
+        await watcher.until(LinkState.CONNECTED)
+        outbox.put(OutboundMessage(TOPIC, b"first"))
+        outbox.publish_now()  # refused: it does not raise here
+        outbox.put(OutboundMessage(TOPIC, b"second"))
+        for _ in range(2):
+            lost = await watcher.until(LinkState.DISCONNECTED, within=5)
+            assert "not currently connected" in (lost.reason or ""), lost  # paho's words
+        await watcher.until(LinkState.CONNECTED, within=10)
+        assert await display.payloads(2, within=10) == [b"first", b"second"]
+    assert refusals == 0
