@@ -21,9 +21,9 @@ at once. Each PUBACK is counted where paho reads it; what the window then has ro
 on the next turn, once the read is over (paho's own count of messages in flight is down by
 then, and nothing calls paho from inside its callback). One timer, moved only when it fires,
 checks the oldest publish's round trip. The link's task only waits for the connection to
-fail (`Publisher.failed`), and raises what failed it. Profiled at goal
-3's load, the task's wake-ups for each message and each PUBACK cost more than the publishes
-(docs/performance.md, "The publisher without a task").
+fail (`Publisher.failed`), and raises what failed it. A card's messages reach the socket a
+turn of the loop sooner, which at a floor's load is where a turn holds many tables' work
+(docs/performance.md, "The publisher without a task, and the driver's yield when it is due").
 """
 
 from __future__ import annotations
@@ -175,8 +175,9 @@ async def drain_outbox(
     round_trip: float,
     carried: Callable[[], None],
 ) -> None:
-    """Publish `outbox` on `client` until cancelled or the connection fails (raised as
-    aiomqtt's `MqttError`); `carried` is called for each message the broker acknowledged."""
+    """Publish `outbox` on `client` until cancelled or the connection fails (raised:
+    aiomqtt's `MqttError` for a lost connection); `carried` is called for each message the
+    broker acknowledged."""
     publisher = Publisher(client, outbox, window=window, round_trip=round_trip, carried=carried)
     try:
         publisher.start()
