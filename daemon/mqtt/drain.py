@@ -21,7 +21,7 @@ at once. Each PUBACK is counted where paho reads it; what the window then has ro
 on the next turn, once the read is over (paho's own count of messages in flight is down by
 then, and nothing calls paho from inside its callback). One timer, moved only when it fires,
 checks the oldest publish's round trip. The link's task only waits for the connection to
-fail (`Publisher.failed`), and raises what failed it. A card's messages reach the socket a
+fail (`Publisher.run`), and raises what failed it. A card's messages reach the socket a
 turn of the loop sooner, which at a floor's load is where a turn holds many tables' work
 (docs/performance.md, "The publisher without a task, and the driver's yield when it is due").
 """
@@ -58,7 +58,7 @@ class Publisher:
         carried: Callable[[], None],
     ) -> None:
         """`carried` is called for each message the broker acknowledged. Make it once
-        connected, on the loop's thread; `start` it, `stop` it when the connection ends."""
+        connected, on the loop's thread, and `run` it."""
         self._outbox = outbox
         self._window = window
         self._round_trip = round_trip
@@ -70,15 +70,24 @@ class Publisher:
         self._deadline: asyncio.TimerHandle | None = None  # the round trip's next check
         self._stopped = False
         # Fails with the connection's error; never resolves otherwise.
-        self.failed: asyncio.Future[None] = self._loop.create_future()
+        self._failed: asyncio.Future[None] = self._loop.create_future()
 
-    def start(self) -> None:
+    async def run(self) -> None:
+        """Publish the outbox until cancelled or the connection fails (raised: aiomqtt's
+        `MqttError` for a lost connection)."""
+        try:
+            self._start()
+            await self._failed
+        finally:
+            self._stop()
+
+    def _start(self) -> None:
         """Send what waited for this connection, and each message as it comes."""
         self._outbox.ring_on_arrival(self._arrived)
         self._outbox.send_with(self.send)
         self.send()
 
-    def stop(self) -> None:
+    def _stop(self) -> None:
         """The connection is over: nothing more is sent or counted here."""
         self._stopped = True
         self._outbox.ring_on_arrival(None)
@@ -90,9 +99,9 @@ class Publisher:
 
     def send(self) -> None:
         """What waits, up to the window, handed to paho and written at once. Never raises:
-        what fails, fails the connection (`failed`), as a publish that raised in the
+        what fails, fails the connection (`run` raises it), as a publish that raised in the
         link's own task did; its caller (a table's commit) carries on."""
-        if self._stopped or self.failed.done():
+        if self._stopped or self._failed.done():
             return
         if self._next_turn is not None:  # sent now: the next turn has nothing to send
             self._next_turn.cancel()
@@ -163,24 +172,5 @@ class Publisher:
     def _fail(self, error: Exception) -> None:
         """The connection's end: the link's task raises `error` (aiomqtt's `MqttError`: a
         lost connection, replaced; anything else: a bug, raised as before)."""
-        if not self.failed.done():
-            self.failed.set_exception(error)
-
-
-async def drain_outbox(
-    client: aiomqtt.Client,
-    outbox: Outbox,
-    *,
-    window: int,
-    round_trip: float,
-    carried: Callable[[], None],
-) -> None:
-    """Publish `outbox` on `client` until cancelled or the connection fails (raised:
-    aiomqtt's `MqttError` for a lost connection); `carried` is called for each message the
-    broker acknowledged."""
-    publisher = Publisher(client, outbox, window=window, round_trip=round_trip, carried=carried)
-    try:
-        publisher.start()
-        await publisher.failed
-    finally:
-        publisher.stop()
+        if not self._failed.done():
+            self._failed.set_exception(error)

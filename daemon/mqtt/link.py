@@ -37,7 +37,7 @@ import aiomqtt
 import structlog
 
 from daemon.mqtt.client import connected, describe_error, new_client, raise_if_cancelled
-from daemon.mqtt.drain import drain_outbox
+from daemon.mqtt.drain import Publisher
 from daemon.mqtt.link_state import LinkState, LinkStateChange, LinkStateLog, OnStateChange
 from daemon.mqtt.mutes import Mutes, keep_muted
 from daemon.mqtt.paho_hooks import (
@@ -339,13 +339,13 @@ class MqttLink:
 
     async def _drain_outbox(self, client: aiomqtt.Client) -> None:
         """The outbox, oldest first, up to `_MAX_IN_FLIGHT` awaiting PUBACK (daemon.mqtt.drain)."""
-        await drain_outbox(
+        await Publisher(
             client,
             self._outbox,
             window=_MAX_IN_FLIGHT,
             round_trip=_OPERATION_TIMEOUT,
             carried=self._connections.carried,
-        )
+        ).run()
 
 
 async def _reporting_loss(
