@@ -21,9 +21,10 @@ from daemon.mqtt import link as link_module
 from tests.daemon.test_mqtt_link import BASE, StateWatcher, settings_for
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import AsyncIterator, Iterator
 
     from daemon.testing import Mosquitto, Subscribe
+    from daemon.testing.broker import Subscriber
 
 TOPIC = f"{BASE}/publish-path"
 
@@ -38,6 +39,21 @@ def _stopped(mosquitto: Mosquitto) -> Iterator[None]:
         os.kill(mosquitto.pid, signal.SIGCONT)
 
 
+@contextlib.asynccontextmanager
+async def _connected(
+    mosquitto: Mosquitto, subscribe: Subscribe
+) -> AsyncIterator[tuple[MemoryOutbox, StateWatcher, Subscriber]]:
+    """A link connected to `mosquitto` over a fresh memory outbox, its state changes
+    watched, and a display subscribed to `TOPIC`."""
+    outbox, watcher = MemoryOutbox(), StateWatcher()
+    async with (
+        subscribe(TOPIC) as display,
+        MqttLink(settings_for(mosquitto), outbox, on_state_change=watcher),
+    ):
+        await watcher.until(LinkState.CONNECTED)
+        yield outbox, watcher, display
+
+
 async def test_a_puback_that_never_comes_replaces_the_connection_and_the_message_arrives(
     mosquitto: Mosquitto, subscribe: Subscribe, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -45,13 +61,7 @@ async def test_a_puback_that_never_comes_replaces_the_connection_and_the_message
     does not come within the round trip's timeout, the link says so and reconnects; the
     broker resumed, the message is delivered."""
     monkeypatch.setattr(link_module, "_OPERATION_TIMEOUT", 1.0)
-    outbox = MemoryOutbox()
-    watcher = StateWatcher()
-    async with (
-        subscribe(TOPIC) as display,
-        MqttLink(settings_for(mosquitto), outbox, on_state_change=watcher),
-    ):
-        await watcher.until(LinkState.CONNECTED)
+    async with _connected(mosquitto, subscribe) as (outbox, watcher, display):
         with _stopped(mosquitto):
             outbox.put(OutboundMessage(TOPIC, b"held"))
             lost = await watcher.until(LinkState.DISCONNECTED, within=5)
@@ -71,22 +81,16 @@ async def test_a_broker_that_stops_answering_is_found_out_while_messages_keep_co
     oldest publish has waited its whole round trip (1 s here): the link is replaced while a
     card's messages still come every 50 ms. Nothing is lost: all arrive, in order."""
     monkeypatch.setattr(link_module, "_OPERATION_TIMEOUT", 1.0)
-    outbox = MemoryOutbox()
-    watcher = StateWatcher()
     sent = [f"m{n}".encode() for n in range(60)]
 
-    async def deal() -> None:
+    async def deal(outbox: MemoryOutbox) -> None:
         for payload in sent:  # for 3 s
             outbox.put(OutboundMessage(TOPIC, payload))
             await asyncio.sleep(0.05)
 
-    async with (
-        subscribe(TOPIC) as display,
-        MqttLink(settings_for(mosquitto), outbox, on_state_change=watcher),
-    ):
-        await watcher.until(LinkState.CONNECTED)
+    async with _connected(mosquitto, subscribe) as (outbox, watcher, display):
         with _stopped(mosquitto):
-            dealing = asyncio.create_task(deal(), name="dealer")
+            dealing = asyncio.create_task(deal(outbox), name="dealer")
             lost = await watcher.until(LinkState.DISCONNECTED, within=2.5)
             await dealing
         assert "timed out" in (lost.reason or "")
@@ -102,14 +106,8 @@ async def test_what_the_socket_did_not_take_goes_first_when_it_can(
     """Megabyte messages while the broker reads nothing: the socket's buffers fill within
     the window, the rest of the turn's bytes wait for it to be writable, and messages put
     meanwhile go after them. Resumed, the broker has each, whole and in order."""
-    outbox = MemoryOutbox()
-    watcher = StateWatcher()
     payloads = [bytes([i]) * 1_000_000 for i in range(24)]
-    async with (
-        subscribe(TOPIC) as display,
-        MqttLink(settings_for(mosquitto), outbox, on_state_change=watcher),
-    ):
-        await watcher.until(LinkState.CONNECTED)
+    async with _connected(mosquitto, subscribe) as (outbox, watcher, display):
         os.kill(mosquitto.pid, signal.SIGSTOP)
         try:
             for payload in payloads[:16]:
@@ -184,14 +182,8 @@ async def test_a_backlog_beyond_the_window_leaves_in_order_a_read_s_room_at_a_ti
         return flush(batched)
 
     monkeypatch.setattr(paho_hooks._BatchedSocket, "_flush", counted)
-    outbox = MemoryOutbox()
-    watcher = StateWatcher()
     payloads = [f"m{n}".encode() for n in range(320)]
-    async with (
-        subscribe(TOPIC) as display,
-        MqttLink(settings_for(mosquitto), outbox, on_state_change=watcher),
-    ):
-        await watcher.until(LinkState.CONNECTED)
+    async with _connected(mosquitto, subscribe) as (outbox, _watcher, display):
         await asyncio.sleep(0.2)  # the connection's own packets written
         writes = 0
         for payload in payloads:
@@ -221,13 +213,7 @@ async def test_a_publish_that_fails_never_reaches_the_caller_and_the_link_carrie
         return publish(acks, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(paho_hooks.Acknowledgements, "publish", refusing)
-    outbox = MemoryOutbox()
-    watcher = StateWatcher()
-    async with (
-        subscribe(TOPIC) as display,
-        MqttLink(settings_for(mosquitto), outbox, on_state_change=watcher),
-    ):
-        await watcher.until(LinkState.CONNECTED)
+    async with _connected(mosquitto, subscribe) as (outbox, watcher, display):
         outbox.put(OutboundMessage(TOPIC, b"first"))
         outbox.publish_now()  # refused: it does not raise here
         outbox.put(OutboundMessage(TOPIC, b"second"))
