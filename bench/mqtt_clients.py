@@ -69,7 +69,8 @@ asyncio.run(main())
 
 _PAHO_HOOKS: Final = """
 import aiomqtt
-from daemon.mqtt.paho_hooks import Acknowledgements, batch_socket_io, write_without_waking
+from daemon.mqtt.paho_hooks import Acknowledgements, write_without_waking
+from daemon.mqtt.paho_socket import batch_socket_io
 
 async def main():
     async with aiomqtt.Client(host, port, max_inflight_messages=32) as client:

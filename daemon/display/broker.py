@@ -24,7 +24,8 @@ import aiomqtt
 import structlog
 
 from daemon.mqtt.client import connected, new_client, raise_if_cancelled, subscribe
-from daemon.mqtt.paho_hooks import batch_socket_io, write_without_waking
+from daemon.mqtt.paho_hooks import write_without_waking
+from daemon.mqtt.paho_socket import batch_socket_io
 from daemon.wire.topics import Topics
 from drivers.backoff import Backoff
 

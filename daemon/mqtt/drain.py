@@ -10,8 +10,8 @@ of its publish counts as a lost connection (aiomqtt's `MqttError`, as a failed p
 
 Each message goes to paho as it is taken, with no task or timer of its own; what is taken
 together leaves in one write, at once, and what the PUBACKs of one read leave room for
-leaves in one write after it (daemon.mqtt.paho_hooks: `Acknowledgements`, `batch_socket_io`,
-which the link installs on each connection).
+leaves in one write after it (daemon.mqtt.paho_hooks' `Acknowledgements` and
+daemon.mqtt.paho_socket's `batch_socket_io`, which the link installs on each connection).
 
 Nor does the publisher wake a task of its own for a message or a PUBACK: it runs where
 they happen, on the loop's thread. A message put in the outbox is sent on the loop's next

@@ -23,7 +23,8 @@ id, and so that a request sent while the link was down a moment is handed over w
 back (daemon.mqtt.takeover; after more than `RESUME_WITHIN` down the link starts clean and
 the broker drops what it queued). Reconnects back off (capped, jittered); a connection that
 carried what it should resets the backoff, and what the broker's session shows is reported
-once it is plain. What the link needs of aiomqtt past its public API is daemon.mqtt.paho_hooks'.
+once it is plain. What the link needs of aiomqtt past its public API is
+daemon.mqtt.paho_hooks' and daemon.mqtt.paho_socket's.
 """
 
 from __future__ import annotations
@@ -40,12 +41,8 @@ from daemon.mqtt.client import connected, describe_error, new_client, raise_if_c
 from daemon.mqtt.drain import Publisher
 from daemon.mqtt.link_state import LinkState, LinkStateChange, LinkStateLog, OnStateChange
 from daemon.mqtt.mutes import Mutes, keep_muted
-from daemon.mqtt.paho_hooks import (
-    batch_socket_io,
-    on_filter,
-    record_connack,
-    write_without_waking,
-)
+from daemon.mqtt.paho_hooks import on_filter, record_connack, write_without_waking
+from daemon.mqtt.paho_socket import batch_socket_io
 from daemon.mqtt.presence import (
     BRIDGE_OFFLINE,
     OwnWill,

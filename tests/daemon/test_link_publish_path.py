@@ -16,7 +16,7 @@ import paho.mqtt.client as paho
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
 
-from daemon.mqtt import LinkState, MemoryOutbox, MqttLink, OutboundMessage, paho_hooks
+from daemon.mqtt import LinkState, MemoryOutbox, MqttLink, OutboundMessage, paho_hooks, paho_socket
 from daemon.mqtt import link as link_module
 from tests.daemon.test_mqtt_link import BASE, StateWatcher, settings_for
 
@@ -174,14 +174,14 @@ async def test_a_backlog_beyond_the_window_leaves_in_order_a_read_s_room_at_a_ti
     never from inside paho's own callback (at QoS 0 that would take paho's lock twice and
     hang the loop). The socket's writes that carried bytes are counted."""
     writes = 0
-    flush = paho_hooks._BatchedSocket._flush  # counted, not changed
+    flush = paho_socket._BatchedSocket._flush  # counted, not changed
 
-    def counted(batched: paho_hooks._BatchedSocket) -> MQTTErrorCode:
+    def counted(batched: paho_socket._BatchedSocket) -> MQTTErrorCode:
         nonlocal writes
         writes += bool(batched._unsent) and batched._waiting_on is None
         return flush(batched)
 
-    monkeypatch.setattr(paho_hooks._BatchedSocket, "_flush", counted)
+    monkeypatch.setattr(paho_socket._BatchedSocket, "_flush", counted)
     payloads = [f"m{n}".encode() for n in range(320)]
     async with _connected(mosquitto, subscribe) as (outbox, _watcher, display):
         await asyncio.sleep(0.2)  # the connection's own packets written

@@ -19,20 +19,20 @@ import paho.mqtt.client as paho
 from daemon.mqtt.client import connected, new_client
 from daemon.mqtt.paho_hooks import (
     Acknowledgements,
-    batch_socket_io,
     on_filter,
     paho_client,
     record_connack,
     write_without_waking,
 )
-from daemon.mqtt.settings import MqttSettings
+from daemon.mqtt.paho_socket import batch_socket_io
+from daemon.mqtt.settings import MqttSettings, TlsSettings
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     import pytest
 
-    from daemon.testing import Mosquitto
+    from daemon.testing import Certificates, Mosquitto
 
 _ON_CONNECT = ["client", "userdata", "flags", "reason_code", "properties"]
 
@@ -172,6 +172,35 @@ async def test_a_publish_on_the_loop_s_thread_is_written_without_waking_the_loop
     assert wakes[1] == 0
 
 
+async def test_a_write_that_a_flush_made_needless_is_cancelled_not_run(
+    mosquitto: Mosquitto,
+) -> None:
+    """Publishes asked paho for a write on the loop's next turn; `Acknowledgements.flush`
+    wrote them all at once. The write asked for then has nothing to do: it is cancelled, so
+    paho's `loop_write` ran once, not twice; and a publish with no flush after it is still
+    written on the next turn."""
+    async with connected(new_client(_settings(mosquitto))) as client:
+        write_without_waking(client)
+        batch_socket_io(client)
+        acks = Acknowledgements(client)
+        inner = paho_client(client)
+        writes = _count_calls(inner, "loop_write")
+        mids = [acks.publish("hooks/t", b"x", 1, retain=False) for _ in range(5)]
+        acks.flush()
+        assert len(writes) == 1
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert len(writes) == 1
+        mids.append(acks.publish("hooks/t", b"unflushed", 1, retain=False))
+        async with asyncio.timeout(5):
+            while mids:
+                acks.arrived.clear()
+                mids = [mid for mid in mids if not acks.take(mid)]
+                if mids:
+                    await acks.arrived.wait()
+        assert len(writes) == 2
+
+
 class _CountingSocket:
     """paho's socket, its `send` and `recv` calls counted."""
 
@@ -237,6 +266,67 @@ async def test_a_turn_s_publishes_leave_in_one_send_and_their_pubacks_come_in_on
     assert sends == 1
     assert recvs <= 2
     assert decoded_after == 0  # every PUBACK counted past paho's decoder
+
+
+class _KernelSocketCounting(socket.socket):
+    """A kernel socket on paho's descriptor (what the hook reads as one), its `recv` counted."""
+
+    recvs = 0
+
+    def recv(self, size: int, flags: int = 0) -> bytes:
+        self.recvs += 1
+        return super().recv(size, flags)
+
+
+async def _published(infos: list[paho.MQTTMessageInfo]) -> None:
+    async with asyncio.timeout(5):
+        while not all(info.is_published() for info in infos):  # noqa: ASYNC110 - paho has no event for it
+            await asyncio.sleep(0.01)
+
+
+async def test_a_read_that_takes_all_the_socket_held_is_the_last_of_its_wake_up(
+    mosquitto: Mosquitto,
+) -> None:
+    """20 PUBACKs waiting in the kernel's buffer: one `recv` takes them all, and none follows
+    only to be told there is nothing (an EAGAIN, where the hook used to ask until it got one).
+    A PUBACK that comes later wakes the loop again and is read: nothing is left behind."""
+    loop = asyncio.get_running_loop()
+    async with connected(new_client(_settings(mosquitto))) as client:
+        write_without_waking(client)
+        batch_socket_io(client)
+        inner = paho_client(client)
+        sock = inner._sock
+        assert isinstance(sock, socket.socket)
+        counting = _KernelSocketCounting(fileno=sock.detach())
+        inner._sock = counting
+        infos = [inner.publish("hooks/t", b"x", 1) for _ in range(20)]
+        loop.call_soon(time.sleep, 0.5)  # after the write, before any read: all PUBACKs in
+        await _published(infos)
+        assert counting.recvs == 1
+        await _published([inner.publish("hooks/t", b"later", 1)])
+        assert counting.recvs == 2
+
+
+async def test_over_tls_a_message_of_many_records_arrives_whole(
+    tls_mosquitto: Mosquitto, certificates: Certificates
+) -> None:
+    """TLS hands a `recv` one record (16 KiB at most) and may keep decrypted bytes the
+    kernel's readiness does not show: a message of several records still arrives, whole and
+    without waiting for another wake-up, with the hook reading."""
+    settings = MqttSettings(
+        host=tls_mosquitto.host, port=tls_mosquitto.port, node="hooks", client_id="hooks-tls",
+        tls=TlsSettings(ca_file=certificates.ca),
+    )  # fmt: skip
+    payloads = [bytes([i]) * (100_000 + i) for i in range(3)]
+    async with connected(new_client(settings)) as client:
+        write_without_waking(client)
+        batch_socket_io(client)
+        await client.subscribe("hooks/big", qos=1)
+        for payload in payloads:
+            await client.publish("hooks/big", payload, qos=1)
+        async with asyncio.timeout(5):
+            received = [(await anext(aiter(client.messages))).payload for _ in payloads]
+    assert received == payloads
 
 
 async def test_acknowledgements_count_each_puback_and_leave_aiomqtt_s_own_to_it(
