@@ -126,13 +126,16 @@ class _LoopWriter:
         except RuntimeError:  # paho's connecting thread
             on_loop = False
         if on_loop:
-            self._scheduled = self._loop.call_soon(self._write)
+            if self._scheduled is None:
+                self._scheduled = self._loop.call_soon(self._write)
         elif self._threadsafe is not None:
             self._threadsafe(self._paho, userdata, sock)
 
     def written(self, _paho: object, userdata: object, sock: SocketLike) -> None:
-        """paho's queue is empty (its `loop_write` says so as it ends): the write asked for
-        when it filled has nothing left to do."""
+        """paho's queue is empty (its `loop_write` says so as it ends, its packets handed to
+        the socket, or to `batch_socket_io`'s buffer, which sends them before that
+        `loop_write` returns; or paho is closing the socket): the write asked for when the
+        queue filled has nothing left to do."""
         if self._scheduled is not None and threading.get_ident() == self._loop_thread:
             self._scheduled.cancel()
             self._scheduled = None
@@ -212,9 +215,12 @@ class Acknowledgements:
 
     def flush(self) -> None:
         """Write what was published now, not on the loop's next turn: the write
-        `write_without_waking` scheduled then finds nothing left. A write that fails is left
-        to that scheduled one, which meets the failure again and reports it."""
-        with contextlib.suppress(Exception):  # reported by the scheduled write (above)
+        `write_without_waking` scheduled is then cancelled. A socket that fails is reported
+        by paho as the write meets it (`_loop_rc_handle`); a callback of paho's that raises
+        is not the caller's to hear: what was left in paho's queue keeps the scheduled write,
+        which meets it again, and what had left the queue is sent all the same
+        (`batch_socket_io`)."""
+        with contextlib.suppress(Exception):  # see above
             self._paho.loop_write()
 
     def take(self, mid: int) -> bool:

@@ -63,9 +63,9 @@ def batch_socket_io(client: aiomqtt.Client) -> None:
     order, in one call (what the socket does not take waits for it to be writable, ahead of
     anything written later); its `_sock_recv` is served from one `recv` of up to
     `READ_SIZE` bytes, and `loop_read` goes on while bytes taken remain (nothing waits in the
-    buffer for a wake-up the socket will not give), and reads again unless the last `recv`
-    took all the socket held (`_took_all`). Errors are paho's own: a failed `send`
-    is a lost connection, reported as paho reports one.
+    buffer for a wake-up the socket will not give), then reads again, unless its last `recv`
+    was a plain socket's short read, which took all there was (`_took_all`). Errors are
+    paho's own: a failed `send` is a lost connection, reported as paho reports one.
     """
     _BatchedSocket(paho_client(client), asyncio.get_running_loop()).install()
 
@@ -123,8 +123,8 @@ class _BatchedSocket:
 
     def loop_read(self, max_packets: int = 1) -> MQTTErrorCode:
         """Read what the socket has in one `recv`, count the PUBACKs at its head, hand the
-        rest to paho, and so on until nothing is left: until a `recv` took all there was,
-        or one finds nothing."""
+        rest to paho, and so on until nothing is left: until a plain socket's `recv` took
+        all there was, or one finds nothing."""
         self._drained = False
         while self._paho._sock is not None:  # noqa: SLF001 - see the module's docstring
             if not self._received:
@@ -189,7 +189,14 @@ class _BatchedSocket:
         return rc
 
     def loop_write(self) -> MQTTErrorCode:
-        rc = self._write_packets()  # paho's packets, into `_unsent`
+        try:
+            rc = self._write_packets()  # paho's packets, into `_unsent`
+        except BaseException:
+            # A callback of paho's raised after its queue emptied into `_unsent` (the write
+            # that `write_without_waking` scheduled is cancelled by then): what it queued
+            # still leaves.
+            self._flush()
+            raise
         return self._flush() if rc == _SUCCESS else rc
 
     def _flush(self) -> MQTTErrorCode:
@@ -236,12 +243,13 @@ class _BatchedSocket:
 
 
 def _took_all(sock: object, data: bytes) -> bool:
-    """Whether the `recv` that returned `data` left nothing that the socket's readiness would
-    not show. A kernel socket's short read took all it held: what comes after wakes the loop
-    again (its readiness is level-triggered), so asking once more, only to be told "nothing"
-    (an `EAGAIN` and its exception), is a system call wasted on every burst. TLS may hold
-    bytes it decrypted back from the kernel (`pending`); any other socket (paho's websocket
-    wrapper keeps frames in its own buffer) is asked until it says it has nothing."""
-    if len(data) >= READ_SIZE or not isinstance(sock, socket.socket):
-        return False
-    return not isinstance(sock, ssl.SSLSocket) or sock.pending() == 0
+    """Whether the `recv` that returned `data` took all the socket held. A plain kernel
+    socket's short read did: what comes after wakes the loop again (its readiness is
+    level-triggered), so asking once more, only to be told "nothing" (an `EAGAIN` and its
+    exception), is a system call wasted on every burst. A TLS socket's `recv` returns one
+    record, and the broker sends each packet as its own: its short read says nothing of the
+    records behind it, which the same wake-up must read (or each PUBACK costs a turn of the
+    loop, and the window refills a message at a time). Nor does paho's websocket wrapper's,
+    which keeps frames in its own buffer. Those are read until they have nothing."""
+    plain = isinstance(sock, socket.socket) and not isinstance(sock, ssl.SSLSocket)
+    return plain and len(data) < READ_SIZE

@@ -62,6 +62,9 @@ async def test_aiomqtt_still_drives_a_paho_client_with_what_the_hooks_use() -> N
         "userdata",
         "sock",
     ]
+    # ... and says "nothing left to write" through another, which the hook takes over too.
+    assert isinstance(inspect.getattr_static(paho.Client, "on_socket_unregister_write"), property)
+    assert inner.on_socket_unregister_write == client._on_socket_unregister_write
     for name in ("socket", "want_write", "loop_write", "message_callback_add"):
         assert callable(getattr(inner, name)), name
     # on_filter: paho's per-filter callback takes (client, userdata, message).
@@ -307,26 +310,57 @@ async def test_a_read_that_takes_all_the_socket_held_is_the_last_of_its_wake_up(
         assert counting.recvs == 2
 
 
-async def test_over_tls_a_message_of_many_records_arrives_whole(
+async def test_over_tls_a_burst_is_read_in_one_wake_up_and_a_big_message_arrives_whole(
     tls_mosquitto: Mosquitto, certificates: Certificates
 ) -> None:
-    """TLS hands a `recv` one record (16 KiB at most) and may keep decrypted bytes the
-    kernel's readiness does not show: a message of several records still arrives, whole and
-    without waiting for another wake-up, with the hook reading."""
+    """TLS hands a `recv` one record, and the broker sends each PUBACK as its own: 20 of them
+    waiting are still read in one wake-up of the loop (not 20: a window refilled a message at
+    a time), and a message of several records arrives whole."""
+    loop = asyncio.get_running_loop()
     settings = MqttSettings(
         host=tls_mosquitto.host, port=tls_mosquitto.port, node="hooks", client_id="hooks-tls",
         tls=TlsSettings(ca_file=certificates.ca),
     )  # fmt: skip
-    payloads = [bytes([i]) * (100_000 + i) for i in range(3)]
+    payload = bytes(range(256)) * 400  # 100 KiB: seven records at least
     async with connected(new_client(settings)) as client:
         write_without_waking(client)
         batch_socket_io(client)
+        inner = paho_client(client)
+        wake_ups = _count_calls(inner, "loop_read")
+        infos = [inner.publish("hooks/t", b"x", 1) for _ in range(20)]
+        loop.call_soon(time.sleep, 0.5)  # after the write, before any read: all PUBACKs in
+        await _published(infos)
+        assert len(wake_ups) == 1
         await client.subscribe("hooks/big", qos=1)
-        for payload in payloads:
-            await client.publish("hooks/big", payload, qos=1)
+        await client.publish("hooks/big", payload, qos=1)
         async with asyncio.timeout(5):
-            received = [(await anext(aiter(client.messages))).payload for _ in payloads]
-    assert received == payloads
+            message = await anext(aiter(client.messages))
+    assert message.payload == payload
+
+
+async def test_what_a_raising_callback_left_queued_is_still_sent(mosquitto: Mosquitto) -> None:
+    """paho calls back for a QoS 0 message as it writes it; a callback that raises there,
+    after paho's queue emptied, cancels nothing that was queued: the QoS 1 message written
+    with it still reaches the broker (its PUBACK comes back)."""
+    raised: list[bool] = []
+
+    def raising_once() -> None:
+        if not raised:
+            raised.append(True)
+            raise RuntimeError("a callback's bug")
+
+    async with connected(new_client(_settings(mosquitto))) as client:
+        write_without_waking(client)
+        batch_socket_io(client)
+        acks = Acknowledgements(client, on_arrival=raising_once)
+        mid = acks.publish("hooks/t", b"durable", 1, retain=False)
+        acks.publish("hooks/t", b"at most once", 0, retain=False)
+        acks.flush()  # the QoS 0 message's callback raises in here
+        assert raised
+        async with asyncio.timeout(3):
+            while not acks.take(mid):
+                acks.arrived.clear()
+                await acks.arrived.wait()
 
 
 async def test_acknowledgements_count_each_puback_and_leave_aiomqtt_s_own_to_it(
