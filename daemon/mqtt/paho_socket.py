@@ -115,8 +115,7 @@ class _BatchedSocket:
                 raise BlockingIOError from err
             if not data:
                 return b""  # the broker closed the connection
-            received.data, received.at = data, 0
-            self._drained = _took_all(sock, data)
+            self._keep(sock, data)
         start = received.at
         received.at = min(start + bufsize, len(received.data))
         return received.data[start : received.at]
@@ -159,9 +158,13 @@ class _BatchedSocket:
             return None
         if not data:
             return None
+        self._keep(sock, data)
+        return True
+
+    def _keep(self, sock: Any, data: bytes) -> None:  # noqa: ANN401 - paho's socket, as `_socket`
+        """What one `recv` took, for paho and the PUBACK counter to read from its start."""
         self._received.data, self._received.at = data, 0
         self._drained = _took_all(sock, data)
-        return True
 
     def _pubacks(self) -> MQTTErrorCode:
         """Take the PUBACKs at the head of the buffer (a packet id and nothing else: what a

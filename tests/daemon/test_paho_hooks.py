@@ -196,11 +196,7 @@ async def test_a_write_that_a_flush_made_needless_is_cancelled_not_run(
         assert len(writes) == 1
         mids.append(acks.publish("hooks/t", b"unflushed", 1, retain=False))
         async with asyncio.timeout(5):
-            while mids:
-                acks.arrived.clear()
-                mids = [mid for mid in mids if not acks.take(mid)]
-                if mids:
-                    await acks.arrived.wait()
+            await _acknowledged(acks, mids)
         assert len(writes) == 2
 
 
@@ -222,6 +218,23 @@ class _CountingSocket:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.sock, name)
+
+
+async def _published(infos: list[paho.MQTTMessageInfo]) -> None:
+    """Until paho says each was published (QoS 1: its PUBACK came)."""
+    async with asyncio.timeout(5):
+        while not all(info.is_published() for info in infos):  # noqa: ASYNC110 - paho has no event for it
+            await asyncio.sleep(0.01)
+
+
+async def _acknowledged(acks: Acknowledgements, mids: list[int]) -> None:
+    """Until `acks` has taken each of `mids` (each PUBACK counted)."""
+    waiting = list(mids)
+    while waiting:
+        acks.arrived.clear()
+        waiting = [mid for mid in waiting if not acks.take(mid)]
+        if waiting:
+            await acks.arrived.wait()
 
 
 def _count_calls(inner: paho.Client, name: str) -> list[object]:
@@ -257,9 +270,7 @@ async def test_a_turn_s_publishes_leave_in_one_send_and_their_pubacks_come_in_on
             decoded = _count_calls(inner, "_handle_pubackcomp")
             infos = [inner.publish("hooks/t", b"x", 1) for _ in range(20)]
             loop.call_soon(time.sleep, 0.5)  # after the write, before any read: all PUBACKs in
-            async with asyncio.timeout(5):
-                while not all(info.is_published() for info in infos):  # noqa: ASYNC110 - paho has no event for it
-                    await asyncio.sleep(0.01)
+            await _published(infos)
             counted.append((counting.sends, counting.recvs, len(decoded)))
             inner._sock = counting.sock
     (sends_before, recvs_before, decoded_before), (sends, recvs, decoded_after) = counted
@@ -279,12 +290,6 @@ class _KernelSocketCounting(socket.socket):
     def recv(self, size: int, flags: int = 0) -> bytes:
         self.recvs += 1
         return super().recv(size, flags)
-
-
-async def _published(infos: list[paho.MQTTMessageInfo]) -> None:
-    async with asyncio.timeout(5):
-        while not all(info.is_published() for info in infos):  # noqa: ASYNC110 - paho has no event for it
-            await asyncio.sleep(0.01)
 
 
 async def test_a_read_that_takes_all_the_socket_held_is_the_last_of_its_wake_up(
@@ -358,9 +363,7 @@ async def test_what_a_raising_callback_left_queued_is_still_sent(mosquitto: Mosq
         acks.flush()  # the QoS 0 message's callback raises in here
         assert raised
         async with asyncio.timeout(3):
-            while not acks.take(mid):
-                acks.arrived.clear()
-                await acks.arrived.wait()
+            await _acknowledged(acks, [mid])
 
 
 async def test_acknowledgements_count_each_puback_and_leave_aiomqtt_s_own_to_it(
@@ -375,12 +378,7 @@ async def test_acknowledgements_count_each_puback_and_leave_aiomqtt_s_own_to_it(
         mids = [acks.publish("hooks/acks", str(i).encode(), 1, retain=False) for i in range(50)]
         async with asyncio.timeout(5):
             await client.publish("hooks/other", b"aiomqtt's own", qos=1)  # its PUBACK reaches it
-            waiting = list(mids)
-            while waiting:
-                acks.arrived.clear()
-                waiting = [mid for mid in waiting if not acks.take(mid)]
-                if waiting:
-                    await acks.arrived.wait()
+            await _acknowledged(acks, mids)
             received = [(await anext(aiter(client.messages))).payload for _ in range(50)]
     assert received == [str(i).encode() for i in range(50)]
     assert not acks.take(mids[0])  # taken once: the id is free to be used again
