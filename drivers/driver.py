@@ -43,6 +43,7 @@ counted (`line.unsolicited_replies`) and dropped: random bytes on an ENQ line ho
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import time
 from dataclasses import dataclass
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
     from drivers.codecs.base import Decoder, DecoderCounters
     from drivers.transports.base import Transport
 
+_READER_LOG: Final = "drivers.reader"
 GREETING_WARN_AFTER: Final = 5  # unanswered greetings before a warning says so
 
 
@@ -167,6 +169,10 @@ class ShoeDriver:
         self._rng = rng if rng is not None else random.Random()  # noqa: S311
         self._idle_timeout = idle_timeout
         self._log = self._reader_log(None)
+        # Asked before each line a frame's bytes would cost: a structlog call binds a logger
+        # even when its level drops the line, twice a card; the standard library's logger
+        # knows its level at once (and a reload of the logging settings sets it).
+        self._stdlib_log = logging.getLogger(_READER_LOG)
         self._link: Transport | None = None
         self._running = False
         self._bytes_read = 0
@@ -192,7 +198,8 @@ class ShoeDriver:
         link = self._link
         if link is None:
             raise NotConnected(f"driver {self.name} has no open link", endpoint=self.name)
-        self._log.debug("reader.sent", data=WireBytes(data))
+        if self._stdlib_log.isEnabledFor(logging.DEBUG):
+            self._log.debug("reader.sent", data=WireBytes(data))
         self._session.sending(data)
         await link.write(data)
 
@@ -263,7 +270,7 @@ class ShoeDriver:
             self._running = False
 
     def _reader_log(self, endpoint: str | None) -> FilteringBoundLogger:
-        return get_logger("drivers.reader", table=self.table, endpoint=endpoint)
+        return get_logger(_READER_LOG, table=self.table, endpoint=endpoint)
 
     @staticmethod
     def _now() -> float:
@@ -343,7 +350,8 @@ class ShoeDriver:
 
     def _take(self, data: bytes, endpoint: str) -> list[DriverEvent]:
         """Feed the codec one chunk: what the noise did, and the events it completed."""
-        self._log.debug("reader.received", data=WireBytes(data))
+        if self._stdlib_log.isEnabledFor(logging.DEBUG):
+            self._log.debug("reader.received", data=WireBytes(data))
         now = self._now()
         # What fell due before these bytes came (the noise was over, or is to be reported).
         told: list[DriverEvent] = [*self._noise_events(self._noise.take(endpoint, now))]

@@ -65,6 +65,18 @@ class LineCounts:
         """Whether anything was dropped."""
         return self.garbage_bytes > 0 or self.frames_dropped > 0
 
+    def dropped_more_than(self, earlier: LineCounts) -> bool:
+        """Whether anything was dropped after `earlier` (both running totals of one line):
+        `since(earlier).noisy`, without a `LineCounts` made and its fields looked up, as a
+        driver asks at every chunk its line delivers."""
+        return (
+            self.garbage_bytes > earlier.garbage_bytes
+            or self.bad_checksum > earlier.bad_checksum
+            or self.malformed > earlier.malformed
+            or self.unknown_message > earlier.unknown_message
+            or self.unsolicited_replies > earlier.unsolicited_replies
+        )
+
     def since(self, earlier: LineCounts) -> LineCounts:
         """What was counted after `earlier` (both running totals of one line)."""
         return LineCounts(
@@ -146,7 +158,7 @@ class NoiseWatch:
     def observe(self, totals: LineCounts, now: float) -> bool:
         """The line's totals after a chunk; True when this chunk began an episode."""
         before, self._last = self._last, totals
-        if not totals.since(before).noisy:
+        if not totals.dropped_more_than(before):
             return False
         self._dropped = (now, totals)
         if self._unreported is None:

@@ -21,7 +21,6 @@ alone knows what it has made durable.
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import logging
 from abc import ABC, abstractmethod
@@ -122,7 +121,12 @@ class Decoder(ABC):
 
     @property
     def counters(self) -> DecoderCounters:
-        return dataclasses.replace(self._counters)
+        # Field by field: `dataclasses.replace` looks the fields up at every call, and the
+        # driver reads the counters at every chunk a shoe's line delivers.
+        c = self._counters
+        return DecoderCounters(
+            c.frames_ok, c.bad_checksum, c.malformed, c.unknown_message, c.garbage_bytes
+        )
 
     def log_context(self, **fields: object) -> None:
         """Fields that every later line of this decoder carries (a driver's table, endpoint)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 import pytest
@@ -9,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from drivers.codecs import enq, reference
+from drivers.codecs.base import DecoderCounters
 from tests.drivers.examples import EXAMPLES
 from tests.drivers.helpers import (
     PROPERTY_SETTINGS,
@@ -50,6 +52,18 @@ def test_counters_are_a_copy_the_caller_cannot_corrupt(make: type[Decoder]) -> N
     counted = snapshot.garbage_bytes
     snapshot.garbage_bytes = 999
     assert decoder.counters.garbage_bytes == counted > 0
+
+
+@pytest.mark.parametrize("make", DECODERS, ids=lambda d: f"{d.codec_name}.{d.__name__}")
+def test_the_copy_of_the_counters_carries_every_counter(make: type[Decoder]) -> None:
+    """The copy is made field by field: a counter added later must be in it too."""
+    decoder = make()
+    for value, counter in enumerate(dataclasses.fields(DecoderCounters), start=1):
+        setattr(decoder._counters, counter.name, value)
+    assert dataclasses.asdict(decoder.counters) == {
+        counter.name: value
+        for value, counter in enumerate(dataclasses.fields(DecoderCounters), start=1)
+    }
 
 
 @pytest.mark.parametrize(

@@ -156,6 +156,24 @@ def test_every_dropped_byte_is_reported_once_and_reports_keep_their_spacing(
     assert turns == ["began", "quiet"] * (len(turns) // 2)
 
 
+_COUNTS = st.builds(LineCounts, *[st.integers(0, 3)] * len(dataclasses.fields(LineCounts)))
+
+
+@given(_COUNTS, _COUNTS)
+def test_dropped_more_than_is_whether_the_difference_is_noisy(
+    earlier: LineCounts, added: LineCounts
+) -> None:
+    """The driver's question at every chunk, asked without the difference made: running
+    totals only grow, so `later` is `earlier` plus what a chunk added."""
+    later = LineCounts(
+        *(getattr(earlier, f.name) + getattr(added, f.name) for f in dataclasses.fields(LineCounts))
+    )
+    assert later.dropped_more_than(earlier) == later.since(earlier).noisy
+    assert later.dropped_more_than(earlier) == any(
+        getattr(added, f.name) > 0 for f in dataclasses.fields(LineCounts) if f.name != "bytes_read"
+    )
+
+
 # ---------------------------------------------------------------- the driver
 def enq_driver(pty: Pty) -> ShoeDriver:
     return driver_for(
