@@ -68,14 +68,14 @@ class DaemonMetrics:
         self._clock = clock
         self._last_card: dict[str, float] = {}
         registry = self.registry
-        self._cards = Counter(
+        self._card_series = _Series(
             "shoe2mqtt_cards_read",
             "Cards the table's reader read out of the shoe (burned ones too); readable=false: "
             "a card left the shoe unread and waits to be entered by hand.",
             ["table", "readable"],
             registry=registry,
         )
-        self._settlements = Counter(
+        self._settlement_series = _Series(
             "shoe2mqtt_settlements",
             "Wagers settled, by result (win, lose, push, void).",
             ["table", "result"],
@@ -109,7 +109,7 @@ class DaemonMetrics:
         ).labels(node, version).set(1)
         for table in tables:  # every table's series exist from the start, at zero
             for readable in ("true", "false"):
-                self._cards.labels(table, readable)
+                self._card_series.child(table, readable)
         self._shift = _ShiftGauges(registry)
         self._state = _StateCollector(self, readings)
         registry.register(self._state)
@@ -117,11 +117,11 @@ class DaemonMetrics:
 
     # ------------------------------------------------------------- TableObserver
     def card_read(self, table: str, *, readable: bool) -> None:
-        self._cards.labels(table, "true" if readable else "false").inc()
+        self._card_series.inc(table, "true" if readable else "false")
         self._last_card[table] = self._clock()
 
     def settled(self, table: str, result: str) -> None:
-        self._settlements.labels(table, result).inc()
+        self._settlement_series.inc(table, result)
 
     def noticed(self, table: str, kind: str) -> None:
         self._notices.labels(table, kind).inc()
@@ -230,6 +230,28 @@ def _line_families(now: Readings | None) -> Iterator[Metric]:
             ):
                 dropped.add_metric([table, reason], value)
     yield from (read, garbage, dropped)
+
+
+class _Series:
+    """A labelled counter whose children are each looked up once: `labels` checks and joins
+    the values and takes a lock at every call, and every card and settlement counts one (no
+    series is ever removed)."""
+
+    def __init__(
+        self, name: str, documentation: str, labels: list[str], *, registry: CollectorRegistry
+    ) -> None:
+        self._counter = Counter(name, documentation, labels, registry=registry)
+        self._looked_up: dict[tuple[str, ...], Counter] = {}
+
+    def child(self, *values: str) -> Counter:
+        """The series of these label values (made, at zero, the first time)."""
+        found = self._looked_up.get(values)
+        if found is None:
+            found = self._looked_up[values] = self._counter.labels(*values)
+        return found
+
+    def inc(self, *values: str) -> None:
+        self.child(*values).inc()
 
 
 class _ShiftGauges:

@@ -122,6 +122,8 @@ class TableCommits:
         loop = asyncio.get_running_loop()
         while True:
             due_at = timers.next_due()
+            if due_at is None:  # nothing can fall due while it waits: no deadline to undo
+                return await table.queue.get()
             try:
                 async with asyncio.timeout_at(due_at):
                     return await table.queue.get()
