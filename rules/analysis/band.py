@@ -45,6 +45,7 @@ DEFAULT_CONFIDENCE = 0.999  # of the band, both tails together
 _ITERATIONS = 200  # of `_root`: it stops far sooner, at a float's width
 _WIDTH = 4e-16
 _REMEMBERED = 4096  # bands kept by `band_counted`: a few MiB at most
+_KINDS = 256  # distributions whose floats and mean are kept: a floor's paytables and decks
 _TINY = 1e-300  # a tail below a float's range, so that its log is finite
 
 
@@ -102,12 +103,7 @@ class _Cumulants:
     def __init__(self, groups: Mapping[tuple[UnitDistribution, int], int]) -> None:
         handle = sum(stake * count for (_, stake), count in groups.items())
         self.terms = [
-            (
-                count,
-                stake / handle,
-                [float(v) for v, _ in sorted(unit.values)],
-                [float(p) for _, p in sorted(unit.values)],
-            )
+            (count, stake / handle, *_floats(unit))
             for (unit, stake), count in groups.items()
             if count and stake
         ]
@@ -142,6 +138,21 @@ class _Cumulants:
             k1 += count * share * first
             k2 += count * share * share * max(second / total - first * first, 0.0)
         return k, k1, k2
+
+
+@functools.lru_cache(maxsize=_KINDS)
+def _floats(unit: UnitDistribution) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """A distribution's values and probabilities as floats, in the values' order: made once
+    per kind of wager, not again at every band (a live shift's is solved at each round's end,
+    and the exact fractions' conversions were a sixth of its cost)."""
+    ordered = sorted(unit.values)
+    return tuple(float(v) for v, _ in ordered), tuple(float(p) for _, p in ordered)
+
+
+@functools.lru_cache(maxsize=_KINDS)
+def _mean(unit: UnitDistribution) -> Fraction:
+    """`unit.mean`, worked out once per kind of wager (exactly: the same fraction)."""
+    return unit.mean
 
 
 def _tail(cumulants: _Cumulants, t: float) -> tuple[float, float]:
@@ -248,7 +259,7 @@ def _band_of(
     if not handle:
         return None
     theoretical = float(
-        sum((unit.mean * stake * count for (unit, stake), count in groups.items()), Fraction(0))
+        sum((_mean(unit) * stake * count for (unit, stake), count in groups.items()), Fraction(0))
         / handle
     )
     cumulants = _Cumulants(groups)
