@@ -51,7 +51,9 @@ def test_a_table_keeps_a_few_hundred_bytes_a_round_most_of_it_the_surveillances(
 def test_a_seven_seat_table_at_its_bound_is_weighed_and_checkpointed(printed: list[str]) -> None:
     line = _line(printed, "seven seats, 600 rounds: ")
     held = int(re.search(r"(\d+) KiB held", line)[1])  # type: ignore[index]
-    assert held < 100, line  # 313 KiB before the rounds were kept small, 100 before packed
+    # 313 KiB before the rounds were kept small, 100 before packed; 81 KiB packed, a floor's
+    # every table but the first, which also makes the tables they all share (98 KiB).
+    assert held < 90, line
 
 
 def test_a_shift_at_its_bound_keeps_its_rounds_as_text_and_publishes_them_at_once(
