@@ -230,9 +230,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--top", type=int, default=5, help="places that hold most, per game")
     args = parser.parse_args(argv)
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR))
+    # The seven-seat line first: its first table must be the process's first, whatever
+    # `--games` asks for (the rounds per game build the tables every table shares).
+    bound = at_the_bound()
     for game in args.games:
         print("\n".join(per_round(game, args.rounds, args.top)))
-    print("\n".join(at_the_bound()))
+    print("\n".join(bound))
     print("\n".join(floor_answers()))
     with tempfile.TemporaryDirectory() as state:
         print("\n".join(shift_at_the_bound(Path(state))))

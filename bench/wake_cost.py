@@ -1,6 +1,6 @@
 """What a thread's wake-up costs in CPU on this machine, against the same work done without one.
 
-    uv run python -m bench.wake_cost [--wakes 200] [--commits 300]
+    uv run python -m bench.wake_cost [--wakes 200] [--commits 300] [--dir DIR]
 
 Goal 3 counts the daemon's CPU a card, and a card wakes the daemon's two threads several
 times (its bytes, the journal's thread, the commit's return, the broker's PUBACK), each after
@@ -34,7 +34,7 @@ from pathlib import Path
 from daemon.journal.store import Journal
 from daemon.wire.envelope import utc_timestamp
 
-GAP = 0.02  # seconds asleep between wake-ups: a table's card every 25 ms at goal 3's load
+GAP = 0.02  # seconds asleep between wake-ups: a card of goal 3's 32 shoes comes every 25 ms
 BODY = '{"type":"card_drawn","card":"QH","seq":1,"note":"' + "x" * 250 + '"}'
 
 
@@ -87,10 +87,10 @@ def _thread_cpu(ident: int) -> float:
     return time.clock_gettime(time.pthread_getcpuclockid(ident))
 
 
-async def _commits(count: int, gap: float) -> tuple[float, float]:
-    """The journal thread's CPU and the process's (µs) for one commit, `gap` seconds apart."""
-    # In the working directory: a disk's fsync, where /tmp may be held in memory.
-    with tempfile.TemporaryDirectory(dir=Path.cwd()) as directory:
+async def _commits(count: int, gap: float, where: Path) -> tuple[float, float]:
+    """The journal thread's CPU and the process's (µs) for one commit, `gap` seconds apart,
+    the journal in a temporary directory in `where`."""
+    with tempfile.TemporaryDirectory(dir=where) as directory:
         journal = Journal(Path(directory) / "journal.db", sync="full")
         await journal.open()
         await journal.append_event("bj-1", "shoe", BODY, utc_timestamp())
@@ -112,6 +112,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--wakes", type=int, default=200, help="wake-ups of each kind")
     parser.add_argument("--commits", type=int, default=300, help="journal commits each way")
+    parser.add_argument(
+        "--dir", type=Path, default=Path.cwd(),
+        help="where the journal is made (default: here; a disk's fsync, where /tmp may be "
+        "held in memory)",
+    )  # fmt: skip
     args = parser.parse_args()
     wakes = args.wakes
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
@@ -128,8 +133,8 @@ def main() -> None:
     cold, hot = _work(wakes, GAP), _work(wakes * 10, 0)
     print(f"sum(range(1000)) right after a {GAP * 1000:g} ms sleep: {cold:.1f} µs "
           f"= {cold / hot:.1f} x run hot ({hot:.1f} µs)")  # fmt: skip
-    spaced = asyncio.run(_commits(args.commits, GAP))
-    packed = asyncio.run(_commits(args.commits, 0))
+    spaced = asyncio.run(_commits(args.commits, GAP, args.dir))
+    packed = asyncio.run(_commits(args.commits, 0, args.dir))
     print(f"a journal commit (sync full), {GAP * 1000:g} ms apart: journal thread "
           f"{spaced[0]:.0f} µs, process {spaced[1]:.0f} µs of CPU = {spaced[0] / packed[0]:.1f} "
           f"and {spaced[1] / packed[1]:.1f} x back to back ({packed[0]:.0f} and "

@@ -51,8 +51,8 @@ def test_a_table_keeps_a_few_hundred_bytes_a_round_most_of_it_the_surveillances(
 def test_a_seven_seat_table_at_its_bound_is_weighed_and_checkpointed(printed: list[str]) -> None:
     line = _line(printed, "seven seats, 600 rounds: ")
     held = int(re.search(r"(\d+) KiB held", line)[1])  # type: ignore[index]
-    # 313 KiB before the rounds were kept small, 100 before packed; 81 KiB packed, a floor's
-    # every table but the first, which also makes the tables they all share (98 KiB).
+    # 313 KiB before the rounds were kept small, 100 before packed; 81 KiB packed: every
+    # table of a floor after the first, which also makes the tables they all share (106).
     assert held < 90, line
 
 

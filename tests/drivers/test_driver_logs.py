@@ -16,6 +16,7 @@ from daemon.system.logs import configure
 from daemon.testing import SocatPair
 from drivers.driver import Connected, Disconnected, LinkFault, Reconnected
 from drivers.events import CardDrawn
+from drivers.logs import WireBytes
 from drivers.transports import SerialSettings, transport_factory
 from tests.drivers.test_driver import HELLO, driver_for, reference, running
 from tests.drivers.test_transports import Pty
@@ -115,3 +116,28 @@ async def test_frame_bytes_are_shown_only_where_the_site_opted_in(raw_frames: bo
     hidden = [v for line in dumps for v in line.values() if "bytes, hidden" in str(v)]
     assert {line["event"] for line in dumps} >= {"reader.received", "codec.frame_dropped"}
     assert (bool(shown), bool(hidden)) == (raw_frames, not raw_frames)
+
+
+@pytest.mark.usefixtures("restore_logging")
+@pytest.mark.parametrize(("level", "built"), [("info", False), ("debug", True)])
+async def test_a_frames_debug_line_is_built_only_when_the_level_shows_it(
+    level: str,
+    built: bool,  # noqa: FBT001 - a parameter of the test
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The driver asks the level before it makes a frame's DEBUG line (a card's bytes read,
+    its acknowledgement written): at info, a card costs none of it."""
+    made: list[bytes] = []
+
+    class Counted(WireBytes):
+        __slots__ = ()
+
+        def __init__(self, data: bytes) -> None:
+            made.append(data)
+            super().__init__(data)
+
+    monkeypatch.setattr("drivers.driver.WireBytes", Counted)
+    configure(fmt="json", level=level, stream=io.StringIO())
+    with Pty() as pty:
+        await _deal_a_noisy_card(driver_for(transport_factory(SerialSettings(pty.path))), pty)
+    assert bool(made) == built, made
