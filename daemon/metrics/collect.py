@@ -68,27 +68,27 @@ class DaemonMetrics:
         self._clock = clock
         self._last_card: dict[str, float] = {}
         registry = self.registry
-        self._card_series = _Series(
+        self._cards = _Series(
             "shoe2mqtt_cards_read",
             "Cards the table's reader read out of the shoe (burned ones too); readable=false: "
             "a card left the shoe unread and waits to be entered by hand.",
             ["table", "readable"],
             registry=registry,
         )
-        self._settlement_series = _Series(
+        self._settlements = _Series(
             "shoe2mqtt_settlements",
             "Wagers settled, by result (win, lose, push, void).",
             ["table", "result"],
             registry=registry,
         )
-        self._notices = Counter(
+        self._notices = _Series(
             "shoe2mqtt_notices",
             "Notices to the pit, by kind (floorperson_required, card_unreadable, sequence_gap, "
             "reader_disconnected, ...).",
             ["table", "kind"],
             registry=registry,
         )
-        self._rejected = Counter(
+        self._rejected = _Series(
             "shoe2mqtt_rejected_events",
             "Events the table refused and that so changed nothing: source=request for a dealer "
             "console's request, source=shoe for something the shoe sent; by the refusal's code.",
@@ -109,7 +109,7 @@ class DaemonMetrics:
         ).labels(node, version).set(1)
         for table in tables:  # every table's series exist from the start, at zero
             for readable in ("true", "false"):
-                self._card_series.child(table, readable)
+                self._cards.child(table, readable)
         self._shift = _ShiftGauges(registry)
         self._state = _StateCollector(self, readings)
         registry.register(self._state)
@@ -117,17 +117,17 @@ class DaemonMetrics:
 
     # ------------------------------------------------------------- TableObserver
     def card_read(self, table: str, *, readable: bool) -> None:
-        self._card_series.inc(table, "true" if readable else "false")
+        self._cards.inc(table, "true" if readable else "false")
         self._last_card[table] = self._clock()
 
     def settled(self, table: str, result: str) -> None:
-        self._settlement_series.inc(table, result)
+        self._settlements.inc(table, result)
 
     def noticed(self, table: str, kind: str) -> None:
-        self._notices.labels(table, kind).inc()
+        self._notices.inc(table, kind)
 
     def rejected(self, table: str, source: str, code: str) -> None:
-        self._rejected.labels(table, source, code).inc()
+        self._rejected.inc(table, source, code)
 
     def shift_numbers(self, table: str, numbers: Mapping[str, object]) -> None:
         """The table's numbers for the current shift (daemon/numbers/live.py), as counted
@@ -235,7 +235,7 @@ def _line_families(now: Readings | None) -> Iterator[Metric]:
 class _Series:
     """A labelled counter whose children are each looked up once: `labels` checks and joins
     the values and takes a lock at every call, and every card and settlement counts one (no
-    series is ever removed)."""
+    series is ever removed). The table observer's counters are all of this shape."""
 
     def __init__(
         self, name: str, documentation: str, labels: list[str], *, registry: CollectorRegistry

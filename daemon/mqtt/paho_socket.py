@@ -106,13 +106,7 @@ class _BatchedSocket:
         received = self._received
         if not received:
             sock = self._socket()
-            try:
-                data = sock.recv(READ_SIZE)
-            except ssl.SSLWantReadError as err:
-                raise BlockingIOError from err
-            except ssl.SSLWantWriteError as err:
-                self._paho._call_socket_register_write()  # noqa: SLF001 - as paho's own
-                raise BlockingIOError from err
+            data = self._recv(sock)
             if not data:
                 return b""  # the broker closed the connection
             self._keep(sock, data)
@@ -148,11 +142,8 @@ class _BatchedSocket:
         if the connection failed or closed."""
         try:
             sock = self._socket()
-            data = sock.recv(READ_SIZE)
-        except (BlockingIOError, ssl.SSLWantReadError):
-            return False
-        except ssl.SSLWantWriteError:
-            self._paho._call_socket_register_write()  # noqa: SLF001 - as paho's own
+            data = self._recv(sock)
+        except BlockingIOError:
             return False
         except OSError:
             return None
@@ -160,6 +151,18 @@ class _BatchedSocket:
             return None
         self._keep(sock, data)
         return True
+
+    def _recv(self, sock: Any) -> bytes:  # noqa: ANN401 - paho's socket, as `_socket`
+        """One `recv` of up to `READ_SIZE`; a TLS socket that must wait raises
+        `BlockingIOError`, as a plain one does (and asks paho to write, if TLS must)."""
+        try:
+            data: bytes = sock.recv(READ_SIZE)
+        except ssl.SSLWantReadError as err:
+            raise BlockingIOError from err
+        except ssl.SSLWantWriteError as err:
+            self._paho._call_socket_register_write()  # noqa: SLF001 - as paho's own
+            raise BlockingIOError from err
+        return data
 
     def _keep(self, sock: Any, data: bytes) -> None:  # noqa: ANN401 - paho's socket, as `_socket`
         """What one `recv` took, for paho and the PUBACK counter to read from its start."""
