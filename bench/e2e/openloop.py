@@ -292,7 +292,8 @@ class RunResult:
     cpu: dict[str, float]  # process -> CPU seconds over `wall`
     rss: float  # the daemon's resident MiB at the end
     rss_samples: list[tuple[int, float]]  # (cards dealt, the daemon's RSS) along the way
-    # card->settlement in two: card write -> applied, applied -> received (`OpenLoopRun._split`)
+    # card->settlement in two: card write -> published (the daemon's settled line), and
+    # published -> received (`OpenLoopRun._split`)
     split: tuple[list[float], list[float]] = ([], [])
     watch: dict[str, TableWatch] = field(default_factory=dict)
 
@@ -731,8 +732,9 @@ class OpenLoopRun:
             await asyncio.sleep(0.05)
 
     def _split(self, daemon_log: Path) -> tuple[list[float], list[float]]:
-        """Card write -> the daemon's `table.settled` line (the card read, journaled and
-        applied), and that line -> receipt (the outputs journaled, published, delivered)."""
+        """Card write -> the daemon's `table.settled` line (the card read, journaled,
+        applied and its messages written to the broker: the line is logged after them), and
+        that line -> receipt (the broker's delivery to the bench)."""
         offset = time.time() - time.monotonic()  # the log's clock is the wall clock
         applied: dict[tuple[Any, ...], list[float]] = {}
         with daemon_log.open() as lines:
@@ -876,9 +878,9 @@ def report(result: RunResult) -> list[str]:
     to_applied, to_received = result.split
     if to_applied:
         lines.append(
-            f"    card write -> applied (the daemon's table.settled line): {describe(to_applied)}"
+            f"    card write -> published (the daemon's table.settled line): {describe(to_applied)}"
         )
-        lines.append(f"    applied -> settlement received: {describe(to_received)}")
+        lines.append(f"    published -> settlement received: {describe(to_received)}")
     lines += [
         f"  {BASELINE_NAMES[kind]} card->receipt: {describe(values)}"
         for kind, values in tally.relay_latency.items()

@@ -148,6 +148,7 @@ class TableCommits:
             self.outbox.add(table_id, applied.messages)
             self._told(table, applied)  # numbers
             self._checkpoint(table, applied)
+        table.service.write_held_lines()
         self.round_states.applied(table_id, table.service, asyncio.get_running_loop().time())
 
     def _request_record(self, item: RequestItem) -> RequestRecord:
@@ -247,6 +248,7 @@ class TableCommits:
             # numbers, the checkpoint and the round state, which a round's end makes dear
             # (docs/performance.md, "The pit's message before what is derived").
             self.outbox.publish_now()
+        table.service.write_held_lines()  # the settlements' lines, after the settlements
         self._told(table, applied)  # numbers
         self._checkpoint(table, applied)
         self.round_states.applied(table_id, table.service, asyncio.get_running_loop().time())

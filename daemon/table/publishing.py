@@ -45,7 +45,7 @@ class Publishing(TableState):
                 self._told.settled(self.table_id, output.result.value)
                 self.round_settlements.append(body)
                 out.append(self._numbered(self.topics.settlement(self.table_id), body))
-                self._log_info(
+                self._hold_info(  # written once the commit has published it
                     "table.settled",
                     table=self.table_id,
                     round=output.round_id,

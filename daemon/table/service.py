@@ -78,6 +78,7 @@ class TableService(ConsoleRequests, ReaderEvents, Checkpointing):
         A bug in applying one event costs that event, never the table: the journal holds the
         event, so an exception here would otherwise stop the daemon at every replay too.
         """
+        self.write_held_lines()  # an earlier event's, if its caller did not write them
         self.envelopes.at = at
         self._applying = True
         self._carried, self._response = [], None

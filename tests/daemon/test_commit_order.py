@@ -1,4 +1,5 @@
-"""What a committed event caused reaches the publisher before the daemon counts it.
+"""What a committed event caused reaches the publisher before the daemon counts it, and
+before the settlements' lines are logged.
 
 At a round's end the commit also counts the round into the shift's numbers (their bands
 solved), may take a checkpoint and makes the round state: milliseconds that the round's
@@ -12,7 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from daemon.parts.items import RequestItem
+from daemon.parts.items import RequestItem, ShoeItem
+from drivers import events as shoe
 from tests.daemon.test_shoe_line import started
 
 if TYPE_CHECKING:
@@ -50,5 +52,38 @@ async def test_the_publisher_runs_before_the_numbers_and_the_round_state(tmp_pat
             assert caused > 0
             # Sent at once, with everything it caused, before the table counts it.
             assert order == [f"sent, {waiting + caused} waiting", "numbers", "round state"]
+        finally:
+            daemon.outbox.send_with(None)
+
+
+async def test_a_settlement_is_with_the_publisher_before_its_line_is_logged(
+    tmp_path: Path,
+) -> None:
+    async with started(tmp_path, "reference") as (daemon, table):
+        order: list[str] = []
+        write_lines = table.service.write_held_lines
+
+        def wrote_lines() -> None:
+            held = [event for event, _ in table.service.held_lines]
+            if held:
+                order.append(", ".join(held))
+            write_lines()
+
+        table.service.write_held_lines = wrote_lines  # type: ignore[method-assign]
+        daemon.outbox.send_with(lambda: order.append("sent"))
+        try:
+            for command, body in (
+                ("wager", b'{"seat": 1, "kind": "blackjack", "amount": "25"}'),
+                ("wager", b'{"seat": 1, "kind": "twenty_point_bonus", "amount": "10"}'),
+                ("close_betting", b"{}"),
+            ):
+                await daemon.commits.take(table, RequestItem(command, body))
+            order.clear()
+            # Seat 1: KD KH (any 20, paid at once); the dealer's 7S up, QH down.
+            for seq, code in enumerate(("KD", "7S", "KH", "QH"), start=1):
+                card = shoe.CardDrawn(code[:-1], code[-1], seq)  # type: ignore[arg-type]
+                await daemon.commits.take(table, ShoeItem(card))
+            assert "table.settled" in order, order
+            assert order.index("sent") < order.index("table.settled")
         finally:
             daemon.outbox.send_with(None)

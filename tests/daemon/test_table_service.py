@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+import structlog
 
+from daemon.table.records import RequestRecord
 from drivers import events as shoe
 from drivers.driver import Connected, Disconnected, Reconnected
 from tests.daemon.tables import SEEN, bodies, drawn, make_service, request, response
@@ -95,6 +97,34 @@ def test_cards_from_the_shoe_settle_the_round_and_refresh_the_snapshot() -> None
         {k: v for k, v in settled.items() if k not in ("schema", "id", "table", "seq", "ts")}
     ]
     assert out[-1].retain is True
+
+
+def test_a_settlement_s_line_waits_for_the_commit_to_have_published_it() -> None:
+    service = make_service()
+    request(service, "wager", seat=1, kind="blackjack", amount="25")
+    request(service, "wager", seat=1, kind="twenty_point_bonus", amount="10")
+    request(service, "close_betting")
+    with structlog.testing.capture_logs() as lines:
+        out = drawn(service, "KD 7S KH QH")
+        assert bodies(out, "/settlement")
+        assert [line for line in lines if line["event"] == "table.settled"] == []
+        service.write_held_lines()  # the commit's, once the publisher has the messages
+        service.write_held_lines()  # written once
+    settled = [line for line in lines if line["event"] == "table.settled"]
+    assert [(s["seat"], s["wager"], s["outcome"], s["won"]) for s in settled] == [
+        (1, "twenty_point_bonus", "any_20", "40.00")
+    ]
+
+
+def test_a_held_line_is_written_by_the_next_event_when_nobody_wrote_it() -> None:
+    service = make_service()
+    request(service, "wager", seat=1, kind="blackjack", amount="25")
+    request(service, "wager", seat=1, kind="twenty_point_bonus", amount="10")
+    request(service, "close_betting")
+    drawn(service, "KD 7S KH QH")
+    with structlog.testing.capture_logs() as lines:
+        service.apply(RequestRecord("status", b"{}"), SEEN)
+    assert [line["event"] for line in lines].count("table.settled") == 1
 
 
 def test_the_hole_card_is_in_no_message_before_its_reveal() -> None:
