@@ -231,23 +231,24 @@ class TableCommits:
     async def commit(
         self, table: ServedTable, record: JournalRecord, *, acknowledge: int | None = None
     ) -> None:
-        """Journal the record (the one commit on its path: its text, encoded once),
-        acknowledge the shoe's frame `acknowledge` (it is durable now), apply the record,
-        hand what it caused to the outbox: nothing it caused leaves the process before the
-        event is on disk."""
+        """Journal the record (the one commit on its path: its text, encoded once), apply
+        it, hand what it caused to the outbox and write it to the broker, then acknowledge the
+        shoe's frame `acknowledge` (durable since the commit): nothing it caused leaves the
+        process before the event is on disk."""
         at = utc_timestamp(self.clock.now())
         table_id = table.setup.table.table_id
         with self.metrics.journal_commit():
             n = await self.journal.append_event(table_id, record.kind, encode(record), at)
-        if acknowledge is not None:
-            await self._acknowledge(table, acknowledge)
         applied = table.runner.apply(n, at, record)
         self.outbox.add(table_id, applied.messages)
         if applied.messages:
             # What the pit waits for leaves first, now: written to the broker before the
-            # numbers, the checkpoint and the round state, which a round's end makes dear
-            # (docs/performance.md, "The pit's message before what is derived").
+            # shoe's acknowledgement (decision P14), the numbers, the checkpoint and the
+            # round state, which a round's end makes dear (docs/performance.md, "The pit's
+            # message before what is derived").
             self.outbox.publish_now()
+        if acknowledge is not None:
+            await self._acknowledge(table, acknowledge)
         table.service.write_held_lines()  # the settlements' lines, after the settlements
         self._told(table, applied)  # numbers
         self._checkpoint(table, applied)

@@ -1,5 +1,5 @@
-"""What a committed event caused reaches the publisher before the daemon counts it, and
-before the settlements' lines are logged.
+"""What a committed event caused reaches the publisher before the daemon counts it, before
+the shoe's frame is acknowledged and before the settlements' lines are logged.
 
 At a round's end the commit also counts the round into the shift's numbers (their bands
 solved), may take a checkpoint and makes the round state: milliseconds that the round's
@@ -56,7 +56,7 @@ async def test_the_publisher_runs_before_the_numbers_and_the_round_state(tmp_pat
             daemon.outbox.send_with(None)
 
 
-async def test_a_settlement_is_with_the_publisher_before_its_line_is_logged(
+async def test_a_settlement_is_with_the_publisher_before_the_shoe_is_acknowledged_and_logged(
     tmp_path: Path,
 ) -> None:
     async with started(tmp_path, "reference") as (daemon, table):
@@ -70,6 +70,11 @@ async def test_a_settlement_is_with_the_publisher_before_its_line_is_logged(
             write_lines()
 
         table.service.write_held_lines = wrote_lines  # type: ignore[method-assign]
+
+        async def acknowledged(frame: bytes) -> None:
+            order.append("acknowledged" if frame else "nothing to acknowledge")
+
+        table.driver.deliver = acknowledged  # type: ignore[method-assign]
         daemon.outbox.send_with(lambda: order.append("sent"))
         try:
             for command, body in (
@@ -84,6 +89,9 @@ async def test_a_settlement_is_with_the_publisher_before_its_line_is_logged(
                 card = shoe.CardDrawn(code[:-1], code[-1], seq)  # type: ignore[arg-type]
                 await daemon.commits.take(table, ShoeItem(card))
             assert "table.settled" in order, order
-            assert order.index("sent") < order.index("table.settled")
+            # The card that settles: its messages, then the shoe's acknowledgement, then
+            # the line (decisions P13, P14).
+            last = order[len(order) - 1 - order[::-1].index("sent") :]
+            assert last == ["sent", "acknowledged", "table.settled"], order
         finally:
             daemon.outbox.send_with(None)
