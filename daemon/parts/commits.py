@@ -232,9 +232,10 @@ class TableCommits:
         self, table: ServedTable, record: JournalRecord, *, acknowledge: int | None = None
     ) -> None:
         """Journal the record (the one commit on its path: its text, encoded once), apply
-        it, hand what it caused to the outbox and write it to the broker, then acknowledge the
-        shoe's frame `acknowledge` (durable since the commit): nothing it caused leaves the
-        process before the event is on disk."""
+        it, hand what it caused to the outbox and write it to the broker; acknowledge the
+        shoe's frame `acknowledge` (durable since the commit) last, once nothing of the event
+        is left to do: nothing it caused leaves the process before the event is on disk, and
+        nothing waits between the apply and the counting (no await, decision P11)."""
         at = utc_timestamp(self.clock.now())
         table_id = table.setup.table.table_id
         with self.metrics.journal_commit():
@@ -243,16 +244,16 @@ class TableCommits:
         self.outbox.add(table_id, applied.messages)
         if applied.messages:
             # What the pit waits for leaves first, now: written to the broker before the
-            # shoe's acknowledgement (decision P14), the numbers, the checkpoint and the
-            # round state, which a round's end makes dear (docs/performance.md, "The pit's
-            # message before what is derived").
+            # numbers, the checkpoint, the round state (which a round's end makes dear:
+            # docs/performance.md, "The pit's message before what is derived") and the
+            # shoe's acknowledgement (decision P14).
             self.outbox.publish_now()
-        if acknowledge is not None:
-            await self._acknowledge(table, acknowledge)
         table.service.write_held_lines()  # the settlements' lines, after the settlements
         self._told(table, applied)  # numbers
         self._checkpoint(table, applied)
         self.round_states.applied(table_id, table.service, asyncio.get_running_loop().time())
+        if acknowledge is not None:
+            await self._acknowledge(table, acknowledge)
 
     def _told(self, table: ServedTable, applied: Applied) -> None:
         if self.on_applied is not None:
