@@ -736,7 +736,7 @@ class OpenLoopRun:
         applied and its messages written to the broker: the line is logged after them), and
         that line -> receipt (the broker's delivery to the bench)."""
         offset = time.time() - time.monotonic()  # the log's clock is the wall clock
-        applied: dict[tuple[Any, ...], list[float]] = {}
+        logged: dict[tuple[Any, ...], list[float]] = {}
         with daemon_log.open() as lines:
             for line in lines:
                 if '"table.settled"' not in line:
@@ -744,15 +744,15 @@ class OpenLoopRun:
                 record = json.loads(line)
                 key = (record["table"], record["round"], record["seat"], record["wager"])
                 moment = datetime.fromisoformat(record["timestamp"]).timestamp() - offset
-                applied.setdefault(key, []).append(moment)
-        to_applied, to_received = [], []
+                logged.setdefault(key, []).append(moment)
+        to_published, to_received = [], []
         for key, written, received in self.timed:
-            moments = applied.get(key)
+            moments = logged.get(key)
             if moments:
                 moment = moments.pop(0)
-                to_applied.append(moment - written)
+                to_published.append(moment - written)
                 to_received.append(received - moment)
-        return to_applied, to_received
+        return to_published, to_received
 
     def _count_lost(self) -> None:
         for table, watch in self.watch.items():
@@ -875,10 +875,11 @@ def report(result: RunResult) -> list[str]:
         f"  shoe2mqtt request->settlement: {requests}",
         f"  shoe2mqtt request->response: {describe(tally.response_time)}",
     ]
-    to_applied, to_received = result.split
-    if to_applied:
+    to_published, to_received = result.split
+    if to_published:
         lines.append(
-            f"    card write -> published (the daemon's table.settled line): {describe(to_applied)}"
+            "    card write -> published (the daemon's table.settled line): "
+            f"{describe(to_published)}"
         )
         lines.append(f"    published -> settlement received: {describe(to_received)}")
     lines += [

@@ -1,10 +1,10 @@
 """The commit protocol: how a table's task takes its inbox, one item (or one batch of
-requests) at a time: judged, journaled (the one commit on its path), acknowledged to the
-shoe once durable, applied, handed to the outbox (and, for one item, the publisher given its
-turn); then counted by the numbers, a checkpoint riding along when due
-(daemon.parts.checkpoint_policy), and the table's round state when it changed
-(daemon.table.round_state). Nothing an event caused leaves the process before the
-event is on disk (docs/durability.md)."""
+requests) at a time: judged, journaled (the one commit on its path), applied, handed to the
+outbox (and, for one item, the publisher given its turn); then counted by the numbers, a
+checkpoint riding along when due (daemon.parts.checkpoint_policy), the table's round state
+when it changed (daemon.table.round_state), and last the shoe's frame acknowledged (durable
+since the commit). Nothing an event caused leaves the process before the event is on disk
+(docs/durability.md)."""
 
 from __future__ import annotations
 
@@ -146,9 +146,10 @@ class TableCommits:
         for n, record in zip(numbers, records, strict=True):
             applied = table.runner.apply(n, at, record)
             self.outbox.add(table_id, applied.messages)
+            # Their messages leave on the loop's next turn, together: the lines go now.
+            table.service.write_held_lines()
             self._told(table, applied)  # numbers
             self._checkpoint(table, applied)
-        table.service.write_held_lines()
         self.round_states.applied(table_id, table.service, asyncio.get_running_loop().time())
 
     def _request_record(self, item: RequestItem) -> RequestRecord:

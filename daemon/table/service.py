@@ -96,6 +96,7 @@ class TableService(ConsoleRequests, ReaderEvents, Checkpointing):
                 where="".join(traceback.format_tb(exc.__traceback__)[-3:]),
             )
             self._carried, self._response = [], None  # what the failed event began: not said
+            self.held_lines.clear()  # its settlements' lines too (an earlier event's are out)
             out = self.internal_error()
         finally:
             self._applying = False

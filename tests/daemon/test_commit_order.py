@@ -75,6 +75,21 @@ async def test_a_settlement_is_with_the_publisher_before_the_shoe_is_acknowledge
             order.append("acknowledged" if frame else "nothing to acknowledge")
 
         table.driver.deliver = acknowledged  # type: ignore[method-assign]
+        numbers = daemon.commits.on_applied
+        assert numbers is not None
+
+        def counted(table_id: str, applied: Applied, settings: TableConfig) -> None:
+            order.append("numbers")
+            numbers(table_id, applied, settings)
+
+        daemon.commits.on_applied = counted
+        make_state = daemon.commits.round_states.applied
+
+        def made_state(table_id: str, service: TableService, now: float) -> None:
+            order.append("round state")
+            make_state(table_id, service, now)
+
+        daemon.commits.round_states.applied = made_state  # type: ignore[method-assign]
         daemon.outbox.send_with(lambda: order.append("sent"))
         try:
             for command, body in (
@@ -91,7 +106,7 @@ async def test_a_settlement_is_with_the_publisher_before_the_shoe_is_acknowledge
             # The card that settles: its messages, then the line, and the shoe's
             # acknowledgement last (decisions P13, P14).
             settling = order[order.index("QH") + 1 :]
-            assert settling[:2] == ["sent", "table.settled"], order
+            assert settling[:4] == ["sent", "table.settled", "numbers", "round state"], order
             assert settling[-1] == "acknowledged", order
             assert settling.count("acknowledged") == 1, order
         finally:
