@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import pytest
 import structlog
 
-from daemon.table.records import RequestRecord
+from daemon.table.records import RequestRecord, ShoeRecord
 from drivers import events as shoe
 from drivers.driver import Connected, Disconnected, Reconnected
 from tests.daemon.tables import SEEN, bodies, drawn, make_service, request, response
+
+if TYPE_CHECKING:
+    from daemon.wire.envelope import Outbound
+    from rules.outputs import Output
 
 
 def test_every_payload_carries_the_envelope() -> None:
@@ -125,6 +130,32 @@ def test_a_held_line_is_written_by_the_next_event_when_nobody_wrote_it() -> None
     with structlog.testing.capture_logs() as lines:
         service.apply(RequestRecord("status", b"{}"), SEEN)
     assert [line["event"] for line in lines].count("table.settled") == 1
+
+
+def test_a_failed_event_logs_none_of_the_settlements_it_did_not_publish(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    service = make_service()
+    request(service, "wager", seat=1, kind="blackjack", amount="25")
+    request(service, "wager", seat=1, kind="twenty_point_bonus", amount="10")
+    request(service, "close_betting")
+    drawn(service, "KD 7S KH")
+    seal = service._seal_outputs
+
+    def seal_then_fail(outputs: list[Output]) -> tuple[list[Outbound], bool]:
+        sealed = seal(outputs)
+        if service.held_lines:  # a settlement sealed, its line held: then a bug
+            raise RuntimeError("planted after the seal")
+        return sealed
+
+    monkeypatch.setattr(service, "_seal_outputs", seal_then_fail)
+    with structlog.testing.capture_logs() as lines:
+        out = service.apply(ShoeRecord(shoe.CardDrawn("Q", "H", 0)), SEEN)
+        service.write_held_lines()  # as the commit does, after publishing `out`
+    events = [line["event"] for line in lines]
+    assert "table.apply_failed" in events
+    assert bodies(out, "/settlement") == []
+    assert "table.settled" not in events  # nothing said of what was not published
 
 
 def test_the_hole_card_is_in_no_message_before_its_reveal() -> None:
