@@ -240,6 +240,8 @@ class TableState:
 
     def write_held_lines(self) -> None:
         """Write the lines held since the last call, in the order they were held."""
+        if not self.held_lines:  # most events: no settlement, nothing to swap
+            return
         lines, self.held_lines = self.held_lines, []
         for event, fields in lines:
             log.info(event, **fields)

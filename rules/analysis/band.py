@@ -71,8 +71,8 @@ class UnitDistribution:
 
     @property
     def mean(self) -> Fraction:
-        """The theoretical hold: the house edge per unit wagered."""
-        return sum((v * p for v, p in self.values), Fraction(0))
+        """The theoretical hold: the house edge per unit wagered (summed once per kind)."""
+        return _mean(self)
 
     @property
     def variance(self) -> Fraction:
@@ -151,8 +151,9 @@ def _floats(unit: UnitDistribution) -> tuple[tuple[float, ...], tuple[float, ...
 
 @functools.lru_cache(maxsize=_KINDS)
 def _mean(unit: UnitDistribution) -> Fraction:
-    """`unit.mean`, worked out once per kind of wager (exactly: the same fraction)."""
-    return unit.mean
+    """`unit.mean`, summed once per kind of wager (a live shift's band asks at each round's
+    end), exactly: the same fraction."""
+    return sum((v * p for v, p in unit.values), Fraction(0))
 
 
 def _tail(cumulants: _Cumulants, t: float) -> tuple[float, float]:
@@ -259,7 +260,7 @@ def _band_of(
     if not handle:
         return None
     theoretical = float(
-        sum((_mean(unit) * stake * count for (unit, stake), count in groups.items()), Fraction(0))
+        sum((unit.mean * stake * count for (unit, stake), count in groups.items()), Fraction(0))
         / handle
     )
     cumulants = _Cumulants(groups)

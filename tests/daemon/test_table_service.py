@@ -14,6 +14,7 @@ from drivers.driver import Connected, Disconnected, Reconnected
 from tests.daemon.tables import SEEN, bodies, drawn, make_service, request, response
 
 if TYPE_CHECKING:
+    from daemon.table.service import TableService
     from daemon.wire.envelope import Outbound
     from rules.outputs import Output
 
@@ -88,11 +89,18 @@ def test_a_bad_request_gets_an_error_response_and_changes_nothing(
     )
 
 
-def test_cards_from_the_shoe_settle_the_round_and_refresh_the_snapshot() -> None:
+def betting_closed_with_a_bonus() -> TableService:
+    """Seat 1 with a main wager and a 20 point bonus, betting closed: the next four cards
+    (seat, dealer up, seat, hole) decide the bonus."""
     service = make_service()
     request(service, "wager", seat=1, kind="blackjack", amount="25")
     request(service, "wager", seat=1, kind="twenty_point_bonus", amount="10")
     request(service, "close_betting")
+    return service
+
+
+def test_cards_from_the_shoe_settle_the_round_and_refresh_the_snapshot() -> None:
+    service = betting_closed_with_a_bonus()
     out = drawn(service, "KD 7S KH QH")  # seat 1: KD KH (any 20); dealer 7 up, QH down
     [settled] = bodies(out, "/settlement")
     assert (settled["outcome"], settled["won"], settled["review"]) == ("any_20", "40.00", False)
@@ -105,10 +113,7 @@ def test_cards_from_the_shoe_settle_the_round_and_refresh_the_snapshot() -> None
 
 
 def test_a_settlement_s_line_waits_for_the_commit_to_have_published_it() -> None:
-    service = make_service()
-    request(service, "wager", seat=1, kind="blackjack", amount="25")
-    request(service, "wager", seat=1, kind="twenty_point_bonus", amount="10")
-    request(service, "close_betting")
+    service = betting_closed_with_a_bonus()
     with structlog.testing.capture_logs() as lines:
         out = drawn(service, "KD 7S KH QH")
         assert bodies(out, "/settlement")
@@ -122,10 +127,7 @@ def test_a_settlement_s_line_waits_for_the_commit_to_have_published_it() -> None
 
 
 def test_a_held_line_is_written_by_the_next_event_when_nobody_wrote_it() -> None:
-    service = make_service()
-    request(service, "wager", seat=1, kind="blackjack", amount="25")
-    request(service, "wager", seat=1, kind="twenty_point_bonus", amount="10")
-    request(service, "close_betting")
+    service = betting_closed_with_a_bonus()
     drawn(service, "KD 7S KH QH")
     with structlog.testing.capture_logs() as lines:
         service.apply(RequestRecord("status", b"{}"), SEEN)
@@ -135,10 +137,7 @@ def test_a_held_line_is_written_by_the_next_event_when_nobody_wrote_it() -> None
 def test_a_failed_event_logs_none_of_the_settlements_it_did_not_publish(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    service = make_service()
-    request(service, "wager", seat=1, kind="blackjack", amount="25")
-    request(service, "wager", seat=1, kind="twenty_point_bonus", amount="10")
-    request(service, "close_betting")
+    service = betting_closed_with_a_bonus()
     drawn(service, "KD 7S KH")
     seal = service._seal_outputs
 
@@ -209,10 +208,7 @@ def test_two_unreadable_cards_are_entered_each_in_its_own_place() -> None:
 
 
 def test_a_gap_in_the_round_holds_its_cards_until_the_dealer_resumes() -> None:
-    service = make_service()
-    request(service, "wager", seat=1, kind="blackjack", amount="25")
-    request(service, "wager", seat=1, kind="twenty_point_bonus", amount="10")
-    request(service, "close_betting")
+    service = betting_closed_with_a_bonus()
     drawn(service, "KD 7S")
     out = service.on_shoe_event(shoe.SequenceGap(expected=3, got=5), seen_at=SEEN)
     [notice] = bodies(out, "/notice/sequence_gap")
