@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import queue
 import sqlite3
 import threading
@@ -116,6 +117,8 @@ class Journal:
     def _serve(self) -> None:
         """The journal thread: take everything queued, one transaction, one fsync, release;
         at the end (None), close the connection."""
+        with contextlib.suppress(OSError, AttributeError):  # Linux's; elsewhere as it was
+            os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
         try:
             while True:
                 first = self._queue.get()

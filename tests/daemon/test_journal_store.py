@@ -5,8 +5,11 @@ each is committed, numbered in the order it was submitted, before its caller hea
 from __future__ import annotations
 
 import asyncio
+import os
 import queue
 from typing import TYPE_CHECKING, Any
+
+import pytest
 
 from daemon.journal import database
 from daemon.journal.store import Journal
@@ -86,3 +89,19 @@ async def test_a_write_still_to_be_handed_over_when_the_journal_closes_is_commit
         assert await reopened.read(lambda db: database.read_table(db, "t1").last_n) == 1
     finally:
         await reopened.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="Linux's scheduling policies")
+async def test_the_journal_s_thread_never_preempts_the_loop_when_woken(tmp_path: Path) -> None:
+    """SCHED_BATCH: woken by a hand-over, the thread waits for the loop to give up its CPU
+    (or takes the other one) rather than preempting it while it still holds the
+    interpreter's lock, only to wait for that lock (decision P15)."""
+    journal, _ = await _opened(tmp_path / "journal.sqlite3")
+    try:
+        thread = journal._thread
+        assert thread is not None
+        assert thread.native_id is not None
+        assert os.sched_getscheduler(thread.native_id) == os.SCHED_BATCH
+        assert os.sched_getscheduler(0) != os.SCHED_BATCH  # the loop's own is left as it was
+    finally:
+        await journal.close()
