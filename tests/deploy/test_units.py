@@ -105,6 +105,23 @@ def test_the_journal_is_private_and_the_process_notifies(unit: Path) -> None:
     assert service["CapabilityBoundingSet"] == [""]
 
 
+@pytest.mark.parametrize("unit", DAEMON_UNITS, ids=lambda unit: unit.name)
+def test_the_daemon_may_set_its_journal_thread_s_policy_and_nothing_else_of_resources(
+    unit: Path,
+) -> None:
+    """Of @resources, which the filter denies, only `sched_setscheduler` is given back, after
+    the denial (systemd applies the lines in order): the journal's thread takes SCHED_BATCH
+    (P15); real-time stays refused. A call the filter denies fails with EPERM, never kills."""
+    service = service_section(unit)
+    filters = service["SystemCallFilter"]
+    assert filters[0] == "@system-service"
+    assert "@resources" in filters[1].removeprefix("~").split()
+    assert filters[1].startswith("~")
+    assert filters[2:] == ["sched_setscheduler"]
+    assert service["SystemCallErrorNumber"] == ["EPERM"]
+    assert service["RestrictRealtime"] == ["yes"]
+
+
 def test_the_display_is_hardened_like_the_daemon_less_devices_and_state() -> None:
     """The display: its own unit, hardened like the daemon's; it needs no device, no state and
     none of the daemon's files, so it runs as its own user without them."""
@@ -114,9 +131,12 @@ def test_the_display_is_hardened_like_the_daemon_less_devices_and_state() -> Non
         "ExecStart", "ExecReload", "TimeoutStartSec", "TimeoutStopSec", "KillMode", "User",
         "Group", "StateDirectory", "StateDirectoryMode", "ConfigurationDirectory",
         "ConfigurationDirectoryMode", "DeviceAllow", "RestrictAddressFamilies",
+        "SystemCallFilter",
     }  # fmt: skip
     shared = {k: v for k, v in daemon.items() if k not in the_daemons_own}
     assert {k: display[k] for k in shared if k in display} == shared
+    # The journal's thread is the daemon's alone (P15).
+    assert daemon["SystemCallFilter"] == [*display["SystemCallFilter"], "sched_setscheduler"]
     assert display["ExecStart"] == [
         "/opt/shoe2mqtt/bin/shoe2mqtt display --config /etc/shoe2mqtt/shoe2mqtt.toml"
     ]
