@@ -117,7 +117,10 @@ class Journal:
     def _serve(self) -> None:
         """The journal thread: take everything queued, one transaction, one fsync, release;
         at the end (None), close the connection."""
-        with contextlib.suppress(OSError, AttributeError):  # Linux's; elsewhere as it was
+        # Woken by a hand-over, a SCHED_BATCH thread does not preempt the loop's thread, which
+        # holds the interpreter's lock it would only wait for (decision P15). Linux's policy:
+        # where it is refused (another OS, a stricter syscall filter), the thread runs as ever.
+        with contextlib.suppress(OSError, AttributeError):
             os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
         try:
             while True:
